@@ -1,0 +1,134 @@
+"""The ``irbench`` command line. Library errors become ``irbench: error: ...`` here only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from . import __version__
+from .collection import EvalOptions, PreparedQrels, rank_run
+from .errors import FormatError, IrbenchError, UsageError
+from .evaluate import Evaluation, compute
+from .measures import REGISTRY, parse_trec_specs
+from .output import format_rows, rows, trec_lines
+from .trec import _display, read_qrels, read_run
+
+EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2,
+              "MeasureParameterError": 2, "EvaluationError": 4}
+
+
+def _eval_parser(sub) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="evaluate runs against qrels, a drop-in for trec_eval",
+        description="Evaluate one or more TREC runs against qrels. With one run the output is "
+        "trec_eval's, line for line; with several, each line starts with the run's name.",
+    )
+    p.add_argument("qrels", help="qrels file (qid iter docno rel); .gz is fine; - for stdin")
+    p.add_argument("runs", nargs="+", help="run files (qid Q0 docno rank score tag)")
+    p.add_argument("-q", action="store_true", help="print per-topic values as well as 'all'")
+    p.add_argument("-m", action="append", default=[], metavar="MEASURE",
+                   help="measure: trec_eval name (P.5,10; ndcg_cut.10; all_trec; official; set) "
+                   "or irbench name (nDCG@10, AP, RBP(p=0.8)); repeatable; default official")
+    p.add_argument("-c", action="store_true",
+                   help="score qrels topics missing from a run (as trec_eval -c)")
+    p.add_argument("-l", type=int, default=1, metavar="LEVEL",
+                   help="lowest relevance level counted as relevant (default 1)")
+    p.add_argument("-M", type=int, default=None, metavar="N",
+                   help="evaluate only the top N documents of each topic")
+    p.add_argument("-J", action="store_true", help="drop unjudged documents before scoring")
+    p.add_argument("-N", type=int, default=0, metavar="N", help="collection size (for utility)")
+    p.add_argument("-n", action="store_true", help="print no summary ('all') lines")
+    p.add_argument("--duplicates", choices=("error", "first"), default="error",
+                   help="a docno retrieved twice for a topic: error (trec_eval) or keep the first")
+    p.add_argument("--format", choices=("trec", "tsv", "csv", "json"), default="trec",
+                   help="output format (default: trec_eval's text)")
+    p.set_defaults(handler=_cmd_eval)
+
+
+def _cmd_eval(args) -> int:
+    options = EvalOptions(
+        relevance_level=args.l,
+        max_docs=args.M,
+        judged_only=args.J,
+        complete=args.c,
+        collection_size=args.N,
+        duplicates=args.duplicates,
+    )
+    labelled = parse_trec_specs(args.m or ["official"])
+    measures = [m for _, m in labelled]
+    problems: list[str] = []
+    qrels = read_qrels(args.qrels)
+    runs = []
+    for path in args.runs:
+        try:
+            runs.append(read_run(path))
+        except FormatError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise FormatError(problems)
+    prepared = PreparedQrels(qrels)
+    out = sys.stdout
+    evaluations = []
+    for run in runs:
+        ranked = rank_run(run, prepared, options)
+        values, summaries = compute(ranked, measures)
+        ev = Evaluation(run.name, run.runid, tuple(_display(t) for t in ranked.topics),
+                        values, summaries, options)
+        if args.format == "trec":
+            prefix = f"{run.name}\t" if len(runs) > 1 else ""
+            out.write("".join(trec_lines(ev, labelled, args.q, not args.n, prefix)))
+        else:
+            evaluations.append(ev)
+    if args.format != "trec":
+        out.write(format_rows(rows(evaluations, labelled, args.q), args.format))
+    return 0
+
+
+def _measures_parser(sub) -> None:
+    p = sub.add_parser("measures", help="list every measure with its parameters",
+                       description="List every measure family, its parameters and a description.")
+    p.set_defaults(handler=_cmd_measures)
+
+
+def _cmd_measures(args) -> int:
+    for name in sorted(REGISTRY, key=str.lower):
+        family = REGISTRY[name]
+        params = ", ".join(
+            f"{p.name}={p.default!r}" if p.default not in (None, "") else p.name
+            for p in family.params
+        )
+        head = f"{name}({params})" if params else name
+        print(f"{head:<34} {family.description}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="irbench", description="TREC-style retrieval evaluation campaigns, end to end."
+    )
+    parser.add_argument("--version", action="version", version=f"irbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _eval_parser(sub)
+    _measures_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return 1
+    try:
+        return args.handler(args)
+    except IrbenchError as exc:
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(f"irbench: error: {line}", file=sys.stderr)
+        return EXIT_CODES.get(type(exc).__name__, 1)
+    except BrokenPipeError:
+        return 0
+
+
+__all__ = ["main", "build_parser", "UsageError"]

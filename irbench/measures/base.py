@@ -1,0 +1,238 @@
+"""Measures as values: a registry of families, declared parameters, one canonical name each.
+
+A :class:`Measure` is a frozen value (family + normalised parameters). ``str(measure)`` is its
+canonical name and its identity everywhere (the store's ``measure`` column, reports). Names follow
+ir_measures where a measure has a common name (``AP``, ``P@10``, ``nDCG@10``, ``RBP(p=0.8)``);
+trec_eval-only measures keep trec_eval's output name (``relative_P_5``, ``utility``, ``binG``).
+
+:func:`parse_measure` is the only parser of canonical names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import MeasureParameterError, UnknownMeasureError
+
+GEO_MEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared measure parameter: its type, default, allowed values and description."""
+
+    name: str
+    type: type
+    default: Any
+    desc: str
+    choices: tuple = ()
+    positional: bool = False  # written bare, e.g. AP(condensed)
+
+    def convert(self, family: str, raw: Any) -> Any:
+        if self.type is bool:
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).lower()
+            if text in ("1", "true", "yes"):
+                return True
+            if text in ("0", "false", "no"):
+                return False
+            raise MeasureParameterError(f"{family}: {self.name} must be true or false, not {raw!r}")
+        try:
+            value = self.type(raw)
+        except (TypeError, ValueError):
+            raise MeasureParameterError(
+                f"{family}: {self.name} must be {self.type.__name__}, not {raw!r}"
+            ) from None
+        if self.type is float and not math.isfinite(value):
+            raise MeasureParameterError(f"{family}: {self.name} must be finite, not {raw!r}")
+        if self.choices and value not in self.choices:
+            raise MeasureParameterError(
+                f"{family}: {self.name} must be one of {', '.join(map(str, self.choices))}, "
+                f"not {raw!r}"
+            )
+        return value
+
+
+@dataclass(frozen=True, order=True)
+class Measure:
+    """A measure family with all its parameters set; ``str()`` gives the canonical name."""
+
+    family: str
+    params: tuple = ()
+
+    def __str__(self) -> str:
+        return REGISTRY[self.family].canonical(self)
+
+    def __repr__(self) -> str:
+        return f"Measure({str(self)!r})"
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The value of parameter ``name`` (``default`` when the family has no such parameter)."""
+        for key, value in self.params:
+            if key == name:
+                return value
+        return default
+
+    @property
+    def definition(self) -> "Family":
+        return REGISTRY[self.family]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A registered measure family.
+
+    ``compute(ranked, measure) -> np.ndarray`` gives one value per evaluated topic.
+    ``aggregate`` names how topics combine: ``mean``, ``sum`` (counts), ``gmean``
+    (geometric mean with trec_eval's 1e-5 floor), ``none`` (per-topic only) or ``summary``
+    (a single value computed by ``summary``). ``kind`` is ``float``, ``int`` or ``str``.
+    ``uses_level`` says whether the relevance level (``-l``) affects it.
+    ``missing`` is the value trec_eval -c gives a topic absent from the run, or None to keep
+    what the one fake document gives.
+    """
+
+    name: str
+    description: str
+    compute: Callable
+    params: tuple[Param, ...] = ()
+    cutoff: str | None = None
+    aggregate: str = "mean"
+    kind: str = "float"
+    citation: str = ""
+    canonical_fn: Callable | None = None
+    summary: Callable | None = None
+    missing: Callable | None = None
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise MeasureParameterError(
+            f"{self.name} takes no parameter {name!r}"
+            + (f" (it takes {', '.join(p.name for p in self.params)})" if self.params else "")
+        )
+
+    def make(self, **values: Any) -> Measure:
+        """Build a measure, converting and validating parameters; defaults fill the rest."""
+        for key in values:
+            self.param(key)
+        params = tuple(
+            (p.name, p.convert(self.name, values[p.name]) if p.name in values else p.default)
+            for p in self.params
+        )
+        return Measure(self.name, params)
+
+    def canonical(self, measure: Measure) -> str:
+        if self.canonical_fn is not None:
+            return self.canonical_fn(measure)
+        bare, named, at = [], [], ""
+        for p in self.params:
+            value = measure.get(p.name)
+            if p.name == self.cutoff:
+                if value is not None:
+                    at = f"@{_fmt(value)}"
+            elif value != p.default:
+                if p.positional:
+                    bare.append(_fmt(value))
+                else:
+                    named.append(f"{p.name}={_fmt(value)}")
+        inner = ",".join(bare + named)
+        return f"{self.name}({inner}){at}" if inner else f"{self.name}{at}"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        text = repr(value)
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)
+
+
+REGISTRY: dict[str, Family] = {}
+
+
+def register(family: Family) -> Family:
+    """Add a family to the registry; a second family with the same name is a bug."""
+    if family.name in REGISTRY:
+        raise ValueError(f"measure family {family.name!r} registered twice")
+    REGISTRY[family.name] = family
+    return family
+
+
+_CANON_RE = re.compile(r"^(?P<name>[A-Za-z_][\w]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<at>[^@()]+))?$")
+
+
+def parse_measure(text: str) -> Measure:
+    """Parse a canonical measure name (``nDCG(gain=exp)@10``) or a trec_eval output name
+    (``ndcg_cut_10``, ``iprec_at_recall_0.10``) into a :class:`Measure`."""
+    from . import trec_names  # the trec_eval names live beside the registry
+
+    text = text.strip()
+    match = _CANON_RE.match(text)
+    if match and match.group("name") in REGISTRY:
+        family = REGISTRY[match.group("name")]
+        values: dict[str, Any] = {}
+        if match.group("params"):
+            for item in match.group("params").split(","):
+                item = item.strip()
+                if not item:
+                    continue
+                if "=" in item:
+                    key, _, value = item.partition("=")
+                    values[key.strip()] = value.strip()
+                else:
+                    positional = [p for p in family.params if p.positional]
+                    if not positional:
+                        raise MeasureParameterError(f"{family.name}: unexpected {item!r}")
+                    values[positional[0].name] = item
+        if match.group("at") is not None:
+            if family.cutoff is None:
+                raise MeasureParameterError(f"{family.name} takes no @cutoff")
+            values[family.cutoff] = match.group("at")
+        return family.make(**values)
+    measure = trec_names.parse_output_name(text)
+    if measure is not None:
+        return measure
+    raise UnknownMeasureError(unknown_message(text))
+
+
+def unknown_message(text: str) -> str:
+    from . import trec_names
+
+    known = sorted(set(REGISTRY) | set(trec_names.TREC_FAMILIES) | set(trec_names.NICKNAMES))
+    base = text.split("@")[0].split("(")[0].split(".")[0]
+    close = difflib.get_close_matches(base, known, n=3, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return f"unknown measure '{text}'{hint}; 'irbench measures' lists them all"
+
+
+# ---- aggregation -------------------------------------------------------------------------
+
+
+def summarise(family: Family, values: np.ndarray, ranked) -> Any:
+    """The summary value of per-topic ``values`` as trec_eval computes it."""
+    if family.summary is not None:
+        return family.summary(values, ranked)
+    if family.aggregate == "none":
+        return None
+    if len(values) == 0:
+        return 0 if family.aggregate == "sum" else 0.0
+    if family.aggregate == "sum":
+        return int(np.sum(values))
+    if family.aggregate == "gmean":
+        logs = np.log(np.maximum(values, GEO_MEAN_FLOOR))
+        return float(np.exp(sequential_sum(logs) / len(values)))
+    return float(sequential_sum(values) / len(values))
+
+
+def sequential_sum(values: np.ndarray) -> float:
+    """Left-to-right float64 sum, as trec_eval accumulates (np.sum is pairwise)."""
+    return float(np.cumsum(values, dtype=np.float64)[-1]) if len(values) else 0.0

@@ -1,0 +1,146 @@
+"""Set- and cutoff-based measures: P@k, R@k, Rprec, Success@k, set_*, utility, ...
+
+Notation: N documents retrieved (after -M/-J), R relevant in the qrels, a relevant retrieved,
+hits(k) relevant documents in the top k. Definitions follow trec_eval 10.0 (``m_P.c``,
+``m_recall.c``, ``m_Rprec.c``, ``m_Rprec_mult.c``, ``m_rel_P.c``, ``m_success.c``,
+``m_set_*.c``, ``m_utility.c``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Family, Param, register
+
+
+def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den, with 0 where den is 0."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def hits_at(r, k) -> np.ndarray:
+    """Relevant documents within rank k (k per topic or scalar)."""
+    if np.ndim(k) == 0:
+        return r.per_topic_count(r.rel & (r.rank <= k)).astype(np.float64)
+    return r.per_topic_count(r.rel & (r.rank <= np.asarray(k)[r.topic_index])).astype(np.float64)
+
+
+_CUTOFF = Param("cutoff", int, None, "rank cutoff k")
+
+
+def _check_cutoff(m):
+    k = m.get("cutoff")
+    if k is None or k <= 0:
+        from ..errors import MeasureParameterError
+
+        raise MeasureParameterError(f"{m.family} needs a positive cutoff, e.g. {m.family}@10")
+    return k
+
+
+def _p(r, m):
+    k = _check_cutoff(m)
+    return hits_at(r, k) / k
+
+
+def _recall(r, m):
+    k = _check_cutoff(m)
+    return safe_div(hits_at(r, k), r.num_rel)
+
+
+def _relative_p(r, m):
+    k = _check_cutoff(m)
+    return safe_div(hits_at(r, k), np.minimum(k, r.num_rel))
+
+
+def _success(r, m):
+    k = _check_cutoff(m)
+    return (hits_at(r, k) > 0).astype(np.float64)
+
+
+def _rprec(r, m):
+    return safe_div(hits_at(r, r.num_rel), r.num_rel)
+
+
+def _rprec_mult(r, m):
+    mult = m.get("mult")
+    # (long)(x * R + 0.9): trec_eval 10.0 kept the +0.9 here
+    c = np.floor(mult * r.num_rel + 0.9)
+    return safe_div(hits_at(r, c), c)
+
+
+def _set_p(r, m):
+    return safe_div(r.num_rel_ret, r.num_ret)
+
+
+def _set_recall(r, m):
+    return safe_div(r.num_rel_ret, r.num_rel)
+
+
+def _set_relative_p(r, m):
+    return safe_div(r.num_rel_ret, np.minimum(r.num_ret, r.num_rel))
+
+
+def _set_map(r, m):
+    return safe_div(r.num_rel_ret * r.num_rel_ret, r.num_ret * r.num_rel.astype(np.float64))
+
+
+def parse_float_list(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x != ""]
+
+
+def _set_f(r, m):
+    beta2 = parse_float_list(m.get("values"))[0]  # only the first parameter is used
+    p = _set_p(r, m)
+    rec = _set_recall(r, m)
+    value = safe_div((beta2 + 1) * p * rec, beta2 * p + rec)
+    return np.where(r.num_rel_ret > 0, value, 0.0)
+
+
+def _utility(r, m):
+    values = parse_float_list(m.get("values")) + [0.0] * 4
+    p1, p2, p3, p4 = values[:4]
+    a = r.num_rel_ret
+    n = r.num_ret.astype(np.float64)
+    rel = r.num_rel.astype(np.float64)
+    d = r.options.collection_size + a - n - rel
+    return p1 * a + p2 * (n - a) + p3 * (rel - a) + p4 * d
+
+
+def _missing_if_default(m):
+    return 0.0 if m.get("values") == m.definition.params[0].default else None
+
+
+def _trec_label(name):
+    def canonical(m):
+        values = m.get("values")
+        return name if values == m.definition.params[0].default else f"{name}_{values}"
+
+    return canonical
+
+
+register(Family("P", "precision at rank k: hits(k)/k", _p, (_CUTOFF,), cutoff="cutoff"))
+register(Family("R", "recall at rank k: hits(k)/R", _recall, (_CUTOFF,), cutoff="cutoff"))
+register(Family("relative_P", "relative precision at k: hits(k)/min(k, R)", _relative_p,
+                (_CUTOFF,), cutoff="cutoff",
+                canonical_fn=lambda m: f"relative_P_{m.get('cutoff')}"))
+register(Family("Success", "1 if a relevant document is in the top k", _success, (_CUTOFF,),
+                cutoff="cutoff"))
+register(Family("Rprec", "precision at rank R", _rprec))
+register(Family("Rprec_mult", "precision at rank (long)(x*R + 0.9), trec_eval's Rprec_mult",
+                _rprec_mult, (Param("mult", float, 1.0, "multiple x of R"),),
+                canonical_fn=lambda m: f"Rprec_mult_{m.get('mult'):3.2f}"))
+register(Family("set_P", "precision of the retrieved set: a/N", _set_p))
+register(Family("set_recall", "recall of the retrieved set: a/R", _set_recall))
+register(Family("set_relative_P", "a/min(N, R)", _set_relative_p))
+register(Family("set_map", "a^2/(N*R), the set version of AP", _set_map))
+register(Family("set_F", "trec_eval's set_F: (x+1)PR/(xP+R), x plays beta^2", _set_f,
+                (Param("values", str, "1", "comma list; only the first value (x) is used"),),
+                canonical_fn=_trec_label("set_F")))
+register(Family("utility", "p1*a + p2*b + p3*c + p4*d (defaults 1,-1,0,0), d uses -N",
+                _utility,
+                (Param("values", str, "1,-1,0,0", "comma list p1,p2,p3,p4"),),
+                canonical_fn=_trec_label("utility"), missing=_missing_if_default))

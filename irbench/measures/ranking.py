@@ -1,0 +1,153 @@
+"""Rank-sensitive binary measures: AP, GMAP, RR, Bpref, infAP, interpolated precision, binG.
+
+Definitions follow trec_eval 10.0 (``m_map.c``, ``m_map_cut.c``, ``m_gm_map.c``,
+``m_recip_rank.c``, ``m_bpref.c``, ``m_infap.c``, ``m_iprec_at_recall.c``, ``m_11pt_avg.c``,
+``m_binG.c``). All kernels work on every topic at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..collection import UNJUDGED, segment_cumsum, segment_reverse_cummax
+from .base import Family, Param, register
+from .precision import _CUTOFF, parse_float_list, safe_div
+
+INFAP_EPSILON = 1e-5
+
+
+def _ap(r, m):
+    """AP = (1/R) * sum over relevant retrieved d of precision at d's rank.
+
+    Buckley & Voorhees (2000); trec_eval ``map``. With a cutoff k only ranks <= k add
+    (``map_cut_k``), still divided by R.
+    """
+    k = m.get("cutoff")
+    contrib = r.cum_rel / r.rank
+    mask = r.rel if k is None else r.rel & (r.rank <= k)
+    return safe_div(r.per_topic_sum(contrib, mask), r.num_rel)
+
+
+def _rr(r, m):
+    """Reciprocal rank of the first relevant document (no cutoff, as trec_eval)."""
+    first = r.rel & (r.cum_rel == 1)
+    return r.per_topic_sum(1.0 / r.rank, first)
+
+
+def _bpref(r, m):
+    """Bpref (Buckley & Voorhees 2004), trec_eval's version.
+
+    Unjudged documents are skipped. Each judged relevant document adds 1 - min(n, R)/min(Nn, R),
+    n judged non-relevant documents above it, Nn judged non-relevant in the qrels; / R.
+    """
+    nonrel = r.judged & ~r.rel
+    n_above = segment_cumsum(nonrel.astype(np.int64), r.offsets) - nonrel
+    R = r.num_rel[r.topic_index].astype(np.float64)
+    Nn = r.num_nonrel[r.topic_index].astype(np.float64)
+    penalty = safe_div(np.minimum(n_above, R), np.minimum(Nn, R))
+    contrib = np.where(n_above > 0, 1.0 - penalty, 1.0)
+    return safe_div(r.per_topic_sum(contrib, r.rel), r.num_rel)
+
+
+def _infap(r, m):
+    """infAP (Yilmaz & Aslam 2006), trec_eval's ``m_infap.c``.
+
+    Documents valued -1 (not in the pool) count in the position j but in no count; -2
+    (pooled, unjudged) count in u. At relevant document at 0-based position j: 1 if j = 0,
+    else 1/(j+1) + (j/(j+1)) * ((r-1+n+u)/j) * ((r-1+eps)/(r-1+n+2*eps)); divided by R.
+    """
+    j = (r.rank - 1).astype(np.float64)
+    rel_c = r.cum_rel.astype(np.float64)
+    nonrel = (r.judged & ~r.rel).astype(np.int64)
+    unj = (r.level == UNJUDGED).astype(np.int64)
+    n_c = segment_cumsum(nonrel, r.offsets).astype(np.float64)
+    u_c = segment_cumsum(unj, r.offsets).astype(np.float64)
+    rm1 = rel_c - 1.0
+    eps = INFAP_EPSILON
+    with np.errstate(divide="ignore", invalid="ignore"):
+        later = (
+            1.0 / (j + 1.0)
+            + (j / (j + 1.0)) * ((rm1 + n_c + u_c) / j) * ((rm1 + eps) / (rm1 + n_c + 2 * eps))
+        )
+    contrib = np.where(j == 0, 1.0, later)
+    return safe_div(r.per_topic_sum(contrib, r.rel), r.num_rel)
+
+
+def lround(values: np.ndarray) -> np.ndarray:
+    """C ``lround`` for values >= 0: halves round away from zero (numpy rounds to even)."""
+    k = np.floor(values)
+    return k + (values - k >= 0.5)
+
+
+def _best_precision_from_rel(r):
+    """For the i-th relevant retrieved document of each topic: the highest precision at its
+    rank or below. Precision peaks at relevant documents, so they are the only candidates."""
+
+    def compute():
+        precision = (r.cum_rel / r.rank)[r.rel]
+        offsets = np.concatenate(([0], np.cumsum(r.num_rel_ret))).astype(np.int64)
+        return segment_reverse_cummax(precision, offsets), offsets
+
+    return r.cached("best_precision_from_rel", compute)
+
+
+def iprec_trec(r, x: float) -> np.ndarray:
+    """trec_eval 10.0 ``iprec_at_recall``: c = lround(x*R); the highest precision at or below
+    the rank of the c-th relevant retrieved document (the first when c = 0); 0 if c exceeds the
+    relevant retrieved. A topic with nothing retrieved gives 0/0 = NaN when c = 0 (trec_eval
+    prints -nan)."""
+    c = lround(x * r.num_rel.astype(np.float64)).astype(np.int64)
+    best, offsets = _best_precision_from_rel(r)
+    nrr = r.num_rel_ret.astype(np.int64)
+    ok = c <= nrr
+    has = ok & (nrr > 0)
+    index = offsets[:-1] + np.maximum(c, 1) - 1
+    value = np.zeros(r.num_topics)
+    value[has] = best[index[has]]
+    return np.where((c == 0) & (r.num_ret == 0), np.nan, value)
+
+
+def _iprec(r, m):
+    return iprec_trec(r, m.get("recall"))
+
+
+def _eleven_pt(r, m):
+    points = parse_float_list(m.get("values"))
+    total = np.zeros(r.num_topics)
+    for x in points:  # a loop over the (few) recall points, not over topics
+        total = total + iprec_trec(r, x)
+    return total / len(points)
+
+
+def _bin_g(r, m):
+    """trec_eval's binG: sum over relevant retrieved of 1/log2(2 + non-relevant above) / R."""
+    nonrel_above = r.rank - r.cum_rel
+    contrib = 1.0 / np.log2(2.0 + nonrel_above)
+    return safe_div(r.per_topic_sum(contrib, r.rel), r.num_rel)
+
+
+_DEFAULT_11PT = "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"
+
+register(Family("AP", "average precision (trec_eval map; map_cut_k with @k)", _ap,
+                (Param("cutoff", int, None, "only ranks <= k contribute"),), cutoff="cutoff",
+                citation="Buckley & Voorhees, Evaluating evaluation measure stability, SIGIR 2000"))
+register(Family("GMAP", "geometric mean of AP over topics, AP floored at 1e-5 (gm_map)", _ap,
+                aggregate="gmean", citation="Robertson, On GMAP, CIKM 2006"))
+register(Family("RR", "reciprocal rank of the first relevant document (recip_rank)", _rr))
+register(Family("Bpref", "binary preference, unjudged documents skipped", _bpref,
+                citation="Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004"))
+register(Family("GMBpref", "geometric mean of bpref over topics (gm_bpref)", _bpref,
+                aggregate="gmean"))
+register(Family("infAP", "inferred AP from sampled judgments (-1 unjudged-in-pool)", _infap,
+                citation="Yilmaz & Aslam, Estimating average precision with incomplete and imperfect judgments, CIKM 2006"))
+register(Family("iprec_at_recall",
+                "interpolated precision at recall x, trec_eval 10.0's lround(x*R) rule",
+                _iprec, (Param("recall", float, 0.0, "recall level x"),),
+                canonical_fn=lambda m: f"iprec_at_recall_{m.get('recall'):3.2f}"))
+register(Family("11pt_avg", "mean interpolated precision over recall points (default 0..1)",
+                _eleven_pt, (Param("values", str, _DEFAULT_11PT, "comma list of recall points"),),
+                canonical_fn=lambda m: "11pt_avg" if m.get("values") == _DEFAULT_11PT
+                else f"11pt_avg_{m.get('values')}"))
+register(Family("binG", "trec_eval's binary G", _bin_g))
+
+__all__ = ["_CUTOFF"]
