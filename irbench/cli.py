@@ -11,8 +11,8 @@ from .collection import EvalOptions, PreparedQrels, rank_run
 from .errors import FormatError, IrbenchError, UsageError
 from .evaluate import Evaluation, compute
 from .measures import REGISTRY, parse_trec_specs
-from .output import format_rows, rows, trec_lines
-from .trec import _display, read_qrels, read_run
+from .output import format_rows, rows, trec_lines, zscore
+from .trec import _display, read_qrels, read_run, read_zscores
 
 EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2,
               "MeasureParameterError": 2, "EvaluationError": 4}
@@ -40,6 +40,8 @@ def _eval_parser(sub) -> None:
     p.add_argument("-J", action="store_true", help="drop unjudged documents before scoring")
     p.add_argument("-N", type=int, default=0, metavar="N", help="collection size (for utility)")
     p.add_argument("-n", action="store_true", help="print no summary ('all') lines")
+    p.add_argument("-Z", metavar="FILE", default=None,
+                   help="print z-scores from FILE ('qid measure mean std_dev' lines), as trec_eval -Z")
     p.add_argument("--duplicates", choices=("error", "first"), default="error",
                    help="a docno retrieved twice for a topic: error (trec_eval) or keep the first")
     p.add_argument("--format", choices=("trec", "tsv", "csv", "json"), default="trec",
@@ -68,6 +70,7 @@ def _cmd_eval(args) -> int:
             problems.extend(exc.problems)
     if problems:
         raise FormatError(problems)
+    table = read_zscores(args.Z) if args.Z else None
     prepared = PreparedQrels(qrels)
     out = sys.stdout
     evaluations = []
@@ -76,9 +79,13 @@ def _cmd_eval(args) -> int:
         values, summaries = compute(ranked, measures)
         ev = Evaluation(run.name, run.runid, tuple(_display(t) for t in ranked.topics),
                         values, summaries, options)
+        if table is not None:
+            ev = zscore(ev, labelled, table, ranked)
         if args.format == "trec":
             prefix = f"{run.name}\t" if len(runs) > 1 else ""
-            out.write("".join(trec_lines(ev, labelled, args.q, not args.n, prefix)))
+            out.write("".join(
+                trec_lines(ev, labelled, args.q, not args.n, prefix, zscored=table is not None)
+            ))
         else:
             evaluations.append(ev)
     if args.format != "trec":

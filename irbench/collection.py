@@ -18,7 +18,7 @@ it is ranked as trec_eval does: one document ``ceci_nest_pas_un_docno`` with sco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
 
@@ -189,6 +189,22 @@ class Ranked:
         if key not in self._cache:
             self._cache[key] = compute()
         return self._cache[key]
+
+    def at_level(self, level: int | None) -> "Ranked":
+        """The same ranking with relevant meaning level >= ``level`` (None: as it is)."""
+        if level is None or level == self.options.relevance_level:
+            return self
+
+        def compute() -> Ranked:
+            other = Ranked(self.topics, self.offsets, self.level, self.missing,
+                           self.level_counts, replace(self.options, relevance_level=level),
+                           self.runid, self.name, self.num_lines_rel_positive)
+            for name in ("num_ret", "topic_index", "rank", "judged"):  # level-independent
+                if name in self.__dict__:
+                    other.__dict__[name] = self.__dict__[name]
+            return other
+
+        return self.cached(("at_level", level), compute)
 
     @cached_property
     def num_ret(self) -> np.ndarray:

@@ -52,14 +52,14 @@ def compute(ranked: Ranked, measures: list[Measure]) -> tuple[dict, dict]:
     missing = ranked.missing
     for measure in measures:
         family = measure.definition
-        v = family.compute(ranked, measure)
+        v = family.compute(ranked.at_level(measure.get("rel")), measure)
         if missing.any() and family.missing is not None:
             fill = family.missing(measure)
             if fill is not None:
                 v = v.copy()
                 v[missing] = fill
         values[measure] = v
-        summaries[measure] = summarise(family, v, ranked)
+        summaries[measure] = summarise(measure, v, ranked)
     return values, summaries
 
 

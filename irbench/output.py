@@ -34,24 +34,70 @@ def trec_lines(
     per_topic: bool,
     summary: bool = True,
     prefix: str = "",
+    zscored: bool = False,
 ) -> Iterable[str]:
-    """Yield trec_eval's output lines for ``evaluation`` (``-q`` when ``per_topic``)."""
+    """Yield trec_eval's output lines for ``evaluation`` (``-q`` when ``per_topic``).
+
+    ``zscored``: the values are z-scores (see :func:`zscore`), printed as trec_eval -Z does,
+    as floats under the name ``Z<name>``; runid and relstring stay as they are.
+    """
+    def head(label: str, measure: Measure) -> tuple[str, str]:
+        family = measure.definition
+        if zscored and family.kind != "str":
+            return "Z" + f"{label:<22s}", "float"
+        return label, family.kind
+
     if per_topic:
         for i, topic in enumerate(evaluation.topics):
             for label, measure in labelled:
                 family = measure.definition
                 if family.aggregate in ("summary", "gmean"):
                     continue
+                name, kind = head(label, measure)
                 value = evaluation.values[measure][i]
-                text = f"'{value}'" if family.name == "relstring" else trec_value(family.kind, value)
-                yield prefix + _label_line(label, topic, text)
+                text = f"'{value}'" if family.name == "relstring" else trec_value(kind, value)
+                yield prefix + _label_line(name, topic, text)
     if summary:
         for label, measure in labelled:
             family = measure.definition
             if family.aggregate == "none":
                 continue
-            text = trec_value(family.kind, evaluation.summaries[measure])
-            yield prefix + _label_line(label, "all", text)
+            name, kind = head(label, measure)
+            yield prefix + _label_line(name, "all", trec_value(kind, evaluation.summaries[measure]))
+
+
+def zscore(
+    evaluation: Evaluation,
+    labelled: list[tuple[str, Measure]],
+    table: dict[tuple[str, str], tuple[float, float]],
+    ranked,
+) -> Evaluation:
+    """Per-topic values standardised as trec_eval -Z does: (value - mean)/sd from ``table``
+    keyed by (topic, trec_eval name); 0 when sd is 0 or the pair is not in the table.
+    Summaries are recomputed from the z-scores with each measure's own aggregation."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from .measures import summarise
+    from .measures.base import sequential_sum
+
+    values, summaries = dict(evaluation.values), dict(evaluation.summaries)
+    for label, measure in labelled:
+        family = measure.definition
+        if family.kind == "str":
+            continue
+        stats = np.array([table.get((t, label), (0.0, 0.0)) for t in evaluation.topics])
+        mean, sd = stats[:, 0], stats[:, 1]
+        raw = np.asarray(evaluation.values[measure], dtype=np.float64)
+        z = np.zeros(len(raw))
+        np.divide(raw - mean, sd, out=z, where=sd != 0)
+        values[measure] = z
+        if family.aggregate == "sum":  # trec_eval adds the z-scores as doubles
+            summaries[measure] = sequential_sum(z)
+        else:
+            summaries[measure] = float(summarise(measure, z, ranked))
+    return replace(evaluation, values=values, summaries=summaries)
 
 
 def rows(

@@ -441,3 +441,23 @@ def _qrels_from_memory(data, name: str) -> Qrels:
     )
     _check_qrels_duplicates(qrels)
     return qrels
+
+
+def read_zscores(source: Source) -> dict[tuple[str, str], tuple[float, float]]:
+    """Read a trec_eval ``-Z`` file: ``qid measure mean std_dev`` lines -> {(qid, measure): (mean, sd)}."""
+    path, data = _read_source(source)
+    problems = _Problems(path)
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    for line_no, raw in enumerate(data.split(b"\n"), 1):
+        fields = raw.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) != 4:
+            problems.add(line_no, f"expected 4 columns (qid measure mean std_dev), got {len(fields)}")
+            continue
+        if not (_FLOAT_RE.match(fields[2]) and _FLOAT_RE.match(fields[3])):
+            problems.add(line_no, "mean and std_dev must be numbers")
+            continue
+        table[(_display(fields[0]), _display(fields[1]))] = (float(fields[2]), float(fields[3]))
+    problems.raise_if_any()
+    return table

@@ -1,6 +1,6 @@
 """Measure registry, names and columnar kernels. Importing this package registers every family."""
 
-from . import counts, gain, judged, precision, ranking  # noqa: F401  (registration)
+from . import counts, extra, gain, graded, judged, precision, ranking, sets  # noqa: F401  (registration)
 from .base import REGISTRY, Family, Measure, Param, parse_measure, register, summarise
 from .trec_names import NICKNAMES, TREC_FAMILIES, parse_trec_specs
 

@@ -92,8 +92,8 @@ class Family:
     ``compute(ranked, measure) -> np.ndarray`` gives one value per evaluated topic.
     ``aggregate`` names how topics combine: ``mean``, ``sum`` (counts), ``gmean``
     (geometric mean with trec_eval's 1e-5 floor), ``none`` (per-topic only) or ``summary``
-    (a single value computed by ``summary``). ``kind`` is ``float``, ``int`` or ``str``.
-    ``uses_level`` says whether the relevance level (``-l``) affects it.
+    (a single value computed by ``summary(values, ranked, measure)``, a hook that, when set,
+    replaces the aggregate for every family). ``kind`` is ``float``, ``int`` or ``str``.
     ``missing`` is the value trec_eval -c gives a topic absent from the run, or None to keep
     what the one fake document gives.
     """
@@ -217,10 +217,11 @@ def unknown_message(text: str) -> str:
 # ---- aggregation -------------------------------------------------------------------------
 
 
-def summarise(family: Family, values: np.ndarray, ranked) -> Any:
-    """The summary value of per-topic ``values`` as trec_eval computes it."""
+def summarise(measure: Measure, values: np.ndarray, ranked) -> Any:
+    """The summary value of ``measure``'s per-topic ``values`` as trec_eval computes it."""
+    family = measure.definition
     if family.summary is not None:
-        return family.summary(values, ranked)
+        return family.summary(values, ranked, measure)
     if family.aggregate == "none":
         return None
     if len(values) == 0:

@@ -18,7 +18,7 @@ def _num_rel(r, m):
     return r.num_rel.astype(np.float64)
 
 
-def _num_rel_summary(values, r):
+def _num_rel_summary(values, r, m):
     # trec_eval -c recounts num_rel from the qrels lines with rel > 0, ignoring -l (m_num_rel.c)
     if r.options.complete and r.num_lines_rel_positive is not None:
         return int(np.sum(r.num_lines_rel_positive))
@@ -38,7 +38,7 @@ def _num_q(r, m):
     return np.ones(r.num_topics)
 
 
-def _num_q_summary(values, r):
+def _num_q_summary(values, r, m):
     return int(r.num_topics)
 
 
@@ -46,7 +46,7 @@ def _runid(r, m):
     return np.zeros(r.num_topics)
 
 
-def _runid_summary(values, r):
+def _runid_summary(values, r, m):
     return r.runid
 
 

@@ -17,6 +17,8 @@ import numpy as np
 from ..collection import segment_cumsum
 from ..errors import MeasureParameterError
 from .base import Family, Param, _fmt, register
+from .extra import condense
+from .graded import DISCOUNT, GAIN, LOG_BASE, dcg_general, ndcg_general
 from .precision import safe_div
 
 
@@ -153,16 +155,34 @@ def idcg_values(r, setup: GainSetup, k=None) -> np.ndarray:
     return np.bincount(topic, weights=weights, minlength=r.num_topics)
 
 
+def _is_trec(m) -> bool:
+    return m.get("gain") == "linear" and m.get("discount") == "log2" and m.get("b") == 2
+
+
 def _ndcg(r, m):
     """nDCG (Järvelin & Kekäläinen 2002) as trec_eval computes it: DCG over the whole ranking
-    (gain/log2(rank+1)) over the ideal DCG of all judged documents; with @k both cut at k."""
+    (gain/log2(rank+1)) over the ideal DCG of all judged documents; with @k both cut at k.
+
+    ``gain=exp``, ``discount=jarvelin,b=B``: see ``graded.ndcg_general``; the gains (trec_eval's
+    level:gain table) are transformed, the ideal ranking stays trec_eval's.
+    ``nDCG(condensed)``: on the ranking with unjudged documents removed (Sakai 2007).
+    """
+    if m.get("variant") == "condensed":
+        r = condense(r)
     setup = gains_for(r, m.get("gains"))
     k = m.get("cutoff")
+    if not _is_trec(m):
+        return ndcg_general(r, setup, k, m.get("gain"), m.get("discount"), m.get("b"))
     return safe_div(dcg_values(r, setup, k), idcg_values(r, setup, k))
 
 
 def _dcg(r, m):
-    return dcg_values(r, gains_for(r, m.get("gains")))
+    """DCG = sum of gain/log2(rank+1) (trec_eval dcg); @k, gain=exp, discount=jarvelin as nDCG."""
+    setup = gains_for(r, m.get("gains"))
+    k = m.get("cutoff")
+    if not _is_trec(m) or k is not None:
+        return dcg_general(r, setup, k, m.get("gain"), m.get("discount"), m.get("b"))
+    return dcg_values(r, setup)
 
 
 def _idcg(r, m):
@@ -319,11 +339,14 @@ def _missing_rbp_resid(m):
 
 
 register(Family("nDCG", "normalised DCG, linear gains, log2(rank+1) discount (ndcg, ndcg_cut_k)",
-                _ndcg, (_GAINS, Param("cutoff", int, None, "rank cutoff k")), cutoff="cutoff",
-                canonical_fn=_gain_label("nDCG"),
+                _ndcg, (Param("variant", str, "", "condensed: unjudged documents removed first",
+                              choices=("", "condensed"), positional=True),
+                        _GAINS, GAIN, DISCOUNT, LOG_BASE, Param("cutoff", int, None, "rank cutoff k")),
+                cutoff="cutoff",
                 citation="Järvelin & Kekäläinen, Cumulated gain-based evaluation of IR techniques, TOIS 2002"))
-register(Family("DCG", "discounted cumulated gain over the whole ranking (trec_eval dcg)", _dcg,
-                (_GAINS,), canonical_fn=_gain_label("DCG")))
+register(Family("DCG", "discounted cumulated gain (trec_eval dcg)", _dcg,
+                (_GAINS, GAIN, DISCOUNT, LOG_BASE, Param("cutoff", int, None, "rank cutoff k")),
+                cutoff="cutoff"))
 register(Family("IDCG", "ideal DCG of all judged documents (trec_eval ideal_dcg)", _idcg,
                 (_GAINS,), canonical_fn=_gain_label("IDCG")))
 register(Family("ndcg_rel", "trec_eval's ndcg_rel: nDCG averaged over relevant documents",

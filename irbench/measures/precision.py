@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import MeasureParameterError
 from .base import Family, Param, register
+from .extra import condense
+from .sets import micro_p, micro_p_total, micro_r, micro_r_total, micro_summary
 
 
 def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -35,18 +38,27 @@ _CUTOFF = Param("cutoff", int, None, "rank cutoff k")
 def _check_cutoff(m):
     k = m.get("cutoff")
     if k is None or k <= 0:
-        from ..errors import MeasureParameterError
-
         raise MeasureParameterError(f"{m.family} needs a positive cutoff, e.g. {m.family}@10")
     return k
 
 
 def _p(r, m):
+    """P@k = hits(k)/k, also when fewer than k documents are retrieved (trec_eval P_k).
+    ``P(condensed)@k``: on the ranking with unjudged documents removed (Sakai 2007).
+    ``P(micro)``: see ``sets.py``."""
+    variant = m.get("variant")
+    if variant == "micro":
+        return micro_p(r, m)
     k = _check_cutoff(m)
+    if variant == "condensed":
+        r = condense(r)
     return hits_at(r, k) / k
 
 
 def _recall(r, m):
+    """R@k = hits(k)/R (trec_eval recall_k). ``R(micro)``: see ``sets.py``."""
+    if m.get("variant") == "micro":
+        return micro_r(r, m)
     k = _check_cutoff(m)
     return safe_div(hits_at(r, k), r.num_rel)
 
@@ -122,14 +134,24 @@ def _trec_label(name):
     return canonical
 
 
-register(Family("P", "precision at rank k: hits(k)/k", _p, (_CUTOFF,), cutoff="cutoff"))
-register(Family("R", "recall at rank k: hits(k)/R", _recall, (_CUTOFF,), cutoff="cutoff"))
+_SAKAI_2007 = "Sakai, Alternatives to Bpref, SIGIR 2007"
+REL = Param("rel", int, None, "relevance level: relevant means level >= rel (default: -l)")
+
+register(Family("P", "precision at rank k: hits(k)/k; P(condensed)@k, P(micro)", _p,
+                (Param("variant", str, "", "condensed: unjudged removed first; micro: counts "
+                       "summed over topics (no @k: the retrieved set)",
+                       choices=("", "condensed", "micro"), positional=True), REL, _CUTOFF),
+                cutoff="cutoff", summary=micro_summary(micro_p_total)))
+register(Family("R", "recall at rank k: hits(k)/R; R(micro)", _recall,
+                (Param("variant", str, "", "micro: counts summed over topics (no @k: the "
+                       "retrieved set)", choices=("", "micro"), positional=True), REL, _CUTOFF),
+                cutoff="cutoff", summary=micro_summary(micro_r_total)))
 register(Family("relative_P", "relative precision at k: hits(k)/min(k, R)", _relative_p,
                 (_CUTOFF,), cutoff="cutoff",
                 canonical_fn=lambda m: f"relative_P_{m.get('cutoff')}"))
-register(Family("Success", "1 if a relevant document is in the top k", _success, (_CUTOFF,),
+register(Family("Success", "1 if a relevant document is in the top k", _success, (REL, _CUTOFF),
                 cutoff="cutoff"))
-register(Family("Rprec", "precision at rank R", _rprec))
+register(Family("Rprec", "precision at rank R", _rprec, (REL,)))
 register(Family("Rprec_mult", "precision at rank (long)(x*R + 0.9), trec_eval's Rprec_mult",
                 _rprec_mult, (Param("mult", float, 1.0, "multiple x of R"),),
                 canonical_fn=lambda m: f"Rprec_mult_{m.get('mult'):3.2f}"))

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..collection import UNJUDGED, segment_cumsum, segment_reverse_cummax
 from .base import Family, Param, register
-from .precision import _CUTOFF, parse_float_list, safe_div
+from .extra import bpref_ten, condense
+from .precision import _CUTOFF, REL, _SAKAI_2007, parse_float_list, safe_div
 
 INFAP_EPSILON = 1e-5
 
@@ -20,8 +21,11 @@ def _ap(r, m):
     """AP = (1/R) * sum over relevant retrieved d of precision at d's rank.
 
     Buckley & Voorhees (2000); trec_eval ``map``. With a cutoff k only ranks <= k add
-    (``map_cut_k``), still divided by R.
+    (``map_cut_k``), still divided by R. ``AP(condensed)``: on the ranking with unjudged
+    documents removed (Sakai 2007).
     """
+    if m.get("variant") == "condensed":
+        r = condense(r)
     k = m.get("cutoff")
     contrib = r.cum_rel / r.rank
     mask = r.rel if k is None else r.rel & (r.rank <= k)
@@ -39,7 +43,14 @@ def _bpref(r, m):
 
     Unjudged documents are skipped. Each judged relevant document adds 1 - min(n, R)/min(Nn, R),
     n judged non-relevant documents above it, Nn judged non-relevant in the qrels; / R.
+    ``Bpref(ten)`` is bpref-10 (see ``extra.bpref_ten``); ``Bpref(condensed)`` the same kernel
+    on the condensed ranking, which gives the same value, since bpref skips unjudged documents.
     """
+    variant = m.get("variant")
+    if variant == "ten":
+        return bpref_ten(r, m)
+    if variant == "condensed":
+        r = condense(r)
     nonrel = r.judged & ~r.rel
     n_above = segment_cumsum(nonrel.astype(np.int64), r.offsets) - nonrel
     R = r.num_rel[r.topic_index].astype(np.float64)
@@ -128,13 +139,18 @@ def _bin_g(r, m):
 
 _DEFAULT_11PT = "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"
 
-register(Family("AP", "average precision (trec_eval map; map_cut_k with @k)", _ap,
-                (Param("cutoff", int, None, "only ranks <= k contribute"),), cutoff="cutoff",
+register(Family("AP", "average precision (trec_eval map; map_cut_k with @k); AP(condensed)", _ap,
+                (Param("variant", str, "", "condensed: unjudged documents removed first",
+                       choices=("", "condensed"), positional=True), REL,
+                 Param("cutoff", int, None, "only ranks <= k contribute")), cutoff="cutoff",
                 citation="Buckley & Voorhees, Evaluating evaluation measure stability, SIGIR 2000"))
 register(Family("GMAP", "geometric mean of AP over topics, AP floored at 1e-5 (gm_map)", _ap,
-                aggregate="gmean", citation="Robertson, On GMAP, CIKM 2006"))
-register(Family("RR", "reciprocal rank of the first relevant document (recip_rank)", _rr))
-register(Family("Bpref", "binary preference, unjudged documents skipped", _bpref,
+                (REL,), aggregate="gmean", citation="Robertson, On GMAP, CIKM 2006"))
+register(Family("RR", "reciprocal rank of the first relevant document (recip_rank)", _rr,
+                (REL,)))
+register(Family("Bpref", "binary preference, unjudged skipped; Bpref(ten) is bpref-10", _bpref,
+                (Param("variant", str, "", "ten: bpref-10; condensed: unjudged removed first",
+                       choices=("", "condensed", "ten"), positional=True), REL),
                 citation="Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004"))
 register(Family("GMBpref", "geometric mean of bpref over topics (gm_bpref)", _bpref,
                 aggregate="gmean"))
