@@ -61,16 +61,22 @@ def _cmd_eval(args) -> int:
     labelled = parse_trec_specs(args.m or ["official"])
     measures = [m for _, m in labelled]
     problems: list[str] = []
-    qrels = read_qrels(args.qrels)
-    runs = []
-    for path in args.runs:
+    more = 0
+
+    def collect(read, source):
+        nonlocal more
         try:
-            runs.append(read_run(path))
-        except FormatError as exc:
+            return read(source)
+        except FormatError as exc:  # report every file's problems in one go
             problems.extend(exc.problems)
-    if problems:
-        raise FormatError(problems)
-    table = read_zscores(args.Z) if args.Z else None
+            more += exc.more
+            return None
+
+    qrels = collect(read_qrels, args.qrels)
+    runs = [collect(read_run, path) for path in args.runs]
+    table = collect(read_zscores, args.Z) if args.Z else None
+    if problems or more:
+        raise FormatError(problems, more)
     prepared = PreparedQrels(qrels)
     out = sys.stdout
     evaluations = []

@@ -23,6 +23,7 @@ Every problem is reported as ``PATH:LINE: reason``; up to 20 in one :class:`Form
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import re
 import sys
@@ -40,6 +41,7 @@ _CHUNK = 1 << 24  # bytes per parsing chunk; keeps peak memory bounded on huge r
 _MAX_PROBLEMS = 20
 _FLOAT_RE = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _INT_RE = re.compile(rb"[+-]?\d+\Z")
+MIN_RELEVANCE, MAX_RELEVANCE = -(2**31), 2**31 - 1  # trec_eval keeps levels in a C long
 _WS = b" \t\n\r\x0b\x0c"
 
 
@@ -112,11 +114,11 @@ def _read_source(source: Source) -> tuple[str, bytes]:
                 with open(path, "rb") as fh:
                     data = fh.read()
             except FileNotFoundError:
-                raise FormatError([f"{path}:0: no such file"]) from None
+                raise FormatError([f"{path}: no such file"]) from None
             except IsADirectoryError:
-                raise FormatError([f"{path}:0: is a directory, not a file"]) from None
+                raise FormatError([f"{path}: is a directory, not a file"]) from None
             except OSError as exc:
-                raise FormatError([f"{path}:0: cannot read ({exc.strerror})"]) from None
+                raise FormatError([f"{path}: cannot read ({exc.strerror})"]) from None
     else:
         path = getattr(source, "name", None) or "<memory>"
         data = source.read()
@@ -273,12 +275,13 @@ def _parse_run_lines(piece: bytes, first_line: int, problems: _Problems):
             )
             continue
         text = fields[4]
-        if not _FLOAT_RE.match(text):
+        score = float(text) if _FLOAT_RE.match(text) else math.nan
+        if not math.isfinite(score):
             problems.add(line, f"score '{_display(text)}' is not a finite number")
             continue
         q.append(fields[0])
         d.append(fields[2])
-        s.append(float(text))
+        s.append(score)
         ln.append(line)
         tag = fields[5]
     return q, d, s, ln, tag
@@ -348,9 +351,14 @@ def _parse_qrels_lines(piece: bytes, first_line: int, problems: _Problems):
         if not _INT_RE.match(fields[3]):
             problems.add(line, f"relevance '{_display(fields[3])}' is not an integer")
             continue
+        rel = int(fields[3])
+        if not MIN_RELEVANCE <= rel <= MAX_RELEVANCE:
+            problems.add(line, f"relevance {rel} is out of the integer range "
+                               f"({MIN_RELEVANCE} to {MAX_RELEVANCE})")
+            continue
         q.append(fields[0])
         d.append(fields[2])
-        r.append(int(fields[3]))
+        r.append(rel)
         ln.append(line)
     return q, d, r, ln
 
@@ -400,13 +408,36 @@ def _rows(data) -> list[tuple]:
     return [tuple(row) for row in data]
 
 
+def _memory_score(value) -> float | None:
+    """An in-memory score as a finite float, or None."""
+    if isinstance(value, (str, bytes, bool)):
+        return None
+    try:
+        score = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return score if math.isfinite(score) else None
+
+
+def _memory_relevance(value) -> int | None:
+    """An in-memory relevance as an int in range, or None (floats must be whole numbers)."""
+    if isinstance(value, (str, bytes, bool)):
+        return None
+    try:
+        rel = int(value)
+        whole = rel == value
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return rel if whole and MIN_RELEVANCE <= rel <= MAX_RELEVANCE else None
+
+
 def _run_from_memory(data, name: str) -> Run:
     rows = _rows(data)
     problems = _Problems(f"<{name}>")
     for i, row in enumerate(rows, 1):
         if len(row) != 3:
             problems.add(i, f"expected (query_id, doc_id, score), got {len(row)} values")
-        elif not np.isfinite(float(row[2])):
+        elif _memory_score(row[2]) is None:
             problems.add(i, f"score {row[2]!r} is not a finite number")
     problems.raise_if_any()
     if not rows:
@@ -427,8 +458,8 @@ def _qrels_from_memory(data, name: str) -> Qrels:
     for i, row in enumerate(rows, 1):
         if len(row) != 3:
             problems.add(i, f"expected (query_id, doc_id, relevance), got {len(row)} values")
-        elif int(row[2]) != row[2]:
-            problems.add(i, f"relevance {row[2]!r} is not an integer")
+        elif _memory_relevance(row[2]) is None:
+            problems.add(i, f"relevance {row[2]!r} is not an integer in range")
     problems.raise_if_any()
     if not rows:
         raise FormatError([f"<{name}>:1: empty qrels: no judgments"])

@@ -104,21 +104,13 @@ BAD_LINES = [
     _bad_score("nan"),
     _bad_score("inf"),
     _bad_score("-inf"),
-    _bad_score("1e999", marks=pytest.mark.xfail(
-        strict=True,
-        reason="bug: '1e999' overflows to inf and is accepted: the line-by-line reader checks "
-        "the score with a regex only, not math.isfinite(float(text))",
-    )),
+    _bad_score("1e999"),
     pytest.param("qrels", f"{GOOD_QRELS_LINE}q1 0 d2 1.5\n", 2, "is not an integer",
                  id="relevance-1.5"),
     pytest.param("qrels", f"{GOOD_QRELS_LINE}q1 0 d2 x\n", 2, "is not an integer",
                  id="relevance-x"),
     pytest.param("qrels", f"{GOOD_QRELS_LINE}q1 0 d2 99999999999999999999\n", 2, "integer",
-                 id="relevance-overflows-int64", marks=pytest.mark.xfail(
-                     strict=True, raises=OverflowError,
-                     reason="bug: a relevance beyond int64 passes the integer regex, then "
-                     "np.array(..., dtype=np.int64) raises OverflowError: a traceback, exit 1",
-                 )),
+                 id="relevance-overflows-int64"),
     pytest.param("qrels", f"{GOOD_QRELS_LINE}\nq1 0 d2 1\n", 2, "blank line",
                  id="qrels-blank-line"),
     pytest.param("qrels", f"{GOOD_QRELS_LINE}   \t\nq1 0 d2 1\n", 2, "blank line",
@@ -237,13 +229,13 @@ def test_missing_file(tmp_path, capsys, qrels):
     missing = str(tmp_path / "nope.run")
     rc, out, err = _eval(capsys, qrels, missing)
     assert rc == 2
-    _assert_errors(err, [f"{missing}:0"], "no such file")
+    _assert_errors(err, [f"{missing}"], "no such file")
 
 
 def test_directory(tmp_path, capsys, qrels):
     rc, out, err = _eval(capsys, qrels, str(tmp_path))
     assert rc == 2
-    _assert_errors(err, [f"{tmp_path}:0"], "directory")
+    _assert_errors(err, [f"{tmp_path}"], "directory")
 
 
 # ---- many problems ---------------------------------------------------------------------------
@@ -256,13 +248,7 @@ def _many_bad_qrels(n: int) -> str:
     return GOOD_QRELS_LINE + "".join(f"q1 0 e{i} bad{i}\n" for i in range(n))
 
 
-DROPS_MORE = ("bug: cli._cmd_eval re-raises run problems as FormatError(problems) and drops "
-              "exc.more, so the '... and N more problems' line vanishes (or undercounts)")
-
-
-@pytest.mark.parametrize("kind", [
-    "qrels", pytest.param("run", marks=pytest.mark.xfail(strict=True, reason=DROPS_MORE)),
-])
+@pytest.mark.parametrize("kind", ["qrels", "run"])
 def test_25_bad_lines_show_20_then_a_count(kind, tmp_path, capsys, qrels, run):
     if kind == "run":
         bad = _write(tmp_path, "bad.run", _many_bad(25))
@@ -288,7 +274,6 @@ def test_bad_lines_in_two_runs_reported_together(tmp_path, capsys, qrels):
     assert len(lines) == 3
 
 
-@pytest.mark.xfail(strict=True, reason=DROPS_MORE)
 def test_hidden_problem_count_spans_runs(tmp_path, capsys, qrels):
     a = _write(tmp_path, "a.run", _many_bad(25))
     b = _write(tmp_path, "b.run", _many_bad(25))
@@ -328,12 +313,7 @@ def test_stdin_bad_run(monkeypatch, capsys, qrels):
 
 @pytest.mark.parametrize("spec,suggestion", [
     ("nDGC@10", "nDCG"), ("mapp", "map"), ("map_cutt.10", "map_cut"),
-    pytest.param("ndcg_cutt.10", "ndcg_cut", marks=pytest.mark.xfail(
-        strict=True,
-        reason="bug: trec_names.parse_output_name reads 'ndcg_<anything>' as ndcg with pair "
-        "parameters '<anything>' and _pairs raises MeasureParameterError: exit 2, "
-        "'malformed pair parameters', no suggestion",
-    )),
+    ("ndcg_cutt.10", "ndcg_cut"),
 ])
 def test_unknown_measure_suggests(spec, suggestion, capsys, qrels, run):
     rc, out, err = _eval(capsys, "-m", spec, qrels, run)
@@ -528,23 +508,21 @@ def test_line_numbers_across_parsing_chunks(tmp_path, capsys, monkeypatch, qrels
     ({"q1": {"d1": 1}}, {"q1": {"d1": float("inf")}}, "<run>:1"),
     ({"q1": {"d1": 1}}, [("q1", "d1")], "<run>:1"),
     ({"q1": {"d1": 1.5}}, {"q1": {"d1": 1.0}}, "<qrels>:1"),
-    pytest.param({"q1": {"d1": "x"}}, {"q1": {"d1": 1.0}}, "<qrels>:1", id="relevance-str",
-                 marks=pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-                     "bug: _qrels_from_memory calls int(row[2]) unguarded: ValueError, "
-                     "not FormatError"))),
-    pytest.param({"q1": {"d1": 2**70}}, {"q1": {"d1": 1.0}}, "<qrels>:1", id="relevance-big",
-                 marks=pytest.mark.xfail(strict=True, raises=OverflowError, reason=(
-                     "bug: a relevance beyond int64 reaches np.array(dtype=int64)"))),
-    pytest.param({"q1": {"d1": 1}}, {"q1": {"d1": "abc"}}, "<run>:1", id="score-str",
-                 marks=pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-                     "bug: _run_from_memory calls float(row[2]) unguarded: ValueError, "
-                     "not FormatError"))),
-    pytest.param({"q1": {"d1": 1}}, {"q1": {"d1": None}}, "<run>:1", id="score-None",
-                 marks=pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-                     "bug: _run_from_memory calls float(None): TypeError, not FormatError"))),
+    pytest.param({"q1": {"d1": "x"}}, {"q1": {"d1": 1.0}}, "<qrels>:1", id="relevance-str"),
+    pytest.param({"q1": {"d1": 2**70}}, {"q1": {"d1": 1.0}}, "<qrels>:1", id="relevance-big"),
+    pytest.param({"q1": {"d1": 1}}, {"q1": {"d1": "abc"}}, "<run>:1", id="score-str"),
+    pytest.param({"q1": {"d1": 1}}, {"q1": {"d1": None}}, "<run>:1", id="score-None"),
 ], ids=["score-inf", "two-values", "relevance-1.5", "relevance-str", "relevance-big",
         "score-str", "score-None"])
 def test_bad_in_memory_values_raise_format_error(qrels_data, run_data, where):
     with pytest.raises(irbench.FormatError) as info:
         irbench.evaluate(qrels_data, run_data, ["AP"])
     assert str(info.value).startswith(f"{where}: ")
+
+
+def test_qrels_and_run_problems_reported_together(tmp_path, capsys):
+    qrels = _write(tmp_path, "bad.qrels", "q1 0 d1 x\n")
+    run = _write(tmp_path, "bad.run", "q1 Q0 d1 1 abc tag\n")
+    rc, out, err = _eval(capsys, qrels, run)
+    assert rc == 2
+    _assert_errors(err, [f"{qrels}:1", f"{run}:1"])

@@ -211,5 +211,8 @@ def parse_output_name(text: str) -> Measure | None:
                     return REGISTRY[tf.family].make(**{tf.param: float(suffix)})
             except (ValueError, MeasureParameterError):
                 return None
-            return expand(tf, suffix)[0][1]
+            try:
+                return expand(tf, suffix)[0][1]
+            except MeasureParameterError:  # ndcg_cutt_10 is a misspelling, not pairs
+                return None
     return None
