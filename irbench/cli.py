@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import __version__
+from . import __version__, campaign_cli
 from .collection import EvalOptions, PreparedQrels, rank_run
 from .errors import FormatError, IrbenchError, UsageError
 from .evaluate import Evaluation, compute
@@ -14,8 +14,8 @@ from .measures import REGISTRY, parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
 from .trec import _display, read_qrels, read_run, read_zscores
 
-EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2,
-              "MeasureParameterError": 2, "EvaluationError": 4}
+EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2, "ConfigError": 2,
+              "MeasureParameterError": 2, "StoreError": 3, "EvaluationError": 4}
 
 
 def _eval_parser(sub) -> None:
@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _eval_parser(sub)
     _measures_parser(sub)
+    campaign_cli.add_parsers(sub)
     return parser
 
 

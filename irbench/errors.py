@@ -36,3 +36,11 @@ class EvaluationError(IrbenchError):
 
 class UsageError(IrbenchError):
     """A command-line request that cannot be carried out."""
+
+
+class ConfigError(FormatError):
+    """One or more problems in a campaign config, each with its file, line and YAML path."""
+
+
+class StoreError(IrbenchError):
+    """The score store cannot be used (locked by another process, newer schema, unreadable)."""

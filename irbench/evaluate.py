@@ -63,6 +63,25 @@ def compute(ranked: Ranked, measures: list[Measure]) -> tuple[dict, dict]:
     return values, summaries
 
 
+def restrict(ranked: Ranked, keep: np.ndarray) -> Ranked:
+    """The ranking of only the topics where ``keep`` is true (e.g. those a run answers)."""
+    if keep.all():
+        return ranked
+    counts = ranked.num_ret[keep]
+    lines = ranked.num_lines_rel_positive
+    return Ranked(
+        topics=ranked.topics[keep],
+        offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        level=ranked.level[keep[ranked.topic_index]],
+        missing=ranked.missing[keep],
+        level_counts=ranked.level_counts[keep],
+        options=ranked.options,
+        runid=ranked.runid,
+        name=ranked.name,
+        num_lines_rel_positive=None if lines is None else lines[keep],
+    )
+
+
 def evaluate(
     qrels: Qrels | PreparedQrels | Any,
     run: Run | Any,

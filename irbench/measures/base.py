@@ -95,7 +95,8 @@ class Family:
     (a single value computed by ``summary(values, ranked, measure)``, a hook that, when set,
     replaces the aggregate for every family). ``kind`` is ``float``, ``int`` or ``str``.
     ``missing`` is the value trec_eval -c gives a topic absent from the run, or None to keep
-    what the one fake document gives.
+    what the one fake document gives. ``graded``: the measure is meant for graded judgments
+    (the runner refuses it on binary qrels).
     """
 
     name: str
@@ -109,6 +110,16 @@ class Family:
     canonical_fn: Callable | None = None
     summary: Callable | None = None
     missing: Callable | None = None
+    graded: bool = False
+
+    def levels_needed(self, measure: "Measure", relevance_level: int) -> int:
+        """The highest qrels level a campaign needs for ``measure`` to mean something: its
+        ``rel`` (else the relevance level), and 2 for a family defined on graded judgments."""
+        level = measure.get("rel")
+        needed = relevance_level if level is None else level
+        if self.graded or measure.get("gain") == "exp":
+            needed = max(needed, 2)
+        return needed
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -210,7 +221,8 @@ def unknown_message(text: str) -> str:
     known = sorted(set(REGISTRY) | set(trec_names.TREC_FAMILIES) | set(trec_names.NICKNAMES))
     base = text.split("@")[0].split("(")[0].split(".")[0]
     close = difflib.get_close_matches(base, known, n=3, cutoff=0.6)
-    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    rest = text[len(base):] if text.startswith(base) else ""
+    hint = f" (did you mean {' or '.join(c + rest for c in close)}?)" if close else ""
     return f"unknown measure '{text}'{hint}; 'irbench measures' lists them all"
 
 

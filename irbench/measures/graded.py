@@ -228,7 +228,7 @@ def _pair_ratio(r, m):
 
 register(Family("ERR", "expected reciprocal rank, R = (2^g - 1)/2^gmax", _err,
                 (Param("max_grade", int, None, "gmax; default: the topic's highest level"),
-                 _CUTOFF), cutoff="cutoff",
+                 _CUTOFF), cutoff="cutoff", graded=True,
                 citation="Chapelle, Metzler, Zhang & Grinspan, Expected reciprocal rank for "
                          "graded relevance, CIKM 2009"))
 register(Family("CG", "cumulated gain: sum of the gains in the top k", _cg, (GAIN, _CUTOFF),
@@ -237,4 +237,5 @@ register(Family("nCG", "normalised cumulated gain: CG@k / ideal CG@k", _ncg, (GA
                 cutoff="cutoff", citation=JARVELIN_2002))
 register(Family("PairRatio", "correctly over incorrectly ordered pairs of judged documents "
                              "with different levels, right / max(wrong, 1)", _pair_ratio,
+                graded=True,
                 citation="Kendall, A new measure of rank correlation, Biometrika 1938"))

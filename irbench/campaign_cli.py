@@ -1,0 +1,293 @@
+"""Campaign commands: ``irbench run``, ``check``, ``scores``, ``systems``, ``simulate``.
+
+Each handler takes the parsed arguments and returns an exit code; library errors propagate to
+``cli.main``, which prints them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import sys
+from typing import Sequence
+
+from .config import Config, load_config
+from .errors import UsageError
+from .measures import parse_measure
+from .store import Store
+
+LEADERBOARD_ROWS = 10
+LEADERBOARD_COLUMNS = 6
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("run", help="score every system of a campaign config into its store",
+                       description="Score every (system, qrels set, measure, topic) of CONFIG "
+                       "into its DuckDB store. Only what the store lacks is computed.")
+    p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failure")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="wait this long for another irbench holding the store (default 0)")
+    p.add_argument("--rehash", action="store_true",
+                   help="hash every input again, even files whose size and mtime are unchanged")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no leaderboard")
+    p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("check", help="validate a campaign config without computing",
+                       description="Validate CONFIG: every problem at once, with file, line "
+                       "and YAML path.")
+    p.add_argument("config", help="campaign config (YAML)")
+    p.set_defaults(handler=cmd_check)
+
+    p = sub.add_parser("scores", help="print or export stored scores",
+                       description="Print or export the scores stored for CONFIG: means per "
+                       "system (trec_eval's 'all' values), or per topic with --per-query.")
+    p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("--system", action="append", default=[], help="only this system (repeatable)")
+    p.add_argument("--measure", action="append", default=[], help="only this measure (repeatable)")
+    p.add_argument("--qrels", default=None, help="qrels set (default: the first in the config)")
+    p.add_argument("--per-query", action="store_true", help="one row per topic")
+    p.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
+    p.add_argument("-o", "--output", default=None, help="write to this file (parquet needs it)")
+    p.set_defaults(handler=cmd_scores)
+
+    p = sub.add_parser("systems", help="list a campaign's systems and their stored status",
+                       description="List the systems of CONFIG with what the store holds.")
+    p.add_argument("config", help="campaign config (YAML)")
+    p.set_defaults(handler=cmd_systems)
+
+    p = sub.add_parser("simulate", help="generate a seeded TREC-style campaign",
+                       description="Generate a campaign (topics, runs of several groups, "
+                       "graded qrels by depth-k pooling) deterministically from a seed.")
+    p.add_argument("out", help="folder to write into")
+    for name, default, text in (
+        ("groups", 4, "participating groups"), ("runs-per-group", 3, "runs per group"),
+        ("topics", 25, "topics"), ("depth", 100, "documents per topic per run"),
+        ("pool-depth", 10, "pool depth k"), ("pooled-runs", 1, "runs per group in the pool"),
+        ("grades", 3, "relevance grades 0..G-1"), ("seed", 42, "random seed"),
+    ):
+        p.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
+    p.set_defaults(handler=cmd_simulate)
+
+
+# ---- run / check ---------------------------------------------------------------------------
+
+
+def cmd_check(args) -> int:
+    config = load_config(args.config)
+    print(f"{args.config}: ok: {len(config.systems)} systems, {len(config.qrels)} qrels sets, "
+          f"{len(config.measures)} measures in {len(config.suites)} suites; "
+          f"store {config.store}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from .runner import run_campaign
+
+    config = load_config(args.config, strict=False)
+    bar = None if args.quiet or not sys.stderr.isatty() else _progress_bar()
+    try:
+        report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
+                              progress=bar, wait=args.wait, rehash=args.rehash)
+    finally:
+        if bar is not None:
+            bar.close()
+    for warning in report.warnings:
+        print(f"irbench: warning: {warning}", file=sys.stderr)
+    for failure in report.failures:
+        for i, line in enumerate(str(failure).splitlines()):
+            print(f"irbench: error: {'  ' if i else ''}{line}", file=sys.stderr)
+    print(f"irbench run: {report.systems} systems x {report.qrels} qrels sets x "
+          f"{report.measures} measures: {report.evaluated} evaluated, {report.reused} reused, "
+          f"{len(report.failures)} failed in {report.seconds:.2f} s; store {report.store}",
+          file=sys.stderr)
+    if not args.quiet:
+        _print_leaderboard(config)
+    return 1 if report.failures else 0
+
+
+class _progress_bar:
+    """A tqdm bar on stderr, created on the first report (when the total is known)."""
+
+    def __init__(self):
+        self.bar = None
+
+    def __call__(self, done: int, total: int, system: str) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="system", file=sys.stderr, leave=False)
+        self.bar.set_postfix_str(system[:30], refresh=False)
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _print_leaderboard(config: Config) -> None:
+    if not config.qrels or not config.suites or not os.path.exists(config.store):
+        return
+    qrels = config.qrels[0].name
+    measures = [str(m) for m in next(iter(config.suites.values()))][:LEADERBOARD_COLUMNS]
+    with Store(config.store, read_only=True) as store:
+        _, rows = store.means(qrels, measures=measures)
+    table = _pivot(rows, measures)
+    if not table:
+        return
+    print(f"top {min(LEADERBOARD_ROWS, len(table))} of {len(table)} systems on qrels "
+          f"'{qrels}', by {measures[0]}:")
+    print(_text_table(["system", *measures], table[:LEADERBOARD_ROWS]))
+
+
+# ---- scores / systems ----------------------------------------------------------------------
+
+
+def _store_for(config: Config) -> Store:
+    return Store(config.store, read_only=True)
+
+
+def cmd_scores(args) -> int:
+    config = load_config(args.config, strict=False)
+    qrels = args.qrels or (config.qrels[0].name if config.qrels else None)
+    if qrels not in [q.name for q in config.qrels]:
+        raise UsageError(f"no qrels set '{args.qrels}' in {args.config} "
+                         f"(it has {', '.join(q.name for q in config.qrels)})")
+    measures = [str(parse_measure(m)) for m in args.measure] or [str(m) for m in config.measures]
+    if args.format == "parquet" and not args.output:
+        raise UsageError("--format parquet needs -o FILE")
+    with _store_for(config) as store:
+        if args.per_query:
+            columns, rows = store.per_query(qrels, args.system, measures)
+        else:
+            columns, rows = store.means(qrels, args.system, measures)
+        if args.format == "parquet":
+            _export_parquet(store, args, qrels, measures)
+            print(f"wrote {len(rows)} rows to {args.output}", file=sys.stderr)
+            return 0
+    if args.format == "table":
+        if args.per_query:
+            text = _text_table(columns, rows)
+        else:
+            text = _text_table(["system", *measures], _pivot(rows, measures))
+    elif args.format == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        text = buf.getvalue().rstrip("\n")
+    else:
+        text = json.dumps([dict(zip(columns, _jsonable(r))) for r in rows], indent=1)
+    _write(args.output, text + "\n")
+    return 0
+
+
+def _export_parquet(store: Store, args, qrels: str, measures: Sequence[str]) -> None:
+    view = "per_query" if args.per_query else "means"
+    sql = f"SELECT * FROM {view} WHERE qrels = ? AND measure IN (SELECT unnest(?))"
+    params: list = [qrels, list(measures)]
+    if args.system:
+        sql += " AND system IN (SELECT unnest(?))"
+        params.append(list(args.system))
+    store.export_parquet(sql, params, args.output)
+
+
+def cmd_systems(args) -> int:
+    config = load_config(args.config, strict=False)
+    with _store_for(config) as store:
+        _, rows = store.query(
+            "SELECT s.name, s.\"group\", s.type, s.baseline, s.status, "
+            "count(DISTINCT c.qrels) AS qrels_sets, "
+            "(SELECT count(*) FROM summaries m WHERE m.evaluation_id IN "
+            " (SELECT evaluation_id FROM current c2 WHERE c2.system = s.name)) AS results, "
+            "s.num_topics, s.error FROM systems s LEFT JOIN current c ON c.system = s.name "
+            "GROUP BY ALL ORDER BY s.name")
+    declared = {s.name for s in config.systems}
+    table = []
+    for name, group, kind, baseline, status, qsets, results, topics, error in rows:
+        if name not in declared:
+            continue
+        table.append((name, group or "", kind or "", "yes" if baseline else "",
+                      status or "not run", qsets, results, topics if topics is not None else "",
+                      (error or "").splitlines()[0][:80] if error else ""))
+    stored = {r[0] for r in table}
+    table += [(s.name, s.group, s.type, "yes" if s.baseline else "", "not run", 0, 0, "", "")
+              for s in config.systems if s.name not in stored]
+    print(_text_table(["system", "group", "type", "baseline", "status", "qrels sets",
+                       "results", "topics", "error"], sorted(table)))
+    return 0
+
+
+# ---- simulate ------------------------------------------------------------------------------
+
+
+def cmd_simulate(args) -> int:
+    from .simulate import CampaignSpec, simulate
+
+    spec = CampaignSpec(groups=args.groups, runs_per_group=args.runs_per_group,
+                        topics=args.topics, depth=args.depth, pool_depth=args.pool_depth,
+                        pooled_runs=args.pooled_runs, grades=args.grades, seed=args.seed)
+    simulate(spec, args.out)
+    print(f"wrote a campaign of {args.groups * args.runs_per_group} runs x {args.topics} topics "
+          f"(seed {args.seed}) to {args.out}", file=sys.stderr)
+    return 0
+
+
+# ---- formatting ----------------------------------------------------------------------------
+
+
+def _pivot(rows: Sequence[tuple], measures: Sequence[str]) -> list[tuple]:
+    """(system, qrels, measure, value, n) rows -> one row per system, sorted by the first
+    measure descending, then by name."""
+    by_system: dict[str, dict[str, float]] = {}
+    for system, _, measure, value, _ in rows:
+        by_system.setdefault(system, {})[measure] = value
+    table = [(s, *[v.get(m) for m in measures]) for s, v in by_system.items()]
+    table.sort(key=lambda r: (-(r[1] if r[1] is not None and not math.isnan(r[1]) else -math.inf),
+                              r[0]))
+    return table
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def _text_table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
+    cells = [[str(h) for h in header]] + [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for i, row in enumerate(cells):
+        lines.append("  ".join(c.ljust(w) if j == 0 or not _numeric(c) else c.rjust(w)
+                               for j, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _jsonable(row: Sequence) -> list:
+    return [None if isinstance(v, float) and math.isnan(v) else v for v in row]
+
+
+def _write(path: str | None, text: str) -> None:
+    if path is None:
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)

@@ -1,0 +1,525 @@
+"""Campaign configs: a YAML file declaring topics, qrels sets, systems, measure suites, options.
+
+``load_config(path)`` returns a :class:`Config` or raises one :class:`ConfigError` listing
+every problem with its file, line and YAML path (``systems[3].run: no such file 'runs/x.txt'``).
+YAML is read with PyYAML's safe loader only (``yaml.compose`` with ``SafeLoader``, then the
+safe constructor for scalars), which also gives each value's line.
+
+Paths are relative to the config file. They may not leave the campaign folder, unless written
+as absolute paths: the campaign folder is the config's folder, or its parent when the config
+sits in a folder named ``configs`` (the layout ``configs/`` beside ``runs/``).
+"""
+
+from __future__ import annotations
+
+import glob as globbing
+import gzip
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .collection import EvalOptions
+from .errors import ConfigError, IrbenchError
+from .measures import Measure, parse_measure
+
+TOPIC_MODES = ("qrels", "intersection")
+SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
+               "metadata"}
+TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report"}
+RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
+
+
+@dataclass(frozen=True)
+class QrelsSet:
+    """A named qrels file (``official``, ``depth10`` ...)."""
+
+    name: str
+    path: str
+
+
+@dataclass(frozen=True)
+class System:
+    """A submitted run and what the config says about it."""
+
+    name: str
+    path: str
+    group: str = ""
+    type: str = ""
+    description: str = ""
+    baseline: bool = False
+    metadata: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Evaluation options of a campaign; :meth:`key` is recorded with every stored score.
+
+    topics: ``qrels`` scores every qrels topic, a topic missing from a run scoring 0 as
+    trec_eval ``-c`` does; ``intersection`` scores only the topics a run answers.
+    relevance_level (``-l``), depth (``-M``, None: no cap), judged_only (``-J``), duplicates
+    (``error`` or ``first``), collection_size (``-N``, from ``collection.size``).
+    """
+
+    topics: str = "qrels"
+    relevance_level: int = 1
+    depth: int | None = None
+    judged_only: bool = False
+    duplicates: str = "error"
+    collection_size: int = 0
+
+    def options(self) -> EvalOptions:
+        return EvalOptions(relevance_level=self.relevance_level, max_docs=self.depth,
+                           judged_only=self.judged_only, complete=True,
+                           collection_size=self.collection_size, duplicates=self.duplicates)
+
+    def key(self) -> str:
+        """Canonical JSON of the options (sorted keys), part of every stored result's key."""
+        return json.dumps(self.__dict__, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str
+    name: str
+    sha256: str
+    root: str
+    topics: str | None
+    qrels: tuple[QrelsSet, ...]
+    systems: tuple[System, ...]
+    suites: dict[str, tuple[Measure, ...]]
+    settings: Settings
+    store: str
+    report: dict
+    missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def qrels_path(self, name: str) -> str:
+        return next(q.path for q in self.qrels if q.name == name)
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        """Every measure of every suite, once, in suite order."""
+        out: list[Measure] = []
+        for measures in self.suites.values():
+            out.extend(m for m in measures if m not in out)
+        return tuple(out)
+
+
+# ---- YAML with lines -----------------------------------------------------------------------
+
+
+def _yaml_path(path: tuple) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+class _Reader:
+    """Turns composed YAML nodes into Python values, remembering each path's line."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.lines: dict[tuple, int] = {}
+        self.problems: list[str] = []
+        self._constructor = yaml.constructor.SafeConstructor()
+
+    def problem(self, path: tuple, reason: str) -> None:
+        line = self.line(path)
+        self.problems.append(f"{self.file}:{line}: {_yaml_path(path)}: {reason}")
+
+    def line(self, path: tuple) -> int:
+        while path not in self.lines and path:
+            path = path[:-1]
+        return self.lines.get(path, 1)
+
+    def value(self, node, path: tuple = ()) -> Any:
+        self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            out: dict = {}
+            for key_node, value_node in node.value:
+                key = self._constructor.construct_object(key_node, deep=True)
+                if not isinstance(key, (str, int)):
+                    self.lines[path + (str(key),)] = key_node.start_mark.line + 1
+                    self.problem(path + (str(key),), "keys must be plain names")
+                    continue
+                key = str(key)
+                if key in out:
+                    self.lines[path + (key,)] = key_node.start_mark.line + 1
+                    self.problem(path + (key,), "given twice")
+                    continue
+                out[key] = self.value(value_node, path + (key,))
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.value(item, path + (i,)) for i, item in enumerate(node.value)]
+        return self._constructor.construct_object(node, deep=True)
+
+
+def _parse_yaml(path: str, text: str) -> tuple[Any, _Reader]:
+    reader = _Reader(path)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError([f"{path}:{line}: not valid YAML: {reason}"]) from None
+    except yaml.constructor.ConstructorError as exc:  # pragma: no cover - compose rarely does
+        raise ConfigError([f"{path}:1: not valid YAML: {exc}"]) from None
+    if node is None:
+        raise ConfigError([f"{path}:1: empty config"])
+    try:
+        data = reader.value(node)
+    except yaml.YAMLError as exc:  # e.g. a tag the safe loader refuses
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        raise ConfigError([f"{path}:{line}: {getattr(exc, 'problem', exc)}"]) from None
+    return data, reader
+
+
+# ---- loading -------------------------------------------------------------------------------
+
+
+def campaign_root(config_path: str) -> str:
+    """The folder a config's relative paths must stay in (see the module docstring)."""
+    folder = os.path.dirname(os.path.abspath(config_path))
+    return os.path.dirname(folder) if os.path.basename(folder) == "configs" else folder
+
+
+def default_store(config_path: str) -> str:
+    """``runs/<config name>.duckdb`` beside ``configs/``, else ``<config name>.duckdb`` beside
+    the config."""
+    folder = os.path.dirname(os.path.abspath(config_path))
+    stem = os.path.splitext(os.path.basename(config_path))[0]
+    if os.path.basename(folder) == "configs":
+        return os.path.join(os.path.dirname(folder), "runs", f"{stem}.duckdb")
+    return os.path.join(folder, f"{stem}.duckdb")
+
+
+def load_config(path: str | os.PathLike, strict: bool = True) -> Config:
+    """Read and validate a campaign config; every problem is reported in one ConfigError.
+
+    ``strict=False`` lets a system whose run file is missing through (listed in
+    ``missing_runs``), so that the runner scores the others and reports it at the end.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read the config ({exc.strerror})"]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError([f"{path}:{line}: not UTF-8 text"]) from None
+    data, reader = _parse_yaml(path, text)
+    if not isinstance(data, dict):
+        raise ConfigError([f"{path}:1: a config is a mapping with collection, systems, suites"])
+    config = _Builder(path, data, reader, hashlib.sha256(raw).hexdigest()).build()
+    if strict and config.missing_runs:
+        raise ConfigError(list(config.missing_runs.values()))
+    return config
+
+
+class _Builder:
+    def __init__(self, path: str, data: dict, reader: _Reader, sha256: str):
+        self.path = path
+        self.data = data
+        self.reader = reader
+        self.sha256 = sha256
+        self.folder = os.path.dirname(os.path.abspath(path))
+        self.root = campaign_root(path)
+        self.missing_runs: dict[str, str] = {}
+
+    def problem(self, where: tuple, reason: str) -> None:
+        self.reader.problem(where, reason)
+
+    def build(self) -> Config:
+        for key in self.data:
+            if key not in TOP_KEYS:
+                self.problem((key,), f"unknown key (a config has {', '.join(sorted(TOP_KEYS))})")
+        for key in ("collection", "systems", "suites"):
+            if key not in self.data:
+                self.problem((), f"'{key}' is missing")
+        topics, qrels, size = self._collection()
+        systems = self._systems()
+        suites = self._suites()
+        settings = self._settings(size)
+        store = self._store()
+        report = self.data.get("report") or {}
+        if not isinstance(report, dict):
+            self.problem(("report",), "must be a mapping of report options")
+            report = {}
+        name = self.data.get("name", os.path.splitext(os.path.basename(self.path))[0])
+        if self.reader.problems:
+            raise ConfigError(self.reader.problems)
+        return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
+                      suites, settings, store, report, self.missing_runs)
+
+    # -- paths
+
+    def _resolve(self, where: tuple, value: Any, must_exist: bool = True) -> str | None:
+        if not isinstance(value, str) or not value.strip():
+            self.problem(where, "must be a file path")
+            return None
+        expanded = os.path.expanduser(value)
+        if os.path.isabs(expanded):
+            full = os.path.normpath(expanded)
+        else:
+            full = os.path.normpath(os.path.join(self.folder, expanded))
+            if os.path.commonpath([full, self.root]) != self.root:
+                self.problem(where, f"'{value}' leaves the campaign folder {self.root} "
+                                    "(write an absolute path to allow it)")
+                return None
+        if must_exist and not os.path.isfile(full):
+            reason = "is a folder, not a file" if os.path.isdir(full) else "no such file"
+            self.problem(where, f"{reason} '{value}'")
+            return None
+        return full
+
+    # -- sections
+
+    def _collection(self):
+        section = self.data.get("collection")
+        if section is None:
+            return None, (), 0
+        if not isinstance(section, dict):
+            self.problem(("collection",), "must be a mapping with topics and qrels")
+            return None, (), 0
+        for key in section:
+            if key not in ("topics", "qrels", "size"):
+                self.problem(("collection", key), "unknown key (topics, qrels, size)")
+        topics = None
+        if "topics" in section:
+            topics = self._resolve(("collection", "topics"), section["topics"])
+        qrels_value = section.get("qrels")
+        entries: list[tuple[tuple, str, Any]] = []
+        if qrels_value is None:
+            self.problem(("collection",), "'qrels' is missing")
+        elif isinstance(qrels_value, str):
+            entries.append((("collection", "qrels"), "official", qrels_value))
+        elif isinstance(qrels_value, dict) and qrels_value:
+            entries = [(("collection", "qrels", k), k, v) for k, v in qrels_value.items()]
+        else:
+            self.problem(("collection", "qrels"), "a path, or a mapping of name: path")
+        qrels = []
+        for where, name, value in entries:
+            resolved = self._resolve(where, value)
+            if resolved is not None:
+                qrels.append(QrelsSet(str(name), resolved))
+        size = section.get("size", 0)
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            self.problem(("collection", "size"), "must be a whole number of documents")
+            size = 0
+        return topics, tuple(qrels), size
+
+    def _systems(self) -> tuple[System, ...]:
+        value = self.data.get("systems")
+        if value is None:
+            return ()
+        if isinstance(value, dict):
+            items = [(("systems", k), {"name": k, **(v if isinstance(v, dict) else {"run": v})})
+                     for k, v in value.items()]
+        elif isinstance(value, list):
+            items = [(("systems", i), v) for i, v in enumerate(value)]
+        else:
+            self.problem(("systems",), "a list of systems, or a mapping of name: run file")
+            return ()
+        systems: list[System] = []
+        seen: dict[str, tuple] = {}
+        for where, entry in items:
+            if not isinstance(entry, dict):
+                self.problem(where, "a system is a mapping with name and run (or glob)")
+                continue
+            for system in self._system(where, entry):
+                if system.name in seen:
+                    self.problem(where, f"system name '{system.name}' also used at "
+                                        f"{_yaml_path(seen[system.name])}")
+                    continue
+                seen[system.name] = where
+                systems.append(system)
+        if not systems and not self.reader.problems:
+            self.problem(("systems",), "no systems")
+        return tuple(systems)
+
+    def _system(self, where: tuple, entry: dict) -> list[System]:
+        for key in entry:
+            if key not in SYSTEM_KEYS:
+                self.problem(where + (key,), f"unknown key ({', '.join(sorted(SYSTEM_KEYS))})")
+        meta = self._metadata(where, entry)
+        if ("run" in entry) == ("glob" in entry):
+            self.problem(where, "give either run (one file) or glob (many files)")
+            return []
+        if "run" in entry:
+            name = entry.get("name")
+            if not isinstance(name, (str, int)) or not str(name).strip():
+                self.problem(where + ("name",), "every system needs a name")
+                return []
+            path = self._resolve(where + ("run",), entry["run"], must_exist=False)
+            if path is None:
+                return []
+            if not os.path.isfile(path):
+                what = "is a folder, not a file" if os.path.isdir(path) else "no such file"
+                line = self.reader.line(where + ("run",))
+                self.missing_runs[str(name)] = (f"{self.path}:{line}: "
+                                                f"{_yaml_path(where + ('run',))}: {what} "
+                                                f"'{entry['run']}'")
+            return [System(str(name), path, **meta)]
+        return self._glob(where, entry, meta)
+
+    def _glob(self, where: tuple, entry: dict, meta: dict) -> list[System]:
+        pattern = entry["glob"]
+        if "name" in entry:
+            self.problem(where + ("name",), "a glob names its systems by name_from")
+        name_from = entry.get("name_from", "file")
+        if name_from not in ("file", "tag"):
+            self.problem(where + ("name_from",), "must be file or tag")
+            return []
+        if not isinstance(pattern, str) or not pattern.strip():
+            self.problem(where + ("glob",), "must be a file pattern")
+            return []
+        full = os.path.normpath(os.path.join(self.folder, os.path.expanduser(pattern)))
+        if not os.path.isabs(os.path.expanduser(pattern)):
+            if os.path.commonpath([full, self.root]) != self.root:
+                self.problem(where + ("glob",), f"'{pattern}' leaves the campaign folder "
+                                                f"{self.root} (write an absolute path)")
+                return []
+        paths = sorted(p for p in globbing.glob(full) if os.path.isfile(p))
+        if not paths:
+            self.problem(where + ("glob",), f"'{pattern}' matches no file")
+            return []
+        systems = []
+        for path in paths:
+            name = _name_from_file(path) if name_from == "file" else _run_tag(path)
+            if not name:
+                self.problem(where + ("glob",), f"cannot read a run tag from '{path}'")
+                continue
+            systems.append(System(name, path, **meta))
+        return systems
+
+    def _metadata(self, where: tuple, entry: dict) -> dict:
+        meta: dict[str, Any] = {}
+        for key in ("group", "type", "description"):
+            if key in entry:
+                if not isinstance(entry[key], (str, int, float)):
+                    self.problem(where + (key,), "must be text")
+                else:
+                    meta[key] = str(entry[key])
+        if "baseline" in entry:
+            if not isinstance(entry["baseline"], bool):
+                self.problem(where + ("baseline",), "must be true or false")
+            else:
+                meta["baseline"] = entry["baseline"]
+        if "metadata" in entry:
+            if not isinstance(entry["metadata"], dict):
+                self.problem(where + ("metadata",), "must be a mapping")
+            else:
+                meta["metadata"] = entry["metadata"]
+        return meta
+
+    def _suites(self) -> dict[str, tuple[Measure, ...]]:
+        value = self.data.get("suites")
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not value:
+            self.problem(("suites",), "a mapping of suite name: [measures]")
+            return {}
+        suites = {}
+        for name, measures in value.items():
+            where = ("suites", name)
+            if not isinstance(measures, list) or not measures:
+                self.problem(where, "a list of measure names")
+                continue
+            parsed = []
+            for i, text in enumerate(measures):
+                measure = self._measure(where + (i,), text)
+                if measure is not None and measure not in parsed:
+                    parsed.append(measure)
+            suites[str(name)] = tuple(parsed)
+        return suites
+
+    def _measure(self, where: tuple, text: Any) -> Measure | None:
+        if not isinstance(text, str):
+            self.problem(where, "a measure name, e.g. nDCG@10")
+            return None
+        try:
+            measure = parse_measure(text)
+        except IrbenchError as exc:
+            self.problem(where, str(exc))
+            return None
+        family = measure.definition
+        if family.kind == "str" or family.aggregate in ("none", "summary"):
+            self.problem(where, f"'{text}' is not a number per topic, so it cannot be stored")
+            return None
+        return measure
+
+    def _settings(self, size: int) -> Settings:
+        value = self.data.get("evaluation") or {}
+        if not isinstance(value, dict):
+            self.problem(("evaluation",), "a mapping of evaluation options")
+            return Settings(collection_size=size)
+        known = {"topics", "relevance_level", "depth", "judged_only", "duplicates"}
+        for key in value:
+            if key not in known:
+                self.problem(("evaluation", key), f"unknown option ({', '.join(sorted(known))})")
+        topics = value.get("topics", "qrels")
+        if topics not in TOPIC_MODES:
+            self.problem(("evaluation", "topics"), "must be qrels (trec_eval -c) or intersection")
+            topics = "qrels"
+        level = value.get("relevance_level", 1)
+        if not isinstance(level, int) or isinstance(level, bool) or level < 0:
+            self.problem(("evaluation", "relevance_level"), "must be a whole number >= 0")
+            level = 1
+        depth = value.get("depth")
+        if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool)
+                                  or depth < 1):
+            self.problem(("evaluation", "depth"), "must be a positive whole number (or null)")
+            depth = None
+        judged_only = value.get("judged_only", False)
+        if not isinstance(judged_only, bool):
+            self.problem(("evaluation", "judged_only"), "must be true or false")
+            judged_only = False
+        duplicates = value.get("duplicates", "error")
+        if duplicates not in ("error", "first"):
+            self.problem(("evaluation", "duplicates"), "must be error or first")
+            duplicates = "error"
+        return Settings(topics, level, depth, judged_only, duplicates, size)
+
+    def _store(self) -> str:
+        if "store" not in self.data:
+            return default_store(self.path)
+        value = self.data["store"]
+        return self._resolve(("store",), value, must_exist=False) or default_store(self.path)
+
+
+def _name_from_file(path: str) -> str:
+    """A system name from a run file name: without ``.gz`` and a run-file extension, and
+    without TREC's ``input.`` prefix (``input.acsys8aln.gz`` -> ``acsys8aln``)."""
+    name = os.path.basename(path)
+    for suffix in RUN_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    if name.startswith("input.") and len(name) > len("input."):
+        name = name[len("input."):]
+    return name
+
+
+def _run_tag(path: str) -> str:
+    """The tag (sixth column) of the first result line of a run file, or ''."""
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:
+            for _ in range(1000):
+                line = fh.readline()
+                if not line:
+                    break
+                fields = line.split()
+                if len(fields) >= 6 and not fields[0].startswith(b"#"):
+                    return fields[5].decode("utf-8", "replace")
+    except (OSError, EOFError):
+        return ""
+    return ""

@@ -1,0 +1,483 @@
+"""The runner: score every system of a config on every qrels set for every measure, into the store.
+
+:func:`run_campaign` plans from content hashes (the store keeps sha256 per path, size and
+mtime, so an unchanged file is not read again), evaluates only the (system, qrels set,
+measure) results the store lacks, in worker processes when there is enough work, and writes
+each system's results in one transaction as they arrive. Problems with one system or qrels set
+become :class:`Failure` entries; everything else is still scored (``fail_fast`` stops at the
+first instead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from typing import Callable
+
+import numpy as np
+
+from . import __version__
+from .collection import PreparedQrels, rank_run
+from .config import Config, Settings
+from .errors import EvaluationError, FormatError, IrbenchError
+from .evaluate import compute, restrict
+from .measures import Measure, parse_measure
+from .store import Evaluated, Store
+from .topics import read_topics
+from .trec import _display, read_qrels, read_run
+
+PARALLEL_MIN_BYTES = 8 << 20  # less run data than this is scored in the main process
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What could not be scored, and why (the message names the file and line)."""
+
+    subject: str  # "system 'x'", "qrels 'official'", "qrels 'official', measure ERR@20"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.subject}: {self.message}"
+
+
+@dataclass
+class RunReport:
+    """The outcome of :func:`run_campaign`."""
+
+    store: str
+    runner_id: int
+    systems: int
+    qrels: int
+    measures: int
+    evaluated: int = 0   # (system, qrels set) pairs computed now
+    reused: int = 0      # pairs already in the store
+    failures: list[Failure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Task:
+    system: str
+    path: str
+    measures: dict[str, tuple[str, ...]]  # qrels set -> canonical measure names to compute
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    system: str
+    path: str
+    sha256: str
+    stat: tuple[int, int]
+    run_tag: str
+    topics: tuple[str, ...]  # the topics the run answers
+    num_docs: int
+    results: tuple[Evaluated, ...] = ()
+    error: str | None = None
+
+
+# ---- hashing -------------------------------------------------------------------------------
+
+
+def _stat(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def _known_hash(path: str, cache: dict, rehash: bool) -> str | None:
+    """The file's sha256 from the store's cache if its size and mtime are unchanged."""
+    if rehash or path not in cache:
+        return None
+    try:
+        size, mtime = _stat(path)
+    except OSError:
+        return None
+    cached = cache[path]
+    return cached[2] if (cached[0], cached[1]) == (size, mtime) else None
+
+
+def _sha256_file(path: str) -> tuple[str, bytes]:
+    with open(path, "rb") as fh:
+        data = fh.read()
+    return hashlib.sha256(data).hexdigest(), data
+
+
+class _Loaded:
+    """A file already in memory, readable by the TREC readers under its own path."""
+
+    def __init__(self, name: str, data: bytes):
+        self.name = name
+        self._data = data
+
+    def read(self) -> bytes:
+        return self._data
+
+
+# ---- the work done per system (in a worker or in-process) ----------------------------------
+
+
+@dataclass
+class _Context:
+    qrels: dict[str, PreparedQrels]
+    qrels_sha: dict[str, str]
+    topic_set: frozenset | None
+    settings: Settings
+
+
+_CONTEXT: _Context | None = None
+
+
+def _init_worker(qrels_paths: dict[str, str], qrels_sha: dict[str, str],
+                 topic_set: frozenset | None, settings: Settings) -> None:
+    global _CONTEXT
+    prepared = {name: PreparedQrels(read_qrels(path)) for name, path in qrels_paths.items()}
+    _CONTEXT = _Context(prepared, qrels_sha, topic_set, settings)
+
+
+def _score_system(task: _Task) -> _Outcome:
+    """Read one run, check its topics, and evaluate it on every qrels set it needs."""
+    ctx = _CONTEXT
+    stat = _stat(task.path)
+    sha, data = _sha256_file(task.path)
+    try:
+        run = read_run(_Loaded(task.path, data), name=task.system)
+    except FormatError as exc:
+        return _Outcome(task.system, task.path, sha, stat, "", (), 0, error=str(exc))
+    topic_bytes = np.unique(run.query_id)
+    topics = tuple(_display(t) for t in topic_bytes)
+    if ctx.topic_set is not None:
+        unknown = [t for t in topics if t not in ctx.topic_set]
+        if unknown:
+            first = unknown[0].encode("utf-8", "surrogateescape")
+            line = int(run.line[np.argmax(run.query_id == first)]) if first in topic_bytes else 1
+            shown = ", ".join(f"'{t}'" for t in unknown[:5])
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
+                            error=f"{task.path}:{line}: topics not in the topic set: "
+                                  f"{shown}{more}")
+    options = ctx.settings.options()
+    results = []
+    try:
+        for qrels_name, names in task.measures.items():
+            if not names:
+                continue
+            ranked = rank_run(run, ctx.qrels[qrels_name], options)
+            if ctx.settings.topics == "intersection":
+                ranked = restrict(ranked, ~ranked.missing)
+            measures = [parse_measure(n) for n in names]
+            values, summaries = compute(ranked, measures)
+            results.append(Evaluated(
+                task.system, qrels_name, sha, ctx.qrels_sha[qrels_name],
+                tuple(_display(t) for t in ranked.topics),
+                {str(m): np.asarray(values[m], dtype=np.float64) for m in measures},
+                {str(m): float(summaries[m]) for m in measures}))
+    except (FormatError, EvaluationError) as exc:
+        return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
+                        error=str(exc))
+    return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
+                    tuple(results))
+
+
+# ---- the campaign --------------------------------------------------------------------------
+
+
+def _environment() -> dict:
+    import duckdb
+
+    return {"python": platform.python_version(), "numpy": np.__version__,
+            "duckdb": duckdb.__version__, "platform": platform.platform(),
+            "host": platform.node(), "pid": os.getpid(), "argv": sys.argv[1:]}
+
+
+def _qrels_stats(prepared: PreparedQrels, level: int) -> dict:
+    counts = prepared.level_counts
+    levels = np.flatnonzero(counts.sum(axis=0))
+    return {"num_topics": int(len(prepared.topics)), "num_judged": int(counts.sum()),
+            "num_relevant": int(counts[:, level:].sum()),
+            "max_level": int(levels.max()) if len(levels) else 0}
+
+
+class _Campaign:
+    def __init__(self, config: Config, store: Store, workers: int | None, fail_fast: bool,
+                 progress: Callable[[int, int, str], None] | None, rehash: bool):
+        self.config = config
+        self.store = store
+        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self.fail_fast = fail_fast
+        self.progress = progress
+        self.rehash = rehash
+        self.settings = config.settings
+        self.options_key = config.settings.key()
+        self.failures: list[Failure] = []
+        self.warnings: list[str] = []
+        self.new_hashes: list[tuple[str, int, int, str]] = []
+
+    def fail(self, subject: str, message: str) -> None:
+        self.failures.append(Failure(subject, message))
+        if self.fail_fast:
+            raise IrbenchError(f"{subject}: {message}")
+
+    # -- inputs
+
+    def read_topics(self) -> tuple[list[tuple[str, str]], frozenset | None]:
+        if self.config.topics is None:
+            return [], None
+        try:
+            topics = read_topics(self.config.topics)
+        except FormatError as exc:
+            self.fail("topics", str(exc))
+            return [], None
+        return list(zip(topics.query_id, topics.text)), frozenset(topics.query_id)
+
+    def read_qrels(self, topic_set, cache) -> tuple[dict, dict, dict, list[dict]]:
+        prepared, shas, paths, rows = {}, {}, {}, []
+        for spec in self.config.qrels:
+            row = {"name": spec.name, "path": spec.path}
+            rows.append(row)
+            try:
+                stat = _stat(spec.path)
+                sha, data = _sha256_file(spec.path)
+                qrels = read_qrels(_Loaded(spec.path, data), name=spec.name)
+            except OSError as exc:
+                self.fail(f"qrels '{spec.name}'", f"{spec.path}: cannot read ({exc.strerror})")
+                continue
+            except FormatError as exc:
+                self.fail(f"qrels '{spec.name}'", str(exc))
+                continue
+            self.new_hashes.append((spec.path, *stat, sha))
+            if topic_set is not None:
+                unknown = sorted({_display(t) for t in np.unique(qrels.query_id)} - topic_set)
+                if unknown:
+                    first = unknown[0].encode("utf-8", "surrogateescape")
+                    line = int(qrels.line[np.argmax(qrels.query_id == first)])
+                    shown = ", ".join(f"'{t}'" for t in unknown[:5])
+                    self.fail(f"qrels '{spec.name}'", f"{spec.path}:{line}: topics not in "
+                              f"the topic set: {shown}"
+                              + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+                    continue
+            prep = PreparedQrels(qrels)
+            stats = _qrels_stats(prep, self.settings.relevance_level)
+            if stats["num_relevant"] == 0:
+                self.fail(f"qrels '{spec.name}'", f"{spec.path}: no judgment reaches relevance "
+                          f"level {self.settings.relevance_level}")
+                continue
+            row.update(sha256=sha, **stats)
+            prepared[spec.name], shas[spec.name], paths[spec.name] = prep, sha, spec.path
+        return prepared, shas, paths, rows
+
+    def measures_for(self, qrels_rows: list[dict], shas: dict) -> dict[str, tuple[Measure, ...]]:
+        """The measures each usable qrels set can take (graded ones need graded qrels)."""
+        out = {}
+        for row in qrels_rows:
+            if row["name"] not in shas:
+                continue
+            usable = []
+            for m in self.config.measures:
+                needed = m.definition.levels_needed(m, self.settings.relevance_level)
+                if needed > row["max_level"]:
+                    self.fail(f"qrels '{row['name']}', measure {m}",
+                              f"{row['path']}: {m} needs judgments of level {needed} or more, "
+                              f"but the highest level is {row['max_level']}")
+                    continue
+                usable.append(m)
+            out[row["name"]] = tuple(usable)
+        return out
+
+    # -- the plan
+
+    def plan(self, measures: dict, shas: dict, cache: dict):
+        done = self.store.done_measures(self.options_key, __version__)
+        tasks, reuse = [], []
+        for system in self.config.systems:
+            if system.name in self.config.missing_runs:
+                continue
+            sha = _known_hash(system.path, cache, self.rehash)
+            if sha is None:
+                tasks.append(_Task(system.name, system.path,
+                                   {q: tuple(map(str, ms)) for q, ms in measures.items()}))
+                continue
+            todo = {}
+            for qrels_name, ms in measures.items():
+                have = done.get((sha, shas[qrels_name]), set())
+                missing = tuple(str(m) for m in ms if str(m) not in have)
+                if missing:
+                    todo[qrels_name] = missing
+                else:
+                    reuse.append((system.name, qrels_name, sha, shas[qrels_name]))
+            if todo:
+                tasks.append(_Task(system.name, system.path, todo))
+        return tasks, reuse
+
+    def execute(self, tasks: list[_Task], context: _Context, on_outcome) -> None:
+        total_bytes = sum(os.path.getsize(t.path) for t in tasks if os.path.exists(t.path))
+        workers = min(self.workers, len(tasks))
+        global _CONTEXT
+        if workers <= 1 or total_bytes < PARALLEL_MIN_BYTES:
+            _CONTEXT = context
+            try:
+                for task in tasks:
+                    on_outcome(self._safe(task))
+            finally:
+                _CONTEXT = None
+            return
+        method = "forkserver" if sys.platform.startswith("linux") else "spawn"
+        paths = {name: spec.path for name, spec in
+                 ((s.name, s) for s in self.config.qrels) if name in context.qrels}
+        with ProcessPoolExecutor(workers, mp_context=get_context(method),
+                                 initializer=_init_worker,
+                                 initargs=(paths, context.qrels_sha, context.topic_set,
+                                           context.settings)) as pool:
+            pending = {pool.submit(_score_system, t): t for t in tasks}
+            try:
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        task = pending.pop(future)
+                        on_outcome(self._result(future, task))
+            except BaseException:
+                for future in pending:
+                    future.cancel()
+                raise
+
+    @staticmethod
+    def _safe(task: _Task) -> _Outcome:
+        try:
+            return _score_system(task)
+        except OSError as exc:
+            return _Outcome(task.system, task.path, "", (0, 0), "", (), 0,
+                            error=f"{task.path}: cannot read ({exc.strerror})")
+
+    @staticmethod
+    def _result(future, task: _Task) -> _Outcome:
+        try:
+            return future.result()
+        except OSError as exc:
+            return _Outcome(task.system, task.path, "", (0, 0), "", (), 0,
+                            error=f"{task.path}: cannot read ({exc.strerror})")
+
+
+def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = False,
+                 progress: Callable[[int, int, str], None] | None = None, wait: float = 0.0,
+                 rehash: bool = False) -> RunReport:
+    """Score ``config`` into its store; see the module docstring. Returns a :class:`RunReport`."""
+    started = time.perf_counter()
+    with Store(config.store, wait=wait) as store:
+        camp = _Campaign(config, store, workers, fail_fast, progress, rehash)
+        runner_id = store.start_runner(os.path.abspath(config.path), config.sha256, __version__,
+                                       camp.options_key, _environment())
+        report = RunReport(config.store, runner_id, len(config.systems), len(config.qrels),
+                           len(config.measures))
+        status = "interrupted"
+        try:
+            _run(camp, store, runner_id, report)
+            status = "ok" if not camp.failures else "failed"
+        except IrbenchError:
+            status = "failed"
+            raise
+        finally:
+            report.failures, report.warnings = camp.failures, camp.warnings
+            store.finish_runner(runner_id, status, report.evaluated, report.reused,
+                                len(camp.failures))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> None:
+    config = camp.config
+    cache = store.cached_hashes()
+    topics, topic_set = camp.read_topics()
+    prepared, shas, _, qrels_rows = camp.read_qrels(topic_set, cache)
+    measures = camp.measures_for(qrels_rows, shas)
+    store.sync_declarations(
+        topics,
+        [(str(m), m.family, m.definition.aggregate, m.definition.description)
+         for m in config.measures],
+        [(suite, str(m), i) for suite, ms in config.suites.items() for i, m in enumerate(ms)],
+        [_system_row(s) for s in config.systems],
+        [{k: row.get(k) for k in ("name", "path", "sha256", "num_topics", "num_judged",
+                                  "num_relevant", "max_level")} for row in qrels_rows])
+    for row in qrels_rows:
+        ok = row["name"] in shas
+        failure = next((f.message for f in camp.failures
+                        if f.subject == f"qrels '{row['name']}'"), None)
+        store.set_status("qrels_sets", row["name"], "ok" if ok else "failed", failure, runner_id)
+        if not ok:
+            store.forget_current(qrels=row["name"])
+    for name, message in config.missing_runs.items():
+        store.record_system(name, (), "", "", "failed", message, camp.options_key, __version__,
+                            runner_id, keep_current=True)
+        camp.fail(f"system '{name}'", message)
+    tasks, reuse = camp.plan(measures, shas, cache)
+    store.point_many(reuse, camp.options_key, __version__, runner_id)
+    report.reused = len(reuse)
+    answered: dict[str, tuple[str, ...]] = {}
+    total, done = len(tasks), 0
+
+    def on_outcome(outcome: _Outcome) -> None:
+        nonlocal done
+        done += 1
+        if outcome.sha256:
+            camp.new_hashes.append((outcome.path, *outcome.stat, outcome.sha256))
+        if outcome.error is not None:
+            store.record_system(outcome.system, (), outcome.sha256, outcome.run_tag,
+                                "failed", outcome.error, camp.options_key, __version__,
+                                runner_id, keep_current=_unchanged(outcome, cache))
+            camp.fail(f"system '{outcome.system}'", outcome.error)
+        else:
+            store.record_system(outcome.system, outcome.results, outcome.sha256,
+                                outcome.run_tag, "ok", None, camp.options_key, __version__,
+                                runner_id, num_topics=len(outcome.topics),
+                                num_docs=outcome.num_docs, answered=outcome.topics)
+            report.evaluated += len(outcome.results)
+            answered[outcome.system] = outcome.topics
+        if camp.progress is not None:
+            camp.progress(done, total, outcome.system)
+
+    if tasks:
+        context = _Context(prepared, shas, topic_set, camp.settings)
+        camp.execute(tasks, context, on_outcome)
+    store.remember_hashes(camp.new_hashes)
+    _check_unanswered(camp, store, prepared, answered)
+    store.collect_garbage()
+
+
+def _unchanged(outcome: _Outcome, cache: dict) -> bool:
+    """Whether a failing system's stored results stay: its file could not be read at all, or
+    it is the very file they were computed from."""
+    if not outcome.sha256:
+        return True
+    cached = cache.get(outcome.path)
+    return cached is not None and cached[2] == outcome.sha256
+
+
+def _system_row(system) -> dict:
+    return {"name": system.name, "path": system.path, "group": system.group,
+            "type": system.type, "description": system.description,
+            "baseline": system.baseline,
+            "metadata": json.dumps(system.metadata, sort_keys=True, default=str)}
+
+
+def _check_unanswered(camp: _Campaign, store: Store, prepared: dict, answered: dict) -> None:
+    """A qrels topic that no system answers is a failure of the qrels set (usually topic ids
+    that do not match); its scores are stored all the same."""
+    if not prepared:
+        return
+    stored = store.answered_topics()
+    union = set().union(*answered.values(), *stored.values()) if (answered or stored) else set()
+    if not union:
+        return
+    for name, prep in prepared.items():
+        topics = [_display(t) for t in prep.topics]
+        lonely = [t for t in topics if t not in union]
+        if lonely:
+            shown = ", ".join(f"'{t}'" for t in lonely[:5])
+            more = f" and {len(lonely) - 5} more" if len(lonely) > 5 else ""
+            camp.fail(f"qrels '{name}'", f"{camp.config.qrels_path(name)}: no system answers "
+                      f"topic{'s' if len(lonely) > 1 else ''} {shown}{more}")

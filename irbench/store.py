@@ -1,0 +1,455 @@
+"""The score store: one DuckDB file per campaign. The only module that speaks SQL.
+
+``with Store(path) as store:`` opens the file (creating it), applies pending migrations from
+:data:`MIGRATIONS` (each recorded in ``migrations``) and holds DuckDB's file lock, so a second
+writer gets a :class:`StoreError` instead of a corrupt file. Every write happens in a
+transaction; a process killed mid-write leaves the last committed state.
+
+Results are content-addressed: an ``evaluations`` row is the key (sha256 of the run file,
+sha256 of the qrels, the evaluation options as canonical JSON, the irbench version), and
+``scores``/``summaries`` hang off it per measure. ``current`` says which evaluation each
+(system, qrels set) shows now; the documented views ``per_query`` and ``means`` read through
+it, so results of an old version of a file are never shown under the system's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import duckdb
+import numpy as np
+
+from .errors import StoreError
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("create the score store", """
+    CREATE TABLE files (
+        path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, sha256 VARCHAR);
+    CREATE TABLE runner_runs (
+        runner_id INTEGER PRIMARY KEY, config_path VARCHAR, config_sha256 VARCHAR,
+        irbench_version VARCHAR, options VARCHAR, environment VARCHAR,
+        started_at TIMESTAMP, finished_at TIMESTAMP, status VARCHAR,
+        evaluated INTEGER, reused INTEGER, failed INTEGER);
+    CREATE TABLE topics (query_id VARCHAR PRIMARY KEY, text VARCHAR, position INTEGER);
+    CREATE TABLE qrels_sets (
+        name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, num_topics INTEGER,
+        num_judged BIGINT, num_relevant BIGINT, max_level INTEGER, status VARCHAR,
+        error VARCHAR, runner_id INTEGER);
+    CREATE TABLE systems (
+        name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, run_tag VARCHAR,
+        "group" VARCHAR, type VARCHAR, description VARCHAR, baseline BOOLEAN,
+        metadata VARCHAR, status VARCHAR, error VARCHAR, runner_id INTEGER,
+        num_topics INTEGER, num_docs BIGINT, answered VARCHAR[]);
+    CREATE TABLE measures (
+        measure VARCHAR PRIMARY KEY, family VARCHAR, aggregate VARCHAR, description VARCHAR);
+    CREATE TABLE suites (
+        suite VARCHAR, measure VARCHAR, position INTEGER, PRIMARY KEY (suite, measure));
+    CREATE TABLE evaluations (
+        evaluation_id INTEGER PRIMARY KEY, run_sha256 VARCHAR, qrels_sha256 VARCHAR,
+        options VARCHAR, irbench_version VARCHAR, runner_id INTEGER,
+        UNIQUE (run_sha256, qrels_sha256, options, irbench_version));
+    CREATE TABLE summaries (
+        evaluation_id INTEGER, measure VARCHAR, value DOUBLE, num_topics INTEGER,
+        runner_id INTEGER, PRIMARY KEY (evaluation_id, measure));
+    CREATE TABLE scores (
+        evaluation_id INTEGER, measure VARCHAR, query_id VARCHAR, value DOUBLE);
+    CREATE TABLE current (
+        system VARCHAR, qrels VARCHAR, evaluation_id INTEGER, PRIMARY KEY (system, qrels));
+    CREATE VIEW per_query AS
+        SELECT c.system, c.qrels, s.measure, s.query_id, s.value
+        FROM current c JOIN scores s USING (evaluation_id);
+    CREATE VIEW means AS
+        SELECT c.system, c.qrels, m.measure, m.value, m.num_topics
+        FROM current c JOIN summaries m USING (evaluation_id);
+    """),
+]
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """Per-topic values and summaries of one (system, qrels set) to store."""
+
+    system: str
+    qrels: str
+    run_sha256: str
+    qrels_sha256: str
+    topics: tuple[str, ...]
+    values: dict[str, np.ndarray]   # canonical measure name -> per-topic float64
+    summaries: dict[str, float]
+
+
+class Store:
+    """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
+
+    def __init__(self, path: str, read_only: bool = False, wait: float = 0.0):
+        self.path = path
+        self.read_only = read_only
+        if read_only and not os.path.exists(path):
+            raise StoreError(f"{path}: no score store yet (run 'irbench run CONFIG' first)")
+        if not read_only:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.con = _connect(path, read_only, wait)
+        if not read_only:
+            self._migrate()
+        else:
+            self._check_version()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+    # -- schema
+
+    def _applied(self) -> int:
+        self.con.execute("CREATE TABLE IF NOT EXISTS migrations ("
+                         "version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)")
+        row = self.con.execute("SELECT max(version) FROM migrations").fetchone()
+        return row[0] or 0
+
+    def _migrate(self) -> None:
+        applied = self._applied()
+        if applied > len(MIGRATIONS):
+            raise StoreError(f"{self.path}: made by a newer irbench (schema {applied}); "
+                             "upgrade irbench to use it")
+        for version, (name, sql) in enumerate(MIGRATIONS, 1):
+            if version <= applied:
+                continue
+            with self.transaction():
+                self.con.execute(sql)
+                self.con.execute("INSERT INTO migrations VALUES (?, ?, now())", [version, name])
+
+    def _check_version(self) -> None:
+        try:
+            row = self.con.execute("SELECT max(version) FROM migrations").fetchone()
+        except duckdb.Error:
+            raise StoreError(f"{self.path}: not an irbench score store") from None
+        if (row[0] or 0) != len(MIGRATIONS):
+            raise StoreError(f"{self.path}: schema {row[0]}, this irbench reads "
+                             f"{len(MIGRATIONS)}; run 'irbench run' to migrate it")
+
+    def transaction(self):
+        return _Transaction(self.con)
+
+    # -- file hashes (a cache keyed by path, size and mtime)
+
+    def cached_hashes(self) -> dict[str, tuple[int, int, str]]:
+        rows = self.con.execute("SELECT path, size, mtime_ns, sha256 FROM files").fetchall()
+        return {path: (size, mtime, sha) for path, size, mtime, sha in rows}
+
+    def remember_hashes(self, rows: Iterable[tuple[str, int, int, str]]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        with self.transaction():
+            self.con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
+
+    # -- runner runs
+
+    def start_runner(self, config_path: str, config_sha256: str, version: str, options: str,
+                     environment: dict) -> int:
+        with self.transaction():
+            self.con.execute("UPDATE runner_runs SET status = 'interrupted' "
+                             "WHERE status = 'running'")
+            row = self.con.execute("SELECT coalesce(max(runner_id), 0) + 1 "
+                                   "FROM runner_runs").fetchone()
+            self.con.execute(
+                "INSERT INTO runner_runs VALUES (?, ?, ?, ?, ?, ?, now(), NULL, 'running', "
+                "0, 0, 0)",
+                [row[0], config_path, config_sha256, version, options,
+                 json.dumps(environment, sort_keys=True)])
+        return row[0]
+
+    def finish_runner(self, runner_id: int, status: str, evaluated: int, reused: int,
+                      failed: int) -> None:
+        with self.transaction():
+            self.con.execute(
+                "UPDATE runner_runs SET finished_at = now(), status = ?, evaluated = ?, "
+                "reused = ?, failed = ? WHERE runner_id = ?",
+                [status, evaluated, reused, failed, runner_id])
+
+    # -- what the config declares
+
+    def sync_declarations(self, topics: Sequence[tuple[str, str]],
+                          measures: Sequence[tuple[str, str, str, str]],
+                          suites: Sequence[tuple[str, str, int]],
+                          systems: Sequence[dict], qrels: Sequence[dict]) -> None:
+        """Replace topics, measures, suites; upsert systems and qrels sets, dropping those the
+        config no longer names (their ``current`` rows go with them)."""
+        with self.transaction():
+            self.con.execute("DELETE FROM topics")
+            if topics:
+                self.con.executemany("INSERT INTO topics VALUES (?, ?, ?)",
+                                     [(q, t, i) for i, (q, t) in enumerate(topics)])
+            self.con.execute("DELETE FROM measures")
+            self.con.executemany("INSERT INTO measures VALUES (?, ?, ?, ?)", list(measures))
+            self.con.execute("DELETE FROM suites")
+            self.con.executemany("INSERT INTO suites VALUES (?, ?, ?)", list(suites))
+            self._sync("systems", "name", systems, "system")
+            self._sync("qrels_sets", "name", qrels, "qrels")
+
+    def _sync(self, table: str, key: str, rows: Sequence[dict], current_column: str) -> None:
+        names = [row[key] for row in rows]
+        stored = [r[0] for r in self.con.execute(f"SELECT {key} FROM {table}").fetchall()]
+        gone = [n for n in stored if n not in names]
+        for name in gone:
+            self.con.execute(f"DELETE FROM {table} WHERE {key} = ?", [name])
+            self.con.execute(f"DELETE FROM current WHERE {current_column} = ?", [name])
+        for row in rows:
+            columns = list(row)
+            quoted = ", ".join(f'"{c}"' for c in columns)
+            marks = ", ".join("?" for _ in columns)
+            updates = ", ".join(f'"{c}" = excluded."{c}"' for c in columns if c != key)
+            self.con.execute(
+                f"INSERT INTO {table} ({quoted}) VALUES ({marks}) "
+                f"ON CONFLICT ({key}) DO UPDATE SET {updates}",
+                [row[c] for c in columns])
+
+    def set_status(self, table: str, name: str, status: str, error: str | None,
+                   runner_id: int, **columns: Any) -> None:
+        """Record a system's or qrels set's status (``ok``, ``failed``) and columns."""
+        if table not in ("systems", "qrels_sets"):
+            raise ValueError(table)
+        sets = ", ".join([f'"{c}" = ?' for c in columns] + ["status = ?", "error = ?",
+                                                            "runner_id = ?"])
+        with self.transaction():
+            self.con.execute(f"UPDATE {table} SET {sets} WHERE name = ?",
+                             [*columns.values(), status, error, runner_id, name])
+
+    def forget_current(self, system: str | None = None, qrels: str | None = None) -> None:
+        """Stop showing results for a system or qrels set (its input changed and failed)."""
+        with self.transaction():
+            if system is not None:
+                self.con.execute("DELETE FROM current WHERE system = ?", [system])
+            if qrels is not None:
+                self.con.execute("DELETE FROM current WHERE qrels = ?", [qrels])
+
+    # -- results
+
+    def done_measures(self, options: str, version: str) -> dict[tuple[str, str], set[str]]:
+        """{(run_sha256, qrels_sha256): measures stored} for these options and version."""
+        rows = self.con.execute(
+            "SELECT e.run_sha256, e.qrels_sha256, s.measure FROM evaluations e "
+            "JOIN summaries s USING (evaluation_id) "
+            "WHERE e.options = ? AND e.irbench_version = ?", [options, version]).fetchall()
+        done: dict[tuple[str, str], set[str]] = {}
+        for run_sha, qrels_sha, measure in rows:
+            done.setdefault((run_sha, qrels_sha), set()).add(measure)
+        return done
+
+    def point(self, system: str, qrels: str, run_sha256: str, qrels_sha256: str,
+              options: str, version: str, runner_id: int) -> None:
+        """Make (system, qrels) show the evaluation with this key (created if missing)."""
+        with self.transaction():
+            eid = self._evaluation_id(run_sha256, qrels_sha256, options, version, runner_id)
+            self.con.execute("INSERT OR REPLACE INTO current VALUES (?, ?, ?)",
+                             [system, qrels, eid])
+
+    def _evaluation_id(self, run_sha256, qrels_sha256, options, version, runner_id) -> int:
+        key = [run_sha256, qrels_sha256, options, version]
+        row = self.con.execute(
+            "SELECT evaluation_id FROM evaluations WHERE run_sha256 = ? AND qrels_sha256 = ? "
+            "AND options = ? AND irbench_version = ?", key).fetchone()
+        if row is not None:
+            return row[0]
+        eid = self.con.execute("SELECT coalesce(max(evaluation_id), 0) + 1 "
+                               "FROM evaluations").fetchone()[0]
+        self.con.execute("INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?)",
+                         [eid, *key, runner_id])
+        return eid
+
+    def point_many(self, rows: Sequence[tuple[str, str, str, str]], options: str, version: str,
+                   runner_id: int) -> None:
+        """``point`` for many (system, qrels, run_sha256, qrels_sha256) in one transaction,
+        touching only the rows that change."""
+        if not rows:
+            return
+        shown = dict(((s, q), e) for s, q, e in
+                     self.con.execute("SELECT system, qrels, evaluation_id FROM current")
+                     .fetchall())
+        with self.transaction():
+            for system, qrels, run_sha, qrels_sha in rows:
+                eid = self._evaluation_id(run_sha, qrels_sha, options, version, runner_id)
+                if shown.get((system, qrels)) != eid:
+                    self.con.execute("INSERT OR REPLACE INTO current VALUES (?, ?, ?)",
+                                     [system, qrels, eid])
+
+    def record_system(self, name: str, results: Sequence[Evaluated], sha256: str, run_tag: str,
+                      status: str, error: str | None, options: str, version: str,
+                      runner_id: int, keep_current: bool = False, num_topics: int | None = None,
+                      num_docs: int | None = None, answered: Sequence[str] = ()) -> None:
+        """One system's outcome in one transaction: its results in bulk, its status, and which
+        evaluation it shows. A failed system keeps showing its stored results only when
+        ``keep_current`` (its file is unchanged or unreadable); otherwise they stop showing."""
+        with self.transaction():
+            self._write(results, options, version, runner_id)
+            if status != "ok" and not keep_current:
+                self.con.execute("DELETE FROM current WHERE system = ?", [name])
+            self.con.execute(
+                "UPDATE systems SET sha256 = coalesce(nullif(?, ''), sha256), "
+                "run_tag = coalesce(nullif(?, ''), run_tag), status = ?, error = ?, "
+                "runner_id = ?, num_topics = coalesce(?, num_topics), "
+                "num_docs = coalesce(?, num_docs), answered = CASE WHEN ? THEN ? "
+                "ELSE answered END WHERE name = ?",
+                [sha256, run_tag, status, error, runner_id, num_topics, num_docs,
+                 status == "ok", list(answered), name])
+
+    def answered_topics(self) -> dict[str, list[str]]:
+        """{system: topics its run answers} as last recorded."""
+        rows = self.con.execute("SELECT name, answered FROM systems "
+                                "WHERE answered IS NOT NULL").fetchall()
+        return {name: list(topics) for name, topics in rows}
+
+    def _write(self, results: Sequence[Evaluated], options: str, version: str,
+               runner_id: int) -> None:
+        for res in results:
+            eid = self._evaluation_id(res.run_sha256, res.qrels_sha256, options, version,
+                                      runner_id)
+            names = list(res.values)
+            if names:
+                self._bulk_scores(eid, res, names)
+                summary = {
+                    "evaluation_id": np.full(len(names), eid, dtype=np.int64),
+                    "measure": np.array(names, dtype=object),
+                    "value": np.array([res.summaries[n] for n in names], dtype=np.float64),
+                    "num_topics": np.full(len(names), len(res.topics), dtype=np.int64),
+                    "runner_id": np.full(len(names), runner_id, dtype=np.int64),
+                }
+                self.con.register("irbench_summary_rows", summary)
+                self.con.execute("INSERT OR REPLACE INTO summaries "
+                                 "SELECT * FROM irbench_summary_rows")
+                self.con.unregister("irbench_summary_rows")
+            self.con.execute("INSERT OR REPLACE INTO current VALUES (?, ?, ?)",
+                             [res.system, res.qrels, eid])
+
+    def _bulk_scores(self, eid: int, res: Evaluated, names: list[str]) -> None:
+        t = len(res.topics)
+        rows = {
+            "evaluation_id": np.full(t * len(names), eid, dtype=np.int64),
+            "measure": np.repeat(np.array(names, dtype=object), t),
+            "query_id": np.tile(np.array(res.topics, dtype=object), len(names)),
+            "value": np.concatenate([np.asarray(res.values[n], dtype=np.float64)
+                                     for n in names]) if t else np.zeros(0),
+        }
+        self.con.execute("DELETE FROM scores WHERE evaluation_id = ? AND measure IN "
+                         "(SELECT unnest(?))", [eid, names])
+        self.con.register("irbench_score_rows", rows)
+        self.con.execute("INSERT INTO scores SELECT * FROM irbench_score_rows")
+        self.con.unregister("irbench_score_rows")
+
+    def collect_garbage(self) -> int:
+        """Delete evaluations no (system, qrels set) shows any more; returns how many."""
+        with self.transaction():
+            gone = self.con.execute(
+                "SELECT count(*) FROM evaluations WHERE evaluation_id NOT IN "
+                "(SELECT evaluation_id FROM current)").fetchone()[0]
+            if gone:
+                for table in ("scores", "summaries", "evaluations"):
+                    self.con.execute(f"DELETE FROM {table} WHERE evaluation_id NOT IN "
+                                     "(SELECT evaluation_id FROM current)")
+        return gone
+
+    # -- reading
+
+    def query(self, sql: str, params: Sequence = ()) -> tuple[list[str], list[tuple]]:
+        """Column names and rows of a read query (parameterised)."""
+        cursor = self.con.execute(sql, list(params))
+        return [d[0] for d in cursor.description], cursor.fetchall()
+
+    def means(self, qrels: str | None = None, systems: Sequence[str] = (),
+              measures: Sequence[str] = ()) -> tuple[list[str], list[tuple]]:
+        sql, params = _filtered("SELECT system, qrels, measure, value, num_topics FROM means",
+                                qrels, systems, measures)
+        return self.query(sql + " ORDER BY qrels, measure, value DESC, system", params)
+
+    def per_query(self, qrels: str | None = None, systems: Sequence[str] = (),
+                  measures: Sequence[str] = ()) -> tuple[list[str], list[tuple]]:
+        sql, params = _filtered(
+            "SELECT p.system, p.qrels, p.measure, p.query_id, p.value FROM per_query p "
+            "LEFT JOIN topics t USING (query_id)", qrels, systems, measures, alias="p.")
+        return self.query(sql + " ORDER BY p.system, p.qrels, p.measure, t.position, "
+                                "p.query_id", params)
+
+    def read_scores(self, system: str, qrels: str, measure: str) -> tuple[list[str], np.ndarray]:
+        """(query ids, values) of one system on one measure, ordered by query_id."""
+        _, rows = self.query("SELECT query_id, value FROM per_query WHERE system = ? AND "
+                             "qrels = ? AND measure = ? ORDER BY query_id",
+                             [system, qrels, measure])
+        return [r[0] for r in rows], np.array([r[1] for r in rows], dtype=np.float64)
+
+    def export_parquet(self, sql: str, params: Sequence, path: str) -> None:
+        """Write the rows of ``sql`` to a Parquet file (DuckDB's writer, no extra package)."""
+        self.con.execute(f"COPY ({sql}) TO '{_sql_string(path)}' (FORMAT parquet)",
+                         list(params))
+
+
+def _filtered(sql: str, qrels, systems, measures, alias: str = "") -> tuple[str, list]:
+    clauses, params = [], []
+    if qrels is not None:
+        clauses.append(f"{alias}qrels = ?")
+        params.append(qrels)
+    if systems:
+        clauses.append(f"{alias}system IN (SELECT unnest(?))")
+        params.append(list(systems))
+    if measures:
+        clauses.append(f"{alias}measure IN (SELECT unnest(?))")
+        params.append(list(measures))
+    return (sql + (" WHERE " + " AND ".join(clauses) if clauses else "")), params
+
+
+def _sql_string(text: str) -> str:
+    """A path quoted for a SQL string literal (COPY TO takes no parameter for its target)."""
+    return text.replace("'", "''")
+
+
+class _Transaction:
+    def __init__(self, con):
+        self.con = con
+
+    def __enter__(self):
+        self.con.execute("BEGIN TRANSACTION")
+        return self.con
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.con.execute("COMMIT")
+        else:
+            self.con.execute("ROLLBACK")
+        return False
+
+
+def _connect(path: str, read_only: bool, wait: float):
+    deadline = time.monotonic() + max(wait, 0.0)
+    while True:
+        try:
+            return duckdb.connect(path, read_only=read_only)
+        except duckdb.IOException as exc:
+            text = str(exc)
+            if "lock" not in text.lower():
+                raise StoreError(f"{path}: cannot open the score store ({text})") from None
+            if time.monotonic() >= deadline:
+                holder = _lock_holder(text)
+                raise StoreError(
+                    f"{path}: the score store is in use by another process{holder}; wait for "
+                    "it to finish (or pass --wait SECONDS)") from None
+            time.sleep(0.2)
+        except duckdb.Error as exc:
+            raise StoreError(f"{path}: cannot open the score store ({exc})") from None
+
+
+def _lock_holder(text: str) -> str:
+    marker = "PID "
+    if marker in text:
+        pid = text.split(marker, 1)[1].split(")")[0].split()[0]
+        return f" (PID {pid})"
+    return ""
