@@ -219,14 +219,12 @@ def load_config(path: str | os.PathLike, strict: bool = True) -> Config:
     data, reader = _parse_yaml(path, text)
     if not isinstance(data, dict):
         raise ConfigError([f"{path}:1: a config is a mapping with collection, systems, suites"])
-    config = _Builder(path, data, reader, hashlib.sha256(raw).hexdigest()).build()
-    if strict and config.missing_runs:
-        raise ConfigError(list(config.missing_runs.values()))
-    return config
+    return _Builder(path, data, reader, hashlib.sha256(raw).hexdigest(), strict).build()
 
 
 class _Builder:
-    def __init__(self, path: str, data: dict, reader: _Reader, sha256: str):
+    def __init__(self, path: str, data: dict, reader: _Reader, sha256: str, strict: bool):
+        self.strict = strict
         self.path = path
         self.data = data
         self.reader = reader
@@ -237,6 +235,10 @@ class _Builder:
 
     def problem(self, where: tuple, reason: str) -> None:
         self.reader.problem(where, reason)
+
+    def _line_of(self, message: str) -> int:
+        head = message[len(self.path) + 1:].split(":", 1)[0]
+        return int(head) if head.isdigit() else 0
 
     def build(self) -> Config:
         for key in self.data:
@@ -255,8 +257,9 @@ class _Builder:
             self.problem(("report",), "must be a mapping of report options")
             report = {}
         name = self.data.get("name", os.path.splitext(os.path.basename(self.path))[0])
-        if self.reader.problems:
-            raise ConfigError(self.reader.problems)
+        problems = self.reader.problems + (list(self.missing_runs.values()) if self.strict else [])
+        if problems:
+            raise ConfigError(sorted(problems, key=self._line_of))
         return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
                       suites, settings, store, report, self.missing_runs)
 

@@ -1,0 +1,218 @@
+"""Campaign configs: what they accept, and every problem reported at once with line and path."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from irbench import cli
+from irbench.config import default_store, load_config
+from irbench.errors import ConfigError
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"
+RUN = "q1 Q0 d1 1 2.0 {tag}\nq1 Q0 d2 2 1.0 {tag}\nq2 Q0 d3 1 1.0 {tag}\n"
+
+
+@pytest.fixture
+def campaign(tmp_path):
+    """A campaign folder: configs/ beside runs/, with two runs, qrels and topics."""
+    (tmp_path / "configs").mkdir()
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "qrels.txt").write_text(QRELS)
+    (runs / "input.alpha.gz").write_bytes(__import__("gzip").compress(
+        RUN.format(tag="alphaTag").encode()))
+    (runs / "beta.txt").write_text(RUN.format(tag="betaTag"))
+    (runs / "topics.tsv").write_text("q1\tfirst topic\nq2\tsecond topic\n")
+    return tmp_path
+
+
+def write(campaign, text: str, name: str = "c.yaml"):
+    path = campaign / "configs" / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def problems(path: str) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return info.value.problems
+
+
+def test_a_full_config(campaign):
+    path = write(campaign, """
+        name: trec-demo
+        collection:
+          topics: ../runs/topics.tsv
+          qrels:
+            official: ../runs/qrels.txt
+          size: 1000
+        systems:
+          - glob: ../runs/*.gz
+            group: g1
+            type: automatic
+          - name: b
+            run: ../runs/beta.txt
+            baseline: true
+            metadata: {url: "http://example.org"}
+        suites:
+          core: [AP, nDCG@10, P_10, AP]
+          extra: [AP, ERR@20]
+        evaluation:
+          topics: intersection
+          relevance_level: 1
+          depth: 100
+          duplicates: first
+        store: ../runs/demo.duckdb
+        report: {title: x}
+    """)
+    config = load_config(path)
+    assert config.name == "trec-demo"
+    assert [s.name for s in config.systems] == ["alpha", "b"]
+    assert config.systems[0].group == "g1" and config.systems[1].baseline
+    assert config.systems[1].metadata == {"url": "http://example.org"}
+    assert [str(m) for m in config.suites["core"]] == ["AP", "nDCG@10", "P@10"]
+    assert [str(m) for m in config.measures] == ["AP", "nDCG@10", "P@10", "ERR@20"]
+    assert config.settings.topics == "intersection" and config.settings.depth == 100
+    assert config.settings.collection_size == 1000
+    assert config.store == str(campaign / "runs" / "demo.duckdb")
+    assert config.qrels[0].path == str(campaign / "runs" / "qrels.txt")
+    assert len(config.sha256) == 64
+
+
+def test_defaults_and_short_forms(campaign):
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems: {b: ../runs/beta.txt, a: {run: ../runs/input.alpha.gz, group: x}}
+        suites: {core: [AP]}
+    """)
+    config = load_config(path)
+    assert [q.name for q in config.qrels] == ["official"]
+    assert [(s.name, s.group) for s in config.systems] == [("b", ""), ("a", "x")]
+    assert config.settings.topics == "qrels" and config.settings.options().complete
+    assert config.store == default_store(path) == str(campaign / "runs" / "c.duckdb")
+
+
+def test_names_from_run_tags(campaign):
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems: [{glob: "../runs/*", name_from: tag}]
+        suites: {core: [AP]}
+    """)
+    # the glob also matches qrels.txt and topics.tsv, whose "tags" cannot be read
+    found = problems(path)
+    assert any("cannot read a run tag" in p for p in found)
+
+
+def test_every_problem_at_once_with_line_and_path(campaign):
+    path = write(campaign, """
+        collection:
+          qrels:
+            official: ../runs/qrels.txt
+            missing: ../runs/nope.txt
+          colour: blue
+        systems:
+          - name: a
+            run: ../runs/beta.txt
+          - name: a
+            run: ../runs/input.alpha.gz
+          - name: c
+            run: ../runs/x.txt
+          - glob: ../runs/*.none
+          - name: e
+            run: ../../../etc/passwd
+          - name: f
+            run: ../runs/beta.txt
+            baseline: maybe
+            colour: red
+        suites:
+          core: [AP, nDGC@10, relstring, 5]
+        evaluation:
+          topics: some
+          depth: -3
+        extra: 1
+    """)
+    found = problems(path)
+    expected = [
+        (5, "collection.qrels.missing: no such file '../runs/nope.txt'"),
+        (6, "collection.colour: unknown key"),
+        (10, "systems[1]: system name 'a' also used at systems[0]"),
+        (13, "systems[2].run: no such file '../runs/x.txt'"),
+        (14, "systems[3].glob: '../runs/*.none' matches no file"),
+        (16, "systems[4].run: '../../../etc/passwd' leaves the campaign folder"),
+        (19, "systems[5].baseline: must be true or false"),
+        (20, "systems[5].colour: unknown key"),
+        (22, "suites.core[1]: unknown measure 'nDGC@10' (did you mean nDCG@10?)"),
+        (22, "suites.core[2]: 'relstring' is not a number per topic"),
+        (22, "suites.core[3]: a measure name"),
+        (24, "evaluation.topics: must be qrels (trec_eval -c) or intersection"),
+        (25, "evaluation.depth: must be a positive whole number"),
+        (26, "extra: unknown key"),
+    ]
+    for line, text in expected:
+        assert any(p.startswith(f"{path}:{line}: {text}") for p in found), (line, text, found)
+    assert len(found) == len(expected)
+
+
+def test_missing_run_is_not_fatal_for_the_runner(campaign):
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems: [{name: gone, run: ../runs/gone.txt}, {name: b, run: ../runs/beta.txt}]
+        suites: {core: [AP]}
+    """)
+    assert problems(path) == [f"{path}:3: systems[0].run: no such file '../runs/gone.txt'"]
+    config = load_config(path, strict=False)
+    assert list(config.missing_runs) == ["gone"]
+    assert [s.name for s in config.systems] == ["gone", "b"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("collection: [\n", "not valid YAML"),
+    ("", "empty config"),
+    ("- a\n- b\n", "a config is a mapping"),
+    ("x: !!python/object:os.system ls\n", "could not determine a constructor"),
+])
+def test_not_a_config(campaign, text, message):
+    path = campaign / "configs" / "bad.yaml"
+    path.write_text(text)
+    found = problems(str(path))
+    assert len(found) == 1 and message in found[0] and found[0].startswith(f"{path}:")
+
+
+def test_absolute_paths_may_leave_the_folder(campaign, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "q.txt").write_text(QRELS)
+    path = write(campaign, f"""
+        collection: {{qrels: {elsewhere / 'q.txt'}}}
+        systems: {{b: ../runs/beta.txt}}
+        suites: {{core: [AP]}}
+    """)
+    assert load_config(path).qrels[0].path == str(elsewhere / "q.txt")
+
+
+def test_a_config_outside_configs_keeps_to_its_folder(tmp_path):
+    (tmp_path / "q.txt").write_text(QRELS)
+    (tmp_path / "r.txt").write_text(RUN.format(tag="t"))
+    path = tmp_path / "c.yaml"
+    path.write_text("collection: {qrels: q.txt}\nsystems: {r: r.txt}\nsuites: {s: [AP]}\n")
+    config = load_config(str(path))
+    assert config.store == str(tmp_path / "c.duckdb")
+    path.write_text("collection: {qrels: ../q.txt}\nsystems: {r: r.txt}\nsuites: {s: [AP]}\n")
+    assert "leaves the campaign folder" in problems(str(path))[0]
+
+
+def test_check_command(campaign, capsys):
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems: {b: ../runs/beta.txt}
+        suites: {core: [AP, nDGC@10]}
+    """)
+    assert cli.main(["check", path]) == 2
+    err = capsys.readouterr().err
+    assert f"irbench: error: {path}:4: suites.core[1]: unknown measure 'nDGC@10'" in err
+    assert "Traceback" not in err
+    os.remove(path)
+    assert cli.main(["check", path]) == 2
+    assert "cannot read the config" in capsys.readouterr().err

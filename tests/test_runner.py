@@ -1,0 +1,277 @@
+"""The runner and the store: equal to evaluate(), incremental, safe under failures."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from campaigns import make_campaign, write_run
+
+import irbench
+from irbench import cli, runner
+from irbench.config import load_config
+from irbench.errors import StoreError
+from irbench.runner import run_campaign
+from irbench.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def stored(config) -> dict:
+    """{(system, qrels, measure): {query_id: value}} as the per_query view shows it."""
+    out: dict = {}
+    with Store(config.store, read_only=True) as store:
+        _, rows = store.query("SELECT system, qrels, measure, query_id, value FROM per_query")
+    for system, qrels, measure, qid, value in rows:
+        out.setdefault((system, qrels, measure), {})[qid] = value
+    return out
+
+
+def means(config) -> dict:
+    with Store(config.store, read_only=True) as store:
+        _, rows = store.query("SELECT system, qrels, measure, value FROM means")
+    return {(s, q, m): v for s, q, m, v in rows}
+
+
+def run(config_path, **kwargs):
+    return run_campaign(load_config(config_path, strict=False), workers=1, **kwargs)
+
+
+def test_store_equals_evaluate(tmp_path):
+    path = make_campaign(tmp_path, systems=3)
+    report = run(path)
+    assert (report.evaluated, report.reused, report.failures) == (6, 0, [])
+    config = load_config(path)
+    values, summaries = stored(config), means(config)
+    assert len(values) == 3 * 2 * 6
+    for system in config.systems:
+        for qrels in config.qrels:
+            ev = irbench.evaluate(qrels.path, system.path, config.measures, complete=True)
+            for m in config.measures:
+                got = values[(system.name, qrels.name, str(m))]
+                assert list(got) == list(ev.topics)
+                assert np.array_equal(np.array(list(got.values())), ev[m])
+                assert summaries[(system.name, qrels.name, str(m))] == ev.summary(m)
+
+
+def test_intersection_scores_only_answered_topics(tmp_path):
+    path = make_campaign(tmp_path, systems=2, evaluation="{topics: intersection}",
+                         extra_qrels=False)
+    run_file = tmp_path / "runs" / "r00.txt"
+    lines = [line for line in run_file.read_text().splitlines() if not line.startswith("t01 ")]
+    run_file.write_text("\n".join(lines) + "\n")
+    assert not run(path).failures
+    config = load_config(path)
+    got = stored(config)[("r00", "official", "AP")]
+    assert "t01" not in got and len(got) == 4
+    ev = irbench.evaluate(config.qrels[0].path, str(run_file), ["AP"], complete=True)
+    assert got == {t: v for t, v in zip(ev.topics, ev["AP"]) if t != "t01"}
+    assert means(config)[("r00", "official", "AP")] == pytest.approx(np.mean(list(got.values())))
+
+
+def test_second_run_reuses_everything(tmp_path):
+    path = make_campaign(tmp_path)
+    run(path)
+    before = stored(load_config(path))
+    report = run(path)
+    assert (report.evaluated, report.reused) == (0, 8)
+    assert stored(load_config(path)) == before
+
+
+def test_a_changed_run_file_recomputes_only_that_system(tmp_path):
+    path = make_campaign(tmp_path)
+    run(path)
+    config = load_config(path)
+    before = stored(config)
+    write_run(tmp_path / "runs" / "r01.txt", np.random.default_rng(99), [f"t{i:02d}" for i in
+              range(1, 6)], 50, "new")
+    report = run(path)
+    assert (report.evaluated, report.reused) == (2, 6)
+    after = stored(config)
+    for key in before:
+        assert (after[key] == before[key]) == (key[0] != "r01"), key
+    ev = irbench.evaluate(config.qrels[0].path, str(tmp_path / "runs" / "r01.txt"), ["AP"],
+                          complete=True)
+    assert list(after[("r01", "official", "AP")].values()) == list(ev["AP"])
+    with Store(config.store, read_only=True) as store:  # the old results were dropped
+        _, rows = store.query("SELECT count(*) FROM evaluations")
+    assert rows == [(8,)]
+
+
+def test_changed_qrels_options_and_measures(tmp_path):
+    path = make_campaign(tmp_path)
+    run(path)
+    shallow = tmp_path / "runs" / "shallow.txt"
+    shallow.write_text(shallow.read_text().replace(" 0\n", " 1\n", 3))
+    assert (run(path).evaluated, run(path).evaluated) == (4, 0)
+    text = path.read_text().replace("GMAP, ", "GMAP, ERR@10, ")
+    path.write_text(text)
+    report = run(path)
+    assert report.evaluated == 8  # every pair computes the one new measure
+    config = load_config(path)
+    with Store(config.store, read_only=True) as store:
+        _, rows = store.query("SELECT runner_id, count(*) FROM summaries GROUP BY ALL "
+                              "ORDER BY runner_id")
+    assert rows[-1][1] == 8  # only ERR@10, once per pair
+    path.write_text(text + "evaluation: {depth: 10}\n")
+    assert run(path).evaluated == 8
+    ev = irbench.evaluate(config.qrels[0].path, str(tmp_path / "runs" / "r00.txt"), ["P@10"],
+                          complete=True, max_docs=10)
+    assert list(stored(config)[("r00", "official", "P@10")].values()) == list(ev["P@10"])
+
+
+def test_removed_systems_leave_the_views(tmp_path):
+    path = make_campaign(tmp_path)
+    run(path)
+    os.remove(tmp_path / "runs" / "r03.txt")
+    run(path)
+    config = load_config(path)
+    assert {k[0] for k in stored(config)} == {"r00", "r01", "r02"}
+
+
+def test_failures_are_reported_and_the_rest_scored(tmp_path, capsys):
+    path = make_campaign(tmp_path, suites="core: [AP, P(rel=3)@5]")
+    run(path)  # P(rel=3)@5 fails: the qrels only have levels 0-2
+    bad = tmp_path / "runs" / "r01.txt"
+    bad.write_text(bad.read_text() + "t01 Q0 x 1 abc tag01\n")
+    (tmp_path / "runs" / "r02.txt").write_text("t99 Q0 d 1 1.0 tag02\n")
+    stray = (tmp_path / "runs" / "r03.txt").read_text()
+    rc = cli.main(["run", "--workers", "1", "--quiet", str(path)])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "Traceback" not in err
+    lines = (bad.read_text().count("\n"))
+    assert f"system 'r01': {bad}:{lines}: score 'abc' is not a finite number" in err
+    assert f"system 'r02': {tmp_path / 'runs' / 'r02.txt'}:1: topics not in the topic set: " \
+           "'t99'" in err
+    assert "measure P(rel=3)@5" in err and "needs judgments of level 3" in err
+    config = load_config(path)
+    values = stored(config)
+    assert {k[0] for k in values} == {"r00", "r03"}  # r01, r02 changed and broke: not shown
+    assert stray and ("r03", "official", "AP") in values
+    # a run file that disappears keeps its stored results (nothing is lost)
+    os.remove(tmp_path / "runs" / "r03.txt")
+    text = path.read_text().replace("  - glob: ../runs/r*.txt",
+                                    "  - glob: ../runs/r*.txt\n  - {name: r03, run: "
+                                    "../runs/r03.txt}")
+    path.write_text(text)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 1
+    assert "systems[1].run: no such file '../runs/r03.txt'" in capsys.readouterr().err
+    assert ("r03", "official", "AP") in stored(config)
+
+
+def test_fail_fast(tmp_path, capsys):
+    path = make_campaign(tmp_path)
+    (tmp_path / "runs" / "r00.txt").write_text("t01 Q0 d1 1 nan x\n")
+    assert cli.main(["run", "--workers", "1", "--fail-fast", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "score 'nan' is not a finite number" in err and "Traceback" not in err
+
+
+def test_unanswered_qrels_topic(tmp_path, capsys):
+    path = make_campaign(tmp_path, systems=2, extra_qrels=False)
+    for name in ("r00.txt", "r01.txt"):
+        f = tmp_path / "runs" / name
+        f.write_text("".join(line + "\n" for line in f.read_text().splitlines()
+                             if not line.startswith("t05 ")))
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 1
+    assert "qrels 'official'" in capsys.readouterr().err
+    assert ("r00", "official", "AP") in stored(load_config(path))
+
+
+def test_worker_processes_give_the_same_store(tmp_path, monkeypatch):
+    one = make_campaign(tmp_path / "one")
+    two = make_campaign(tmp_path / "two")
+    run(one)
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    report = run_campaign(load_config(two), workers=2)
+    assert report.evaluated == 8
+    a, b = stored(load_config(one)), stored(load_config(two))
+    assert a == b
+
+
+def test_cli_commands(tmp_path, capsys):
+    path = str(make_campaign(tmp_path))
+    assert cli.main(["run", "--workers", "1", path]) == 0
+    captured = capsys.readouterr()
+    assert "top 4 of 4 systems on qrels 'official', by AP" in captured.out
+    assert "8 evaluated, 0 reused, 0 failed" in captured.err
+    assert cli.main(["scores", path, "--format", "csv", "--measure", "AP"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0] == "system,qrels,measure,value,num_topics" and len(rows) == 5
+    assert cli.main(["scores", path, "--per-query", "--system", "r00", "--qrels", "shallow",
+                     "--format", "json"]) == 0
+    data = __import__("json").loads(capsys.readouterr().out)
+    assert len(data) == 6 * 5 and data[0]["system"] == "r00"
+    out = tmp_path / "x.parquet"
+    assert cli.main(["scores", path, "--format", "parquet", "-o", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"PAR1"
+    assert cli.main(["systems", path]) == 0
+    assert "r00" in capsys.readouterr().out
+    assert cli.main(["scores", path, "--qrels", "nope"]) == 1
+
+
+def test_store_is_versioned(tmp_path):
+    path = str(tmp_path / "s.duckdb")
+    with Store(path) as store:
+        _, rows = store.query("SELECT version, name FROM migrations")
+        assert rows == [(1, "create the score store")]
+    with Store(path) as store:  # opening again applies nothing
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(1,)]
+    with pytest.raises(StoreError, match="no score store yet"):
+        Store(str(tmp_path / "none.duckdb"), read_only=True)
+
+
+# ---- whole processes ---------------------------------------------------------------------
+
+
+def _irbench(*args, **kwargs):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen([sys.executable, "-m", "irbench", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+ALL_MEASURES = ("core: [AP, GMAP, Bpref, infAP, Rprec, RR, P@5, P@10, P@20, nDCG, nDCG@10, "
+                "nDCG@20, R@100, ERR@20, RBP, judged@10, AUC, IPrec@0.5, AP(condensed), "
+                "Bpref(ten), nDCG(gain=exp)@10, F, Success@10]")
+
+
+@pytest.mark.parametrize("delay", [0.4, 0.9, 1.6])
+def test_kill_9_then_resume(tmp_path, delay):
+    path = make_campaign(tmp_path / "k", systems=40, topics=25, depth=300, suites=ALL_MEASURES)
+    reference = make_campaign(tmp_path / "ref", systems=40, topics=25, depth=300,
+                              suites=ALL_MEASURES)
+    proc = _irbench("run", "--workers", "1", "--quiet", str(path))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    resumed = _irbench("run", "--workers", "1", "--quiet", str(path))
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert run(reference).evaluated == 80
+    assert stored(load_config(path)) == stored(load_config(reference))
+    with Store(load_config(path).store, read_only=True) as store:
+        _, rows = store.query("SELECT status FROM runner_runs ORDER BY runner_id")
+    assert rows[-1] == ("ok",) and all(r in (("interrupted",), ("ok",)) for r in rows)
+
+
+def test_a_second_runner_stops_or_waits(tmp_path):
+    path = make_campaign(tmp_path, systems=40, topics=25, depth=300, suites=ALL_MEASURES)
+    first = _irbench("run", "--workers", "1", "--quiet", str(path))
+    time.sleep(0.6)
+    second = _irbench("run", "--workers", "1", "--quiet", str(path))
+    _, err = second.communicate(timeout=300)
+    if first.poll() is None:  # the first still held the store
+        assert second.returncode == 3
+        assert "is in use by another process" in err and "Traceback" not in err
+    third = _irbench("run", "--workers", "1", "--quiet", "--wait", "300", str(path))
+    _, err3 = third.communicate(timeout=300)
+    first.communicate(timeout=300)
+    assert first.returncode == 0 and third.returncode == 0, err3
+    assert "0 evaluated" in err3
