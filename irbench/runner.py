@@ -68,6 +68,7 @@ class _Task:
     system: str
     path: str
     measures: dict[str, tuple[str, ...]]  # qrels set -> canonical measure names to compute
+    hashed: bool = True  # False: the file's hash is unknown, so drop what the store has
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class _Outcome:
     num_docs: int
     results: tuple[Evaluated, ...] = ()
     error: str | None = None
+    reused: tuple[str, ...] = ()  # qrels sets whose results the store already had
 
 
 # ---- hashing -------------------------------------------------------------------------------
@@ -125,20 +127,23 @@ class _Loaded:
 
 @dataclass
 class _Context:
-    qrels: dict[str, PreparedQrels]
+    qrels: "_QrelsSets | dict[str, PreparedQrels]"
     qrels_sha: dict[str, str]
     topic_set: frozenset | None
     settings: Settings
+    done: dict  # (run sha256, qrels sha256) -> measures the store has
 
 
 _CONTEXT: _Context | None = None
 
 
 def _init_worker(qrels_paths: dict[str, str], qrels_sha: dict[str, str],
-                 topic_set: frozenset | None, settings: Settings) -> None:
+                 topic_set: frozenset | None, settings: Settings, done: dict) -> None:
     global _CONTEXT
-    prepared = {name: PreparedQrels(read_qrels(path)) for name, path in qrels_paths.items()}
-    _CONTEXT = _Context(prepared, qrels_sha, topic_set, settings)
+    prepared = _QrelsSets()
+    for name, path in qrels_paths.items():
+        prepared.add(name, path)
+    _CONTEXT = _Context(prepared, qrels_sha, topic_set, settings, done)
 
 
 def _score_system(task: _Task) -> _Outcome:
@@ -146,6 +151,13 @@ def _score_system(task: _Task) -> _Outcome:
     ctx = _CONTEXT
     stat = _stat(task.path)
     sha, data = _sha256_file(task.path)
+    todo, reused = task.measures, ()
+    if not task.hashed:  # e.g. a touched file: compute only what the store lacks
+        todo = {q: tuple(n for n in names if n not in ctx.done.get((sha, ctx.qrels_sha[q]), ()))
+                for q, names in task.measures.items()}
+        reused = tuple(q for q, names in todo.items() if not names)
+        if len(reused) == len(todo):
+            return _Outcome(task.system, task.path, sha, stat, "", (), 0, reused=reused)
     try:
         run = read_run(_Loaded(task.path, data), name=task.system)
     except FormatError as exc:
@@ -165,7 +177,7 @@ def _score_system(task: _Task) -> _Outcome:
     options = ctx.settings.options()
     results = []
     try:
-        for qrels_name, names in task.measures.items():
+        for qrels_name, names in todo.items():
             if not names:
                 continue
             ranked = rank_run(run, ctx.qrels[qrels_name], options)
@@ -182,7 +194,7 @@ def _score_system(task: _Task) -> _Outcome:
         return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
                         error=str(exc))
     return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
-                    tuple(results))
+                    tuple(results), reused=reused)
 
 
 # ---- the campaign --------------------------------------------------------------------------
@@ -196,12 +208,23 @@ def _environment() -> dict:
             "host": platform.node(), "pid": os.getpid(), "argv": sys.argv[1:]}
 
 
-def _qrels_stats(prepared: PreparedQrels, level: int) -> dict:
-    counts = prepared.level_counts
-    levels = np.flatnonzero(counts.sum(axis=0))
-    return {"num_topics": int(len(prepared.topics)), "num_judged": int(counts.sum()),
-            "num_relevant": int(counts[:, level:].sum()),
-            "max_level": int(levels.max()) if len(levels) else 0}
+class _QrelsSets:
+    """Qrels sets by name, read and prepared on first use (a rerun with nothing to compute
+    never reads them)."""
+
+    def __init__(self):
+        self.paths: dict[str, str] = {}
+        self._prepared: dict[str, PreparedQrels] = {}
+
+    def add(self, name: str, path: str, prepared: PreparedQrels | None = None) -> None:
+        self.paths[name] = path
+        if prepared is not None:
+            self._prepared[name] = prepared
+
+    def __getitem__(self, name: str) -> PreparedQrels:
+        if name not in self._prepared:
+            self._prepared[name] = PreparedQrels(read_qrels(self.paths[name], name=name))
+        return self._prepared[name]
 
 
 class _Campaign:
@@ -226,51 +249,82 @@ class _Campaign:
 
     # -- inputs
 
-    def read_topics(self) -> tuple[list[tuple[str, str]], frozenset | None]:
+    def read_topics(self) -> tuple[list[tuple[str, str]], frozenset | None, str]:
+        """(topics with their text, the topic set or None, sha256 of the topic file or '')."""
         if self.config.topics is None:
-            return [], None
+            return [], None, ""
         try:
-            topics = read_topics(self.config.topics)
+            sha, data = _sha256_file(self.config.topics)
+            topics = read_topics(_Loaded(self.config.topics, data))
+        except OSError as exc:
+            self.fail("topics", f"{self.config.topics}: cannot read ({exc.strerror})")
+            return [], None, ""
         except FormatError as exc:
             self.fail("topics", str(exc))
-            return [], None
-        return list(zip(topics.query_id, topics.text)), frozenset(topics.query_id)
+            return [], None, ""
+        return list(zip(topics.query_id, topics.text)), frozenset(topics.query_id), sha
 
-    def read_qrels(self, topic_set, cache) -> tuple[dict, dict, dict, list[dict]]:
-        prepared, shas, paths, rows = {}, {}, {}, []
+    def read_qrels(self, topic_set, topics_sha: str, cache: dict):
+        """Check every qrels set; returns (lazily prepared qrels, sha256 by usable set, rows).
+
+        A qrels file whose size and mtime are unchanged since it was last found usable (with
+        the same topic file) is not read again: its counts come from the store."""
+        stored = self.store.qrels_records()
+        prepared = _QrelsSets()
+        shas, rows = {}, []
         for spec in self.config.qrels:
             row = {"name": spec.name, "path": spec.path}
             rows.append(row)
-            try:
-                stat = _stat(spec.path)
-                sha, data = _sha256_file(spec.path)
-                qrels = read_qrels(_Loaded(spec.path, data), name=spec.name)
-            except OSError as exc:
-                self.fail(f"qrels '{spec.name}'", f"{spec.path}: cannot read ({exc.strerror})")
-                continue
-            except FormatError as exc:
-                self.fail(f"qrels '{spec.name}'", str(exc))
-                continue
-            self.new_hashes.append((spec.path, *stat, sha))
-            if topic_set is not None:
-                unknown = sorted({_display(t) for t in np.unique(qrels.query_id)} - topic_set)
-                if unknown:
-                    first = unknown[0].encode("utf-8", "surrogateescape")
-                    line = int(qrels.line[np.argmax(qrels.query_id == first)])
-                    shown = ", ".join(f"'{t}'" for t in unknown[:5])
-                    self.fail(f"qrels '{spec.name}'", f"{spec.path}:{line}: topics not in "
-                              f"the topic set: {shown}"
-                              + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+            sha = _known_hash(spec.path, cache, self.rehash)
+            prev = stored.get(spec.name)
+            if (sha is not None and prev is not None and prev["status"] == "ok"
+                    and (prev["path"], prev["sha256"], prev["topics_sha256"])
+                    == (spec.path, sha, topics_sha)):
+                level_counts, topics = list(prev["level_counts"]), list(prev["topics"])
+                prepared.add(spec.name, spec.path)
+            else:
+                loaded = self._read_one_qrels(spec, topic_set)
+                if loaded is None:
                     continue
-            prep = PreparedQrels(qrels)
-            stats = _qrels_stats(prep, self.settings.relevance_level)
-            if stats["num_relevant"] == 0:
+                sha, prep = loaded
+                prepared.add(spec.name, spec.path, prep)
+                level_counts = prep.level_counts.sum(axis=0).tolist()
+                topics = [_display(t) for t in prep.topics]
+            levels = [i for i, n in enumerate(level_counts) if n]
+            row.update(sha256=sha, num_topics=len(topics), num_judged=int(sum(level_counts)),
+                       num_relevant=int(sum(level_counts[self.settings.relevance_level:])),
+                       max_level=max(levels) if levels else 0, level_counts=level_counts,
+                       topics=topics, topics_sha256=topics_sha)
+            if row["num_relevant"] == 0:
                 self.fail(f"qrels '{spec.name}'", f"{spec.path}: no judgment reaches relevance "
                           f"level {self.settings.relevance_level}")
                 continue
-            row.update(sha256=sha, **stats)
-            prepared[spec.name], shas[spec.name], paths[spec.name] = prep, sha, spec.path
-        return prepared, shas, paths, rows
+            shas[spec.name] = sha
+        return prepared, shas, rows
+
+    def _read_one_qrels(self, spec, topic_set) -> tuple[str, PreparedQrels] | None:
+        try:
+            stat = _stat(spec.path)
+            sha, data = _sha256_file(spec.path)
+            qrels = read_qrels(_Loaded(spec.path, data), name=spec.name)
+        except OSError as exc:
+            self.fail(f"qrels '{spec.name}'", f"{spec.path}: cannot read ({exc.strerror})")
+            return None
+        except FormatError as exc:
+            self.fail(f"qrels '{spec.name}'", str(exc))
+            return None
+        self.new_hashes.append((spec.path, *stat, sha))
+        if topic_set is not None:
+            unknown = sorted({_display(t) for t in np.unique(qrels.query_id)} - topic_set)
+            if unknown:
+                first = unknown[0].encode("utf-8", "surrogateescape")
+                line = int(qrels.line[np.argmax(qrels.query_id == first)])
+                shown = ", ".join(f"'{t}'" for t in unknown[:5])
+                self.fail(f"qrels '{spec.name}'", f"{spec.path}:{line}: topics not in "
+                          f"the topic set: {shown}"
+                          + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+                return None
+        return sha, PreparedQrels(qrels)
 
     def measures_for(self, qrels_rows: list[dict], shas: dict) -> dict[str, tuple[Measure, ...]]:
         """The measures each usable qrels set can take (graded ones need graded qrels)."""
@@ -292,8 +346,7 @@ class _Campaign:
 
     # -- the plan
 
-    def plan(self, measures: dict, shas: dict, cache: dict):
-        done = self.store.done_measures(self.options_key, __version__)
+    def plan(self, measures: dict, shas: dict, cache: dict, done: dict):
         tasks, reuse = [], []
         for system in self.config.systems:
             if system.name in self.config.missing_runs:
@@ -301,7 +354,8 @@ class _Campaign:
             sha = _known_hash(system.path, cache, self.rehash)
             if sha is None:
                 tasks.append(_Task(system.name, system.path,
-                                   {q: tuple(map(str, ms)) for q, ms in measures.items()}))
+                                   {q: tuple(map(str, ms)) for q, ms in measures.items()},
+                                   hashed=False))
                 continue
             todo = {}
             for qrels_name, ms in measures.items():
@@ -328,12 +382,11 @@ class _Campaign:
                 _CONTEXT = None
             return
         method = "forkserver" if sys.platform.startswith("linux") else "spawn"
-        paths = {name: spec.path for name, spec in
-                 ((s.name, s) for s in self.config.qrels) if name in context.qrels}
+        paths = {name: context.qrels.paths[name] for name in context.qrels_sha}
         with ProcessPoolExecutor(workers, mp_context=get_context(method),
                                  initializer=_init_worker,
                                  initargs=(paths, context.qrels_sha, context.topic_set,
-                                           context.settings)) as pool:
+                                           context.settings, context.done)) as pool:
             pending = {pool.submit(_score_system, t): t for t in tasks}
             try:
                 while pending:
@@ -392,8 +445,8 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
 def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> None:
     config = camp.config
     cache = store.cached_hashes()
-    topics, topic_set = camp.read_topics()
-    prepared, shas, _, qrels_rows = camp.read_qrels(topic_set, cache)
+    topics, topic_set, topics_sha = camp.read_topics()
+    prepared, shas, qrels_rows = camp.read_qrels(topic_set, topics_sha, cache)
     measures = camp.measures_for(qrels_rows, shas)
     store.sync_declarations(
         topics,
@@ -402,7 +455,8 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         [(suite, str(m), i) for suite, ms in config.suites.items() for i, m in enumerate(ms)],
         [_system_row(s) for s in config.systems],
         [{k: row.get(k) for k in ("name", "path", "sha256", "num_topics", "num_judged",
-                                  "num_relevant", "max_level")} for row in qrels_rows])
+                                  "num_relevant", "max_level", "level_counts", "topics",
+                                  "topics_sha256")} for row in qrels_rows])
     for row in qrels_rows:
         ok = row["name"] in shas
         failure = next((f.message for f in camp.failures
@@ -414,15 +468,16 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         store.record_system(name, (), "", "", "failed", message, camp.options_key, __version__,
                             runner_id, keep_current=True)
         camp.fail(f"system '{name}'", message)
-    tasks, reuse = camp.plan(measures, shas, cache)
+    done = store.done_measures(camp.options_key, __version__)
+    tasks, reuse = camp.plan(measures, shas, cache, done)
     store.point_many(reuse, camp.options_key, __version__, runner_id)
     report.reused = len(reuse)
     answered: dict[str, tuple[str, ...]] = {}
-    total, done = len(tasks), 0
+    total, finished = len(tasks), 0
 
     def on_outcome(outcome: _Outcome) -> None:
-        nonlocal done
-        done += 1
+        nonlocal finished
+        finished += 1
         if outcome.sha256:
             camp.new_hashes.append((outcome.path, *outcome.stat, outcome.sha256))
         if outcome.error is not None:
@@ -431,20 +486,25 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
                                 runner_id, keep_current=_unchanged(outcome, cache))
             camp.fail(f"system '{outcome.system}'", outcome.error)
         else:
+            computed = bool(outcome.results) or not outcome.reused
             store.record_system(outcome.system, outcome.results, outcome.sha256,
                                 outcome.run_tag, "ok", None, camp.options_key, __version__,
-                                runner_id, num_topics=len(outcome.topics),
-                                num_docs=outcome.num_docs, answered=outcome.topics)
+                                runner_id, num_topics=len(outcome.topics) if computed else None,
+                                num_docs=outcome.num_docs if computed else None,
+                                answered=outcome.topics if computed else None,
+                                reuse=[(q, outcome.sha256, shas[q]) for q in outcome.reused])
             report.evaluated += len(outcome.results)
-            answered[outcome.system] = outcome.topics
+            report.reused += len(outcome.reused)
+            if computed:
+                answered[outcome.system] = outcome.topics
         if camp.progress is not None:
-            camp.progress(done, total, outcome.system)
+            camp.progress(finished, total, outcome.system)
 
     if tasks:
-        context = _Context(prepared, shas, topic_set, camp.settings)
+        context = _Context(prepared, shas, topic_set, camp.settings, done)
         camp.execute(tasks, context, on_outcome)
     store.remember_hashes(camp.new_hashes)
-    _check_unanswered(camp, store, prepared, answered)
+    _check_unanswered(camp, store, qrels_rows, shas, answered)
     store.collect_garbage()
 
 
@@ -464,18 +524,19 @@ def _system_row(system) -> dict:
             "metadata": json.dumps(system.metadata, sort_keys=True, default=str)}
 
 
-def _check_unanswered(camp: _Campaign, store: Store, prepared: dict, answered: dict) -> None:
+def _check_unanswered(camp: _Campaign, store: Store, qrels_rows: list[dict], shas: dict,
+                      answered: dict) -> None:
     """A qrels topic that no system answers is a failure of the qrels set (usually topic ids
     that do not match); its scores are stored all the same."""
-    if not prepared:
-        return
     stored = store.answered_topics()
     union = set().union(*answered.values(), *stored.values()) if (answered or stored) else set()
     if not union:
         return
-    for name, prep in prepared.items():
-        topics = [_display(t) for t in prep.topics]
-        lonely = [t for t in topics if t not in union]
+    for row in qrels_rows:
+        name = row["name"]
+        if name not in shas:
+            continue
+        lonely = [t for t in row["topics"] if t not in union]
         if lonely:
             shown = ", ".join(f"'{t}'" for t in lonely[:5])
             more = f" and {len(lonely) - 5} more" if len(lonely) > 5 else ""

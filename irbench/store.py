@@ -37,8 +37,9 @@ MIGRATIONS: list[tuple[str, str]] = [
     CREATE TABLE topics (query_id VARCHAR PRIMARY KEY, text VARCHAR, position INTEGER);
     CREATE TABLE qrels_sets (
         name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, num_topics INTEGER,
-        num_judged BIGINT, num_relevant BIGINT, max_level INTEGER, status VARCHAR,
-        error VARCHAR, runner_id INTEGER);
+        num_judged BIGINT, num_relevant BIGINT, max_level INTEGER, level_counts BIGINT[],
+        topics VARCHAR[], topics_sha256 VARCHAR, status VARCHAR, error VARCHAR,
+        runner_id INTEGER);
     CREATE TABLE systems (
         name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, run_tag VARCHAR,
         "group" VARCHAR, type VARCHAR, description VARCHAR, baseline BOOLEAN,
@@ -200,12 +201,17 @@ class Store:
 
     def _sync(self, table: str, key: str, rows: Sequence[dict], current_column: str) -> None:
         names = [row[key] for row in rows]
-        stored = [r[0] for r in self.con.execute(f"SELECT {key} FROM {table}").fetchall()]
+        columns = list(rows[0]) if rows else [key]
+        quoted_all = ", ".join(f'"{c}"' for c in columns)
+        stored = {r[0]: r for r in self.con.execute(f"SELECT {quoted_all} FROM {table}")
+                  .fetchall()}
         gone = [n for n in stored if n not in names]
         for name in gone:
             self.con.execute(f"DELETE FROM {table} WHERE {key} = ?", [name])
             self.con.execute(f"DELETE FROM current WHERE {current_column} = ?", [name])
         for row in rows:
+            if stored.get(row[key]) == tuple(row[c] for c in columns):
+                continue  # unchanged: no write
             columns = list(row)
             quoted = ", ".join(f'"{c}"' for c in columns)
             marks = ", ".join("?" for _ in columns)
@@ -287,12 +293,18 @@ class Store:
     def record_system(self, name: str, results: Sequence[Evaluated], sha256: str, run_tag: str,
                       status: str, error: str | None, options: str, version: str,
                       runner_id: int, keep_current: bool = False, num_topics: int | None = None,
-                      num_docs: int | None = None, answered: Sequence[str] = ()) -> None:
+                      num_docs: int | None = None, answered: Sequence[str] | None = (),
+                      reuse: Sequence[tuple[str, str, str]] = ()) -> None:
         """One system's outcome in one transaction: its results in bulk, its status, and which
         evaluation it shows. A failed system keeps showing its stored results only when
-        ``keep_current`` (its file is unchanged or unreadable); otherwise they stop showing."""
+        ``keep_current`` (its file is unchanged or unreadable); otherwise they stop showing.
+        ``reuse``: (qrels set, run sha256, qrels sha256) whose stored results it shows now."""
         with self.transaction():
             self._write(results, options, version, runner_id)
+            for qrels, run_sha, qrels_sha in reuse:
+                eid = self._evaluation_id(run_sha, qrels_sha, options, version, runner_id)
+                self.con.execute("INSERT OR REPLACE INTO current VALUES (?, ?, ?)",
+                                 [name, qrels, eid])
             if status != "ok" and not keep_current:
                 self.con.execute("DELETE FROM current WHERE system = ?", [name])
             self.con.execute(
@@ -302,7 +314,12 @@ class Store:
                 "num_docs = coalesce(?, num_docs), answered = CASE WHEN ? THEN ? "
                 "ELSE answered END WHERE name = ?",
                 [sha256, run_tag, status, error, runner_id, num_topics, num_docs,
-                 status == "ok", list(answered), name])
+                 status == "ok" and answered is not None, list(answered or ()), name])
+
+    def qrels_records(self) -> dict[str, dict]:
+        """{qrels set: its stored row as a dict}."""
+        columns, rows = self.query("SELECT * FROM qrels_sets")
+        return {row[0]: dict(zip(columns, row)) for row in rows}
 
     def answered_topics(self) -> dict[str, list[str]]:
         """{system: topics its run answers} as last recorded."""

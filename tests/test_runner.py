@@ -275,3 +275,22 @@ def test_a_second_runner_stops_or_waits(tmp_path):
     first.communicate(timeout=300)
     assert first.returncode == 0 and third.returncode == 0, err3
     assert "0 evaluated" in err3
+
+
+def test_a_rerun_with_nothing_to_do_reads_no_input(tmp_path, monkeypatch):
+    path = make_campaign(tmp_path)
+    run(path)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read an input that had not changed")
+
+    monkeypatch.setattr(runner, "read_qrels", refuse)
+    monkeypatch.setattr(runner, "read_run", refuse)
+    assert run(path).reused == 8
+    os.utime(tmp_path / "runs" / "r00.txt", ns=(1, 1))  # touched: hashed again, not scored
+    monkeypatch.setattr(runner, "read_qrels", irbench.read_qrels)
+    report = run(path)
+    assert (report.evaluated, report.reused) == (0, 8)
+    with Store(load_config(path).store, read_only=True) as store:
+        _, rows = store.query("SELECT count(*) FROM evaluations")
+    assert rows == [(8,)]
