@@ -404,6 +404,23 @@ class Store:
                              [system, qrels, measure])
         return [r[0] for r in rows], np.array([r[1] for r in rows], dtype=np.float64)
 
+    def score_matrix(self, qrels: str, measure: str, systems: Sequence[str] = ()
+                     ) -> tuple[list[str], list[str], np.ndarray]:
+        """(systems, topics, values[system, topic]) of one measure on one qrels set, systems
+        and topics sorted by name; NaN where a system has no value for a topic (e.g. under
+        ``topics: intersection``)."""
+        sql, params = _filtered("SELECT system, query_id, value FROM per_query",
+                                qrels, systems, [measure])
+        _, rows = self.query(sql, params)
+        names = sorted({r[0] for r in rows})
+        topics = sorted({r[1] for r in rows})
+        matrix = np.full((len(names), len(topics)), np.nan)
+        si = {s: i for i, s in enumerate(names)}
+        ti = {t: i for i, t in enumerate(topics)}
+        for system, topic, value in rows:
+            matrix[si[system], ti[topic]] = value
+        return names, topics, matrix
+
     def export_parquet(self, sql: str, params: Sequence, path: str) -> None:
         """Write the rows of ``sql`` to a Parquet file (DuckDB's writer, no extra package)."""
         self.con.execute(f"COPY ({sql}) TO '{_sql_string(path)}' (FORMAT parquet)",
