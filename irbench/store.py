@@ -411,15 +411,12 @@ class Store:
         ``topics: intersection``)."""
         sql, params = _filtered("SELECT system, query_id, value FROM per_query",
                                 qrels, systems, [measure])
-        _, rows = self.query(sql, params)
-        names = sorted({r[0] for r in rows})
-        topics = sorted({r[1] for r in rows})
+        cols = self.con.execute(sql, params).fetchnumpy()
+        names, si = np.unique(np.asarray(cols["system"], dtype=str), return_inverse=True)
+        topics, ti = np.unique(np.asarray(cols["query_id"], dtype=str), return_inverse=True)
         matrix = np.full((len(names), len(topics)), np.nan)
-        si = {s: i for i, s in enumerate(names)}
-        ti = {t: i for i, t in enumerate(topics)}
-        for system, topic, value in rows:
-            matrix[si[system], ti[topic]] = value
-        return names, topics, matrix
+        matrix[si, ti] = np.asarray(cols["value"], dtype=np.float64)
+        return names.tolist(), topics.tolist(), matrix
 
     def export_parquet(self, sql: str, params: Sequence, path: str) -> None:
         """Write the rows of ``sql`` to a Parquet file (DuckDB's writer, no extra package)."""
