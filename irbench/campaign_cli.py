@@ -69,7 +69,8 @@ def add_parsers(sub) -> None:
         ("groups", 4, "participating groups"), ("runs-per-group", 3, "runs per group"),
         ("topics", 25, "topics"), ("depth", 100, "documents per topic per run"),
         ("pool-depth", 10, "pool depth k"), ("pooled-runs", 1, "runs per group in the pool"),
-        ("grades", 3, "relevance grades 0..G-1"), ("seed", 42, "random seed"),
+        ("grades", 3, "relevance grades 0..G-1"), ("collection-size", 50_000, "documents"),
+        ("seed", 42, "random seed"),
     ):
         p.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
     p.set_defaults(handler=cmd_simulate)
@@ -231,7 +232,8 @@ def cmd_simulate(args) -> int:
 
     spec = CampaignSpec(groups=args.groups, runs_per_group=args.runs_per_group,
                         topics=args.topics, depth=args.depth, pool_depth=args.pool_depth,
-                        pooled_runs=args.pooled_runs, grades=args.grades, seed=args.seed)
+                        pooled_runs=args.pooled_runs, grades=args.grades,
+                        collection_size=args.collection_size, seed=args.seed)
     simulate(spec, args.out)
     print(f"wrote a campaign of {args.groups * args.runs_per_group} runs x {args.topics} topics "
           f"(seed {args.seed}) to {args.out}", file=sys.stderr)
