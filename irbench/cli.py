@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import __version__, campaign_cli
+from . import __version__, campaign_cli, compare_cli
 from .collection import EvalOptions, PreparedQrels, rank_run
 from .errors import FormatError, IrbenchError, UsageError
 from .evaluate import Evaluation, compute
@@ -126,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     _eval_parser(sub)
     _measures_parser(sub)
     campaign_cli.add_parsers(sub)
+    compare_cli.add_parsers(sub)
     return parser
 
 

@@ -1,0 +1,224 @@
+"""Many systems: all pairs, or every system against a baseline, over one or many measures, with a
+correction for multiple comparisons.
+
+:func:`compare` runs one paired test over every pair at once (the resampling tests share one
+sign-flip or bootstrap matrix, so all pairs cost one matrix product), then adjusts the p-values
+over the family: every pair of every measure (``family="all"``, the default) or each measure on
+its own (``family="measure"``). Corrections: ``none``, ``bonferroni``, ``holm`` (the default),
+``bh`` (Benjamini-Hochberg, ``scipy.stats.false_discovery_control``), ``by``
+(Benjamini-Yekutieli). The Tukey HSD tests (``tukey-hsd`` on the two-way ANOVA,
+``randomized-tukey-hsd``) control the family-wise error rate over all pairs of a measure
+themselves; with them leave ``correction`` out (it is recorded as the test's name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from scipy import stats as _st
+
+from ..errors import EvaluationError, UsageError
+from .anova import randomized_tukey_hsd, tukey_hsd
+from .paired import (DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TESTS, TestResult,
+                     paired_columns)
+from .scores import Scores, check_alternative, check_choice
+
+CORRECTIONS = ("none", "bonferroni", "holm", "bh", "by")
+DEFAULT_CORRECTION = "holm"
+TUKEY_TESTS = ("tukey-hsd", "randomized-tukey-hsd")
+COMPARE_TESTS = TESTS + TUKEY_TESTS
+FAMILIES = ("all", "measure")
+
+
+def adjust_p(p, method: str = DEFAULT_CORRECTION, axis: int = -1) -> np.ndarray:
+    """p-values adjusted for multiple comparisons along ``axis`` (each slice is one family).
+
+    ``bonferroni``: min(1, m p). ``holm``: step-down, the i-th smallest becomes
+    max_{j <= i} min(1, (m - j + 1) p_(j)) (Holm 1979). ``bh`` / ``by``:
+    ``scipy.stats.false_discovery_control``. ``none``: unchanged.
+    """
+    check_choice("correction", method, CORRECTIONS)
+    p = np.asarray(p, dtype=np.float64)
+    if p.size == 0 or method == "none":
+        return p.copy()
+    if np.isnan(p).any():
+        raise EvaluationError("cannot adjust NaN p-values")
+    m = p.shape[axis]
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    if method in ("bh", "by"):
+        return _st.false_discovery_control(p, axis=axis, method=method)
+    moved = np.moveaxis(p, axis, -1)
+    order = np.argsort(moved, axis=-1, kind="stable")
+    ranked = np.take_along_axis(moved, order, axis=-1) * (m - np.arange(m))
+    ranked = np.minimum(1.0, np.maximum.accumulate(ranked, axis=-1))
+    out = np.empty_like(moved)
+    np.put_along_axis(out, order, ranked, axis=-1)
+    return np.moveaxis(out, -1, axis)
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """One pair on one measure: ``result`` tests system_a - system_b; ``p_adjusted`` is the
+    p-value after the comparison's correction, ``significant`` whether it is <= alpha."""
+
+    measure: str
+    system_a: str
+    system_b: str
+    mean_a: float
+    mean_b: float
+    result: TestResult
+    p_adjusted: float
+    significant: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """The outcome of :func:`compare`: the settings it ran with and one
+    :class:`PairComparison` per (measure, pair), measures in the order given and pairs in
+    system order (all pairs: a before b; baseline: each other system against it)."""
+
+    measures: tuple[str, ...]
+    systems: tuple[str, ...]
+    topics: tuple[int, ...]  # topic count of each measure
+    means: np.ndarray = field(repr=False)  # (measures, systems)
+    baseline: str | None
+    test: str
+    correction: str
+    family: str
+    alternative: str
+    alpha: float
+    samples: int
+    seed: int | None
+    pairs: tuple[PairComparison, ...] = field(repr=False)
+    notes: tuple[str, ...] = ()  # caveats about the outcome, for the reader
+
+    def for_measure(self, measure: str) -> tuple[PairComparison, ...]:
+        self._index(measure)
+        return tuple(p for p in self.pairs if p.measure == measure)
+
+    def pair(self, measure: str, a: str, b: str) -> PairComparison:
+        """The comparison of a and b on ``measure`` as stored (either orientation)."""
+        for p in self.pairs:
+            if p.measure == measure and {p.system_a, p.system_b} == {a, b}:
+                return p
+        raise UsageError(f"no comparison of '{a}' and '{b}' on {measure}")
+
+    def mean(self, measure: str, system: str) -> float:
+        return float(self.means[self._index(measure), self.systems.index(system)])
+
+    def _index(self, measure: str) -> int:
+        if measure not in self.measures:
+            raise UsageError(f"no measure '{measure}' in this comparison (it has "
+                             f"{', '.join(self.measures)})")
+        return self.measures.index(measure)
+
+
+def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
+            test: str = DEFAULT_TEST, correction: str | None = None, family: str = "all",
+            alternative: str = "two-sided", samples: int = DEFAULT_SAMPLES,
+            seed: int | None = DEFAULT_SEED, alpha: float = 0.05, ci: str = "t",
+            confidence: float = 0.95, exact: bool | None = None) -> Comparison:
+    """Compare systems pairwise on one measure (a :class:`Scores`) or several.
+
+    baseline: compare every other system with this one (differences system - baseline);
+    None: all pairs. test: one of :data:`COMPARE_TESTS` (default ``randomization``, 10,000
+    samples, seed 0). correction: one of :data:`CORRECTIONS` (default ``holm``; must be left
+    out for the Tukey tests), applied over ``family``. Every measure must hold the same
+    systems, each scored on every topic (EvaluationError otherwise).
+    """
+    items = [scores] if isinstance(scores, Scores) else list(scores)
+    if not items:
+        raise UsageError("nothing to compare: no measure given")
+    check_choice("test", test, COMPARE_TESTS)
+    check_choice("family", family, FAMILIES)
+    check_alternative(alternative)
+    if not 0 < alpha < 1:
+        raise UsageError(f"alpha must lie between 0 and 1, got {alpha}")
+    tukey = test in TUKEY_TESTS
+    if tukey:
+        if correction not in (None, test):
+            raise UsageError(f"{test} controls the family-wise error rate itself; give no "
+                             f"correction with it (got '{correction}')")
+        if alternative != "two-sided":
+            raise UsageError(f"{test} is two-sided only")
+        correction = test
+    else:
+        correction = check_choice("correction", correction or DEFAULT_CORRECTION, CORRECTIONS)
+    measures = [s.measure for s in items]
+    if len(set(measures)) != len(measures):
+        raise UsageError("a measure is given twice")
+    systems = items[0].systems
+    for s in items[1:]:
+        if set(s.systems) != set(systems):
+            raise EvaluationError(f"measures {items[0].measure} and {s.measure} hold different "
+                                  "systems")
+    items = [s if s.systems == systems else s.select(systems) for s in items]
+    if len(systems) < 2:
+        raise EvaluationError("a comparison needs at least 2 systems")
+    if baseline is not None and baseline not in systems:
+        raise UsageError(f"unknown baseline '{baseline}' (systems: {', '.join(systems)})")
+    for s in items:
+        s.check_complete()
+    a_idx, b_idx = _pairs(systems, baseline)
+
+    per_measure = []
+    for s in items:
+        X, Y = s.values[a_idx].T, s.values[b_idx].T
+        cols = paired_columns(X, Y, None if tukey else test, alternative=alternative,
+                              samples=samples, seed=seed, ci=ci, confidence=confidence,
+                              exact=exact)
+        statistic, p = cols.statistic, cols.p_value
+        used_samples, used_seed, is_exact = cols.samples, cols.seed, cols.exact
+        if tukey:
+            tk = (tukey_hsd(s, alpha) if test == "tukey-hsd"
+                  else randomized_tukey_hsd(s, samples, seed, alpha))
+            statistic, p = tk.statistic[a_idx, b_idx], tk.p_values[a_idx, b_idx]
+            used_samples, used_seed, is_exact = tk.samples, tk.seed, False
+        per_measure.append((cols, statistic, p, used_samples, used_seed, is_exact))
+
+    p_all = np.array([pm[2] for pm in per_measure])  # (measures, pairs)
+    if tukey:
+        adjusted = p_all
+    elif family == "all":
+        adjusted = adjust_p(p_all.ravel(), correction).reshape(p_all.shape)
+    else:
+        adjusted = adjust_p(p_all, correction, axis=1)
+
+    means = np.array([s.values.mean(axis=1) for s in items])
+    out = []
+    for k, (s, (cols, statistic, p, used_samples, used_seed, is_exact)) in enumerate(
+            zip(items, per_measure)):
+        n = len(s.topics)
+        for j, (a, b) in enumerate(zip(a_idx, b_idx)):
+            result = TestResult(test, float(statistic[j]), float(p[j]), alternative, n,
+                                float(cols.mean_diff[j]), float(cols.ci_low[j]),
+                                float(cols.ci_high[j]), ci, confidence,
+                                float(cols.effect_size[j]), float(cols.hedges_g[j]),
+                                used_samples, used_seed, is_exact)
+            out.append(PairComparison(s.measure, systems[a], systems[b], float(means[k, a]),
+                                      float(means[k, b]), result, float(adjusted[k, j]),
+                                      bool(adjusted[k, j] <= alpha)))
+    notes = []
+    resampled = test in ("randomization", "bootstrap") and not per_measure[0][5]
+    size = p_all.size if family == "all" else p_all.shape[1]  # comparisons in a family
+    if resampled and correction in ("bonferroni", "holm") and size / (samples + 1) > alpha:
+        notes.append(f"no p-value of a test with {samples:,} samples is below "
+                     f"1/{samples + 1:,}, so none can survive the {correction} correction over "
+                     f"{size:,} comparisons at alpha {alpha:g}; use at least "
+                     f"{int(np.ceil(size / alpha)):,} samples, or randomized-tukey-hsd")
+    return Comparison(tuple(measures), systems, tuple(len(s.topics) for s in items), means,
+                      baseline, test, correction, family, alternative, alpha, samples, seed,
+                      tuple(out), tuple(notes))
+
+
+def _pairs(systems: Sequence[str], baseline: str | None) -> tuple[np.ndarray, np.ndarray]:
+    m = len(systems)
+    if baseline is not None:
+        base = list(systems).index(baseline)
+        a = np.array([i for i in range(m) if i != base], dtype=int)
+        return a, np.full(len(a), base)
+    a, b = np.triu_indices(m, k=1)
+    return a, b

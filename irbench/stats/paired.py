@@ -1,0 +1,277 @@
+"""Paired comparisons of two systems over the same topics.
+
+Five tests, one result type (:class:`TestResult`):
+
+- ``t``: paired t-test (``scipy.stats.ttest_rel``);
+- ``wilcoxon``: Wilcoxon signed-rank test (``scipy.stats.wilcoxon``; zero differences dropped,
+  exact null distribution for small samples without ties, as scipy chooses);
+- ``sign``: sign test, the binomial test of the number of positive differences among the non-zero
+  ones (``scipy.stats.binomtest`` with p = 1/2, computed in closed form over many pairs);
+- ``randomization``: paired randomisation (permutation) test of the mean difference: each topic's
+  difference keeps or flips its sign (Fisher 1935; Smucker, Allan & Carterette 2007);
+- ``bootstrap``: paired bootstrap test of the studentised mean difference (Efron & Tibshirani
+  1993, sec. 16.4; Sakai 2006).
+
+The two resampling tests are seeded (default seed 0, recorded in the result), draw
+``samples`` resamples (default 10,000) at once, report (b + 1) / (B + 1), and enumerate every
+resample instead when there are no more of them than ``samples`` (then ``exact`` is True and
+``seed`` None).
+
+Every result also describes the difference ``x - y``: its mean, a confidence interval for it
+(``ci``: ``t``, the default, or bootstrap ``percentile`` / ``bca``), the standardised effect
+size d_z = mean / sd of the differences, and Hedges' g (see :func:`hedges_g`). A test of two
+identical score vectors (every difference 0) has statistic 0 and p-value 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+from scipy.special import gammaln
+
+from ..errors import UsageError
+from .resampling import bootstrap, bootstrap_counts, randomization_p, sign_flips
+from .scores import check_alternative, check_choice, paired_arrays
+
+TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
+CI_METHODS = ("t", "percentile", "bca")
+DEFAULT_TEST = "randomization"
+DEFAULT_SAMPLES = 10_000
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One paired test of ``x`` against ``y`` (differences are ``x - y``).
+
+    statistic: t (``t``, ``bootstrap``), W (``wilcoxon``, as scipy reports it), the number of
+    positive differences (``sign``), the mean difference (``randomization``).
+    p_value: for ``alternative`` (``two-sided``; ``greater``: x > y; ``less``: x < y).
+    ci_low, ci_high: ``confidence`` interval of the mean difference by ``ci_method`` (one-sided
+    intervals are open on one side, as scipy's). effect_size: d_z; hedges_g: g_av corrected.
+    samples, seed: the resampling behind the p-value or interval (None when there is none);
+    exact: every resample was enumerated.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    test: str
+    statistic: float
+    p_value: float
+    alternative: str
+    n: int
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    confidence: float
+    effect_size: float
+    hedges_g: float
+    samples: int | None
+    seed: int | None
+    exact: bool
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        return self.p_value <= alpha
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Results of one test over many pairs at once: every array has one value per pair."""
+
+    statistic: np.ndarray
+    p_value: np.ndarray
+    mean_diff: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    effect_size: np.ndarray
+    hedges_g: np.ndarray
+    samples: int | None
+    seed: int | None
+    exact: bool
+
+    def result(self, k: int, test: str, alternative: str, n: int, ci: str,
+               confidence: float) -> TestResult:
+        return TestResult(test, float(self.statistic[k]), float(self.p_value[k]), alternative,
+                          n, float(self.mean_diff[k]), float(self.ci_low[k]),
+                          float(self.ci_high[k]), ci, confidence, float(self.effect_size[k]),
+                          float(self.hedges_g[k]), self.samples, self.seed, self.exact)
+
+
+def paired_test(x, y, test: str = DEFAULT_TEST, *, alternative: str = "two-sided",
+                samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
+                ci: str = "t", confidence: float = 0.95, exact: bool | None = None
+                ) -> TestResult:
+    """Test whether ``x`` and ``y`` (scores of two systems over the same topics: two arrays
+    aligned by position, or two mappings topic -> score) differ in mean.
+
+    test: one of :data:`TESTS` (default ``randomization``); samples, seed, exact: for the
+    ``randomization`` and ``bootstrap`` tests and the bootstrap intervals (exact None:
+    enumerate when there are at most ``samples`` resamples). Raises EvaluationError when the
+    vectors do not cover the same topics.
+    """
+    a, b = paired_arrays(x, y)
+    check_choice("test", test, TESTS)
+    cols = paired_columns(a[:, None], b[:, None], test, alternative=alternative,
+                          samples=samples, seed=seed, ci=ci, confidence=confidence, exact=exact)
+    return cols.result(0, test, alternative, len(a), ci, confidence)
+
+
+def t_test(x, y, *, alternative: str = "two-sided", ci: str = "t", confidence: float = 0.95,
+           samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED) -> TestResult:
+    """Paired t-test (``scipy.stats.ttest_rel``)."""
+    return paired_test(x, y, "t", alternative=alternative, ci=ci, confidence=confidence,
+                       samples=samples, seed=seed)
+
+
+def wilcoxon_test(x, y, *, alternative: str = "two-sided", ci: str = "t",
+                  confidence: float = 0.95, samples: int = DEFAULT_SAMPLES,
+                  seed: int | None = DEFAULT_SEED) -> TestResult:
+    """Wilcoxon signed-rank test (``scipy.stats.wilcoxon``)."""
+    return paired_test(x, y, "wilcoxon", alternative=alternative, ci=ci, confidence=confidence,
+                       samples=samples, seed=seed)
+
+
+def sign_test(x, y, *, alternative: str = "two-sided", ci: str = "t", confidence: float = 0.95,
+              samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED) -> TestResult:
+    """Sign test: ``scipy.stats.binomtest(positives, non-zero differences, 0.5)``."""
+    return paired_test(x, y, "sign", alternative=alternative, ci=ci, confidence=confidence,
+                       samples=samples, seed=seed)
+
+
+def randomization_test(x, y, *, samples: int = DEFAULT_SAMPLES,
+                       seed: int | None = DEFAULT_SEED, alternative: str = "two-sided",
+                       exact: bool | None = None, ci: str = "t", confidence: float = 0.95
+                       ) -> TestResult:
+    """Paired randomisation test of the mean difference (sign flips of the differences)."""
+    return paired_test(x, y, "randomization", alternative=alternative, samples=samples,
+                       seed=seed, exact=exact, ci=ci, confidence=confidence)
+
+
+def bootstrap_test(x, y, *, samples: int = DEFAULT_SAMPLES, seed: int | None = DEFAULT_SEED,
+                   alternative: str = "two-sided", exact: bool | None = None, ci: str = "t",
+                   confidence: float = 0.95) -> TestResult:
+    """Paired bootstrap test of the studentised mean difference."""
+    return paired_test(x, y, "bootstrap", alternative=alternative, samples=samples, seed=seed,
+                       exact=exact, ci=ci, confidence=confidence)
+
+
+def hedges_g(x, y) -> float:
+    """Hedges' g for paired scores: the mean difference over the average standard deviation
+    sqrt((s_x^2 + s_y^2) / 2) (d_av, Lakens 2013), times Hedges' (1981) exact small-sample
+    correction J(df) = Gamma(df/2) / (sqrt(df/2) Gamma((df-1)/2)) with df = n - 1 (Borenstein
+    et al. 2009 for paired designs); J(df) ~ 1 - 3 / (4 df - 1)."""
+    a, b = paired_arrays(x, y)
+    return float(_hedges(a[:, None], b[:, None])[0])
+
+
+def _correction(df: int) -> float:
+    if df < 2:
+        return 0.0 if df == 1 else float("nan")
+    return float(np.exp(gammaln(df / 2) - gammaln((df - 1) / 2)) / np.sqrt(df / 2))
+
+
+def _hedges(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    n = X.shape[0]
+    mean = (X - Y).mean(axis=0)
+    s_av = np.sqrt((X.var(axis=0, ddof=1) + Y.var(axis=0, ddof=1)) / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(mean == 0, 0.0, mean / s_av) * _correction(n - 1)
+    return g
+
+
+def _t_interval(D: np.ndarray, alternative: str, confidence: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    n = D.shape[0]
+    mean = D.mean(axis=0)
+    se = D.std(axis=0, ddof=1) / np.sqrt(n)
+    if alternative == "two-sided":
+        half = _st.t.ppf(0.5 + confidence / 2, n - 1) * se
+        return mean - half, mean + half
+    half = _st.t.ppf(confidence, n - 1) * se
+    if alternative == "greater":
+        return mean - half, np.full_like(mean, np.inf)
+    return np.full_like(mean, -np.inf), mean + half
+
+
+def paired_columns(X: np.ndarray, Y: np.ndarray, test: str | None, *,
+                   alternative: str = "two-sided", samples: int = DEFAULT_SAMPLES,
+                   seed: int | None = DEFAULT_SEED, ci: str = "t", confidence: float = 0.95,
+                   exact: bool | None = None) -> Columns:
+    """One test over every column of X and Y (topics x pairs) at once; the vectorised core of
+    :func:`paired_test` and :func:`irbench.stats.compare`. With ``test`` None only the
+    description (mean, interval, effect sizes) is computed; statistic and p-value are NaN."""
+    check_alternative(alternative)
+    check_choice("interval", ci, CI_METHODS)
+    if not 0 < confidence < 1:
+        raise UsageError(f"confidence must lie between 0 and 1, got {confidence}")
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    D = X - Y
+    n, pairs = D.shape
+    mean = D.mean(axis=0)
+    sd = D.std(axis=0, ddof=1)
+    zero = ~D.any(axis=0)  # identical systems
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = np.where(mean == 0, 0.0, mean / sd)
+    statistic = np.full(pairs, np.nan)
+    p = np.full(pairs, np.nan)
+    used_samples = used_seed = None
+    is_exact = False
+    counts = None
+    live = ~zero
+    if test == "t":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            res = _st.ttest_rel(X[:, live], Y[:, live], axis=0, alternative=alternative)
+        statistic[live], p[live] = res.statistic, res.pvalue
+    elif test == "wilcoxon":
+        if live.any():
+            res = _st.wilcoxon(D[:, live], axis=0, alternative=alternative)
+            statistic[live], p[live] = res.statistic, res.pvalue
+    elif test == "sign":
+        statistic, p = _sign(D, alternative)
+    elif test == "randomization":
+        flips = sign_flips(n, samples, seed, exact)
+        statistic = mean.copy()
+        p = randomization_p(D, flips, alternative)
+        used_samples, used_seed, is_exact = flips.samples, flips.seed, flips.exact
+    elif test == "bootstrap":
+        counts = bootstrap_counts(n, samples, seed, exact)
+        out = bootstrap(D, counts, alternative, True, None if ci == "t" else ci, confidence)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            statistic = np.where(mean == 0, 0.0, mean / (sd / np.sqrt(n)))
+        p = out.p_value
+        used_samples, used_seed, is_exact = counts.samples, counts.seed, counts.exact
+    if test is not None:
+        statistic = np.where(zero, 0.0, statistic)
+        p = np.where(zero, 1.0, p)
+    if ci == "t":
+        low, high = _t_interval(D, alternative, confidence)
+    elif test == "bootstrap":
+        low, high = out.ci_low, out.ci_high
+    else:
+        counts = bootstrap_counts(n, samples, seed)
+        out = bootstrap(D, counts, alternative, False, ci, confidence)
+        low, high = out.ci_low, out.ci_high
+        if used_samples is None:
+            used_samples, used_seed = counts.samples, counts.seed
+    return Columns(statistic, p, mean, low, high, effect, _hedges(X, Y), used_samples,
+                   used_seed, is_exact)
+
+
+def _sign(D: np.ndarray, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+    """Sign test over columns: k positives among m non-zero differences; the binomial with
+    p = 1/2 is symmetric, so binomtest's two-sided p is min(1, 2 min(P(K <= k), P(K >= k)))."""
+    k = (D > 0).sum(axis=0)
+    m = (D != 0).sum(axis=0)
+    lower = _st.binom.cdf(k, m, 0.5)
+    upper = _st.binom.sf(k - 1, m, 0.5)
+    if alternative == "greater":
+        p = upper
+    elif alternative == "less":
+        p = lower
+    else:
+        p = np.minimum(1.0, 2 * np.minimum(lower, upper))
+    return k.astype(np.float64), np.where(m == 0, 1.0, p)
