@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import __version__, campaign_cli, compare_cli
+from . import __version__, campaign_cli, compare_cli, validate_cli
 from .collection import EvalOptions, PreparedQrels, rank_run
 from .errors import FormatError, IrbenchError, UsageError
 from .evaluate import Evaluation, compute
@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     _measures_parser(sub)
     campaign_cli.add_parsers(sub)
     compare_cli.add_parsers(sub)
+    validate_cli.add_parsers(sub)
     return parser
 
 

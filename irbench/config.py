@@ -158,7 +158,7 @@ class _Reader:
         return self._constructor.construct_object(node, deep=True)
 
 
-def _parse_yaml(path: str, text: str) -> tuple[Any, _Reader]:
+def parse_yaml(path: str, text: str) -> tuple[Any, _Reader]:
     reader = _Reader(path)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -216,7 +216,7 @@ def load_config(path: str | os.PathLike, strict: bool = True) -> Config:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise ConfigError([f"{path}:{line}: not UTF-8 text"]) from None
-    data, reader = _parse_yaml(path, text)
+    data, reader = parse_yaml(path, text)
     if not isinstance(data, dict):
         raise ConfigError([f"{path}:1: a config is a mapping with collection, systems, suites"])
     return _Builder(path, data, reader, hashlib.sha256(raw).hexdigest(), strict).build()

@@ -1,0 +1,70 @@
+"""``irbench validate RUN... [--config CONFIG] [--topics FILE] [--rules RULES.yaml]``.
+
+Prints every problem of each run file as ``FILE:LINE: SEVERITY: MESSAGE [CHECK]`` (at most
+``max_shown`` per file, then ``... and N more problems in FILE``), then one verdict line per
+file. Exit status: 0 when every file is accepted, 1 when any is rejected. Problems with the
+command's own inputs (rules, topics, config) are library errors, printed by ``cli.main``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .config import load_config
+from .errors import UsageError
+from .submissions import check_submissions, load_rules, report_lines
+from .submissions.rules import CHECKS, Rules
+from .topics import read_topics
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "validate", help="check submitted run files before they enter a campaign",
+        description="Check run files as NIST's submission checkers do: format, encoding, "
+        "topics, documents per topic, duplicates, run tags, file limits, ir_metadata. Prints "
+        "every problem with FILE:LINE, then a verdict per file; exits 1 if any is rejected.",
+        epilog="checks (default severity): " + ", ".join(
+            f"{name} ({level})" for name, (level, _) in CHECKS.items()))
+    p.add_argument("runs", nargs="*", metavar="RUN",
+                   help="run files (.gz is fine); default: every system of --config")
+    p.add_argument("--config", default=None,
+                   help="campaign config: its topics, systems' groups and (without RUN) runs")
+    p.add_argument("--topics", default=None, metavar="FILE",
+                   help="topic set (TREC topics or 'qid<TAB>text'); overrides --config's")
+    p.add_argument("--rules", default=None, metavar="RULES",
+                   help="rules file (YAML): severities and limits; default NIST-like rules")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output format (default text)")
+    p.set_defaults(handler=cmd_validate)
+
+
+def cmd_validate(args) -> int:
+    rules = load_rules(args.rules) if args.rules else Rules()
+    runs = list(args.runs)
+    groups: dict[str, str] = {}
+    topics_path = args.topics
+    if args.config:
+        config = load_config(args.config, strict=False)
+        topics_path = topics_path or config.topics
+        groups = {s.path: s.group for s in config.systems if s.group}
+        if not runs:
+            runs = [s.path for s in config.systems]
+    if not runs:
+        raise UsageError("no run files: give RUN files or --config with systems")
+    topics = read_topics(topics_path) if topics_path else None
+    checks = check_submissions(runs, rules, topics, groups)
+    rejected = sum(not c.accepted for c in checks)
+    if args.format == "json":
+        json.dump({"accepted": len(checks) - rejected, "rejected": rejected,
+                   "topics": topics.path if topics else None, "rules": rules.path,
+                   "runs": [c.as_dict() for c in checks]},
+                  sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+    else:
+        for check in checks:
+            for line in report_lines(check, rules.max_shown):
+                print(line)
+        if len(checks) > 1:
+            print(f"{len(checks)} runs: {len(checks) - rejected} accepted, {rejected} rejected")
+    return 1 if rejected else 0
