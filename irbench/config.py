@@ -28,8 +28,9 @@ from .measures import Measure, parse_measure
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
-               "metadata"}
-TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report"}
+               "official", "priority", "metadata"}
+TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
+            "validation"}
 RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
 
 
@@ -51,6 +52,8 @@ class System:
     type: str = ""
     description: str = ""
     baseline: bool = False
+    official: bool = True
+    priority: int | None = None  # pooling order within a group: 1 first
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -82,6 +85,16 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class Validation:
+    """Submission checks inside ``irbench run`` (the ``validation:`` section): ``rules`` as
+    ``irbench validate`` takes them; ``on_error``: ``fail`` (a rejected run is not scored) or
+    ``warn`` (its problems are printed, it is scored)."""
+
+    rules: Any
+    on_error: str = "fail"
+
+
+@dataclass(frozen=True)
 class Config:
     path: str
     name: str
@@ -95,6 +108,7 @@ class Config:
     store: str
     report: dict
     missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
+    validation: "Validation | None" = None
 
     def qrels_path(self, name: str) -> str:
         return next(q.path for q in self.qrels if q.name == name)
@@ -252,6 +266,7 @@ class _Builder:
         suites = self._suites()
         settings = self._settings(size)
         store = self._store()
+        validation = self._validation()
         report = self.data.get("report") or {}
         if not isinstance(report, dict):
             self.problem(("report",), "must be a mapping of report options")
@@ -261,7 +276,7 @@ class _Builder:
         if problems:
             raise ConfigError(sorted(problems, key=self._line_of))
         return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
-                      suites, settings, store, report, self.missing_runs)
+                      suites, settings, store, report, self.missing_runs, validation)
 
     # -- paths
 
@@ -412,11 +427,18 @@ class _Builder:
                     self.problem(where + (key,), "must be text")
                 else:
                     meta[key] = str(entry[key])
-        if "baseline" in entry:
-            if not isinstance(entry["baseline"], bool):
-                self.problem(where + ("baseline",), "must be true or false")
+        for key in ("baseline", "official"):
+            if key in entry:
+                if not isinstance(entry[key], bool):
+                    self.problem(where + (key,), "must be true or false")
+                else:
+                    meta[key] = entry[key]
+        if "priority" in entry:
+            value = entry["priority"]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                self.problem(where + ("priority",), "must be a whole number >= 1 (1 first)")
             else:
-                meta["baseline"] = entry["baseline"]
+                meta["priority"] = value
         if "metadata" in entry:
             if not isinstance(entry["metadata"], dict):
                 self.problem(where + ("metadata",), "must be a mapping")
@@ -491,6 +513,40 @@ class _Builder:
             self.problem(("evaluation", "duplicates"), "must be error or first")
             duplicates = "error"
         return Settings(topics, level, depth, judged_only, duplicates, size)
+
+    def _validation(self) -> Validation | None:
+        value = self.data.get("validation")
+        if value is None:
+            return None
+        from .submissions import Rules, build_rules, load_rules
+
+        if not isinstance(value, dict):
+            self.problem(("validation",), "a mapping with rules (a file or a mapping) and "
+                                          "on_error (fail or warn)")
+            return None
+        for key in value:
+            if key not in ("rules", "on_error"):
+                self.problem(("validation", key), "unknown key (rules, on_error)")
+        on_error = value.get("on_error", "fail")
+        if on_error not in ("fail", "warn"):
+            self.problem(("validation", "on_error"), "must be fail or warn")
+            on_error = "fail"
+        rules = value.get("rules", {})
+        if isinstance(rules, str):
+            path = self._resolve(("validation", "rules"), rules)
+            if path is None:
+                return None
+            try:
+                return Validation(load_rules(path), on_error)
+            except ConfigError as exc:
+                self.reader.problems.extend(exc.problems)
+                return None
+        if not isinstance(rules, dict):
+            self.problem(("validation", "rules"), "a rules file, or a mapping of rules")
+            return None
+        built = build_rules(rules, lambda where, reason: self.problem(
+            ("validation", "rules") + tuple(where), reason), self.folder)
+        return Validation(built if isinstance(built, Rules) else Rules(), on_error)
 
     def _store(self) -> str:
         if "store" not in self.data:

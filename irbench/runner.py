@@ -28,6 +28,7 @@ from .collection import PreparedQrels, rank_run
 from .config import Config, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
 from .evaluate import compute, restrict
+from .ir_metadata import find_ir_metadata, run_fields
 from .measures import Measure, parse_measure
 from .store import Evaluated, Store
 from .topics import read_topics
@@ -83,6 +84,8 @@ class _Outcome:
     results: tuple[Evaluated, ...] = ()
     error: str | None = None
     reused: tuple[str, ...] = ()  # qrels sets whose results the store already had
+    metadata: dict | None = None  # the run's ir_metadata block
+    validation: tuple[str, str, tuple[str, ...]] | None = None  # verdict, problems JSON, lines
 
 
 # ---- hashing -------------------------------------------------------------------------------
@@ -132,18 +135,34 @@ class _Context:
     topic_set: frozenset | None
     settings: Settings
     done: dict  # (run sha256, qrels sha256) -> measures the store has
+    topics: object = None  # the Topics, for the submission checks
+    validation: object = None  # config.Validation, or None: no submission checks
 
 
 _CONTEXT: _Context | None = None
 
 
 def _init_worker(qrels_paths: dict[str, str], qrels_sha: dict[str, str],
-                 topic_set: frozenset | None, settings: Settings, done: dict) -> None:
+                 topic_set: frozenset | None, settings: Settings, done: dict, topics,
+                 validation) -> None:
     global _CONTEXT
     prepared = _QrelsSets()
     for name, path in qrels_paths.items():
         prepared.add(name, path)
-    _CONTEXT = _Context(prepared, qrels_sha, topic_set, settings, done)
+    _CONTEXT = _Context(prepared, qrels_sha, topic_set, settings, done, topics, validation)
+
+
+def _check_submission(ctx: _Context, path: str):
+    """(verdict, problems as JSON, report lines) of the submission checks, or None."""
+    if ctx.validation is None:
+        return None
+    from .submissions import check_run, report_lines
+
+    check = check_run(path, ctx.validation.rules, ctx.topics)
+    lines = tuple(report_lines(check, ctx.validation.rules.max_shown))
+    problems = json.dumps([{"line": p.line, "check": p.check, "severity": p.severity,
+                            "message": p.message} for p in check.problems])
+    return check.verdict, problems, lines
 
 
 def _score_system(task: _Task) -> _Outcome:
@@ -158,10 +177,18 @@ def _score_system(task: _Task) -> _Outcome:
         reused = tuple(q for q, names in todo.items() if not names)
         if len(reused) == len(todo):
             return _Outcome(task.system, task.path, sha, stat, "", (), 0, reused=reused)
+    metadata = find_ir_metadata(data).data
+    validation = _check_submission(ctx, task.path)
+    if validation is not None and validation[0] == "rejected" and \
+            ctx.validation.on_error == "fail":
+        return _Outcome(task.system, task.path, sha, stat, "", (), 0, metadata=metadata,
+                        validation=validation,
+                        error="rejected by the submission checks:\n" + "\n".join(validation[2]))
     try:
         run = read_run(_Loaded(task.path, data), name=task.system)
     except FormatError as exc:
-        return _Outcome(task.system, task.path, sha, stat, "", (), 0, error=str(exc))
+        return _Outcome(task.system, task.path, sha, stat, "", (), 0, error=str(exc),
+                        metadata=metadata, validation=validation)
     topic_bytes = np.unique(run.query_id)
     topics = tuple(_display(t) for t in topic_bytes)
     if ctx.topic_set is not None:
@@ -194,7 +221,7 @@ def _score_system(task: _Task) -> _Outcome:
         return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
                         error=str(exc))
     return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
-                    tuple(results), reused=reused)
+                    tuple(results), reused=reused, metadata=metadata, validation=validation)
 
 
 # ---- the campaign --------------------------------------------------------------------------
@@ -249,20 +276,22 @@ class _Campaign:
 
     # -- inputs
 
-    def read_topics(self) -> tuple[list[tuple[str, str]], frozenset | None, str]:
-        """(topics with their text, the topic set or None, sha256 of the topic file or '')."""
+    def read_topics(self):
+        """(topics with their text, the topic set or None, sha256 of the topic file or '',
+        the Topics or None)."""
         if self.config.topics is None:
-            return [], None, ""
+            return [], None, "", None
         try:
             sha, data = _sha256_file(self.config.topics)
             topics = read_topics(_Loaded(self.config.topics, data))
         except OSError as exc:
             self.fail("topics", f"{self.config.topics}: cannot read ({exc.strerror})")
-            return [], None, ""
+            return [], None, "", None
         except FormatError as exc:
             self.fail("topics", str(exc))
-            return [], None, ""
-        return list(zip(topics.query_id, topics.text)), frozenset(topics.query_id), sha
+            return [], None, "", None
+        return (list(zip(topics.query_id, topics.text)), frozenset(topics.query_id), sha,
+                topics)
 
     def read_qrels(self, topic_set, topics_sha: str, cache: dict):
         """Check every qrels set; returns (lazily prepared qrels, sha256 by usable set, rows).
@@ -386,7 +415,8 @@ class _Campaign:
         with ProcessPoolExecutor(workers, mp_context=get_context(method),
                                  initializer=_init_worker,
                                  initargs=(paths, context.qrels_sha, context.topic_set,
-                                           context.settings, context.done)) as pool:
+                                           context.settings, context.done, context.topics,
+                                           context.validation)) as pool:
             pending = {pool.submit(_score_system, t): t for t in tasks}
             try:
                 while pending:
@@ -445,7 +475,7 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
 def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> None:
     config = camp.config
     cache = store.cached_hashes()
-    topics, topic_set, topics_sha = camp.read_topics()
+    topics, topic_set, topics_sha, topics_obj = camp.read_topics()
     prepared, shas, qrels_rows = camp.read_qrels(topic_set, topics_sha, cache)
     measures = camp.measures_for(qrels_rows, shas)
     store.sync_declarations(
@@ -480,10 +510,16 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         finished += 1
         if outcome.sha256:
             camp.new_hashes.append((outcome.path, *outcome.stat, outcome.sha256))
+        extra = _provenance(outcome)
+        rejected = (outcome.error or "").startswith("rejected by the submission checks")
+        if outcome.validation is not None and not rejected:
+            camp.warnings.extend(f"system '{outcome.system}': {line}"
+                                 for line in outcome.validation[2]
+                                 if ": warning: " in line or ": error: " in line)
         if outcome.error is not None:
             store.record_system(outcome.system, (), outcome.sha256, outcome.run_tag,
                                 "failed", outcome.error, camp.options_key, __version__,
-                                runner_id, keep_current=_unchanged(outcome, cache))
+                                runner_id, keep_current=_unchanged(outcome, cache), **extra)
             camp.fail(f"system '{outcome.system}'", outcome.error)
         else:
             computed = bool(outcome.results) or not outcome.reused
@@ -492,7 +528,8 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
                                 runner_id, num_topics=len(outcome.topics) if computed else None,
                                 num_docs=outcome.num_docs if computed else None,
                                 answered=outcome.topics if computed else None,
-                                reuse=[(q, outcome.sha256, shas[q]) for q in outcome.reused])
+                                reuse=[(q, outcome.sha256, shas[q]) for q in outcome.reused],
+                                **extra)
             report.evaluated += len(outcome.results)
             report.reused += len(outcome.reused)
             if computed:
@@ -501,11 +538,24 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
             camp.progress(finished, total, outcome.system)
 
     if tasks:
-        context = _Context(prepared, shas, topic_set, camp.settings, done)
+        context = _Context(prepared, shas, topic_set, camp.settings, done, topics_obj,
+                           config.validation)
         camp.execute(tasks, context, on_outcome)
     store.remember_hashes(camp.new_hashes)
     _check_unanswered(camp, store, qrels_rows, shas, answered)
     store.collect_garbage()
+
+
+def _provenance(outcome: _Outcome) -> dict:
+    """What a run says about itself (ir_metadata) and what the checks said of it, for the store."""
+    extra: dict = {}
+    if outcome.metadata is not None:
+        extra["ir_metadata"] = json.dumps(outcome.metadata, sort_keys=True, default=str)
+        fields, _ = run_fields(outcome.metadata)
+        extra["fields"] = {k: v for k, v in fields.items() if k in ("group", "type")}
+    if outcome.validation is not None:
+        extra["validation"], extra["problems"] = outcome.validation[0], outcome.validation[1]
+    return extra
 
 
 def _unchanged(outcome: _Outcome, cache: dict) -> bool:
@@ -520,7 +570,8 @@ def _unchanged(outcome: _Outcome, cache: dict) -> bool:
 def _system_row(system) -> dict:
     return {"name": system.name, "path": system.path, "group": system.group,
             "type": system.type, "description": system.description,
-            "baseline": system.baseline,
+            "baseline": system.baseline, "official": system.official,
+            "priority": system.priority,
             "metadata": json.dumps(system.metadata, sort_keys=True, default=str)}
 
 

@@ -67,6 +67,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         SELECT c.system, c.qrels, m.measure, m.value, m.num_topics
         FROM current c JOIN summaries m USING (evaluation_id);
     """),
+    ("run metadata and submission checks", """
+    ALTER TABLE systems ADD COLUMN official BOOLEAN;
+    ALTER TABLE systems ADD COLUMN priority INTEGER;
+    ALTER TABLE systems ADD COLUMN ir_metadata VARCHAR;
+    ALTER TABLE systems ADD COLUMN validation VARCHAR;
+    ALTER TABLE systems ADD COLUMN problems VARCHAR;
+    """),
 ]
 
 
@@ -294,11 +301,16 @@ class Store:
                       status: str, error: str | None, options: str, version: str,
                       runner_id: int, keep_current: bool = False, num_topics: int | None = None,
                       num_docs: int | None = None, answered: Sequence[str] | None = (),
-                      reuse: Sequence[tuple[str, str, str]] = ()) -> None:
+                      reuse: Sequence[tuple[str, str, str]] = (), ir_metadata: str | None = None,
+                      validation: str | None = None, problems: str | None = None,
+                      fields: dict | None = None) -> None:
         """One system's outcome in one transaction: its results in bulk, its status, and which
         evaluation it shows. A failed system keeps showing its stored results only when
         ``keep_current`` (its file is unchanged or unreadable); otherwise they stop showing.
-        ``reuse``: (qrels set, run sha256, qrels sha256) whose stored results it shows now."""
+        ``reuse``: (qrels set, run sha256, qrels sha256) whose stored results it shows now.
+        ``ir_metadata`` (JSON), ``validation`` (the checks' verdict) and ``problems`` (JSON)
+        replace the stored ones when given; ``fields`` (group, type from ir_metadata) fill in
+        what the config left empty."""
         with self.transaction():
             self._write(results, options, version, runner_id)
             for qrels, run_sha, qrels_sha in reuse:
@@ -315,6 +327,15 @@ class Store:
                 "ELSE answered END WHERE name = ?",
                 [sha256, run_tag, status, error, runner_id, num_topics, num_docs,
                  status == "ok" and answered is not None, list(answered or ()), name])
+            if ir_metadata is not None or validation is not None:
+                self.con.execute(
+                    "UPDATE systems SET ir_metadata = coalesce(?, ir_metadata), "
+                    "validation = coalesce(?, validation), problems = coalesce(?, problems) "
+                    "WHERE name = ?", [ir_metadata, validation, problems, name])
+            for column, value in (fields or {}).items():
+                if column in ("group", "type"):
+                    self.con.execute(f'UPDATE systems SET "{column}" = ? WHERE name = ? AND '
+                                     f'coalesce("{column}", \'\') = \'\'', [value, name])
 
     def qrels_records(self) -> dict[str, dict]:
         """{qrels set: its stored row as a dict}."""

@@ -221,9 +221,10 @@ def test_store_is_versioned(tmp_path):
     path = str(tmp_path / "s.duckdb")
     with Store(path) as store:
         _, rows = store.query("SELECT version, name FROM migrations")
-        assert rows == [(1, "create the score store")]
+        assert rows == [(1, "create the score store"),
+                        (2, "run metadata and submission checks")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(1,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(2,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 
@@ -294,3 +295,28 @@ def test_a_rerun_with_nothing_to_do_reads_no_input(tmp_path, monkeypatch):
     with Store(load_config(path).store, read_only=True) as store:
         _, rows = store.query("SELECT count(*) FROM evaluations")
     assert rows == [(8,)]
+
+
+@pytest.mark.parametrize("on_error", ["fail", "warn"])
+def test_submission_checks_inside_run(tmp_path, capsys, on_error):
+    path = make_campaign(tmp_path, systems=2, extra_qrels=False,
+                         evaluation="{topics: qrels}")
+    path.write_text(path.read_text() + f"validation: {{on_error: {on_error}, rules: "
+                                       "{max_docs: 40}}\n")
+    meta = "# ir_metadata.start\n# actor: {team: lab7}\n# ir_metadata.end\n"
+    first = tmp_path / "runs" / "r00.txt"
+    first.write_text(meta + first.read_text())
+    rc = cli.main(["run", "--workers", "1", "--quiet", str(path)])
+    err = capsys.readouterr().err
+    assert "more than 40" in err or "40" in err
+    config = load_config(path)
+    with Store(config.store, read_only=True) as store:
+        _, rows = store.query('SELECT name, "group", validation, ir_metadata FROM systems '
+                              "ORDER BY name")
+    assert rows[0][:3] == ("r00", "lab7", "rejected") and "lab7" in rows[0][3]
+    if on_error == "fail":
+        assert rc == 1 and "rejected by the submission checks" in err
+        assert {k[0] for k in stored(config)} == set()
+    else:
+        assert rc == 0 and "irbench: warning: system 'r00'" in err
+        assert {k[0] for k in stored(config)} == {"r00", "r01"}
