@@ -15,7 +15,7 @@ from .output import format_rows, rows, trec_lines, zscore
 from .trec import _display, read_qrels, read_run, read_zscores
 
 EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2, "ConfigError": 2,
-              "MeasureParameterError": 2, "StoreError": 3, "EvaluationError": 4}
+              "MeasureParameterError": 2, "JudgmentError": 2, "StoreError": 3, "EvaluationError": 4}
 
 
 def _eval_parser(sub) -> None:

@@ -44,3 +44,15 @@ class ConfigError(FormatError):
 
 class StoreError(IrbenchError):
     """The score store cannot be used (locked by another process, newer schema, unreadable)."""
+
+
+class PoolingError(IrbenchError):
+    """A pooling request that cannot be carried out (bad parameters, budget, state)."""
+
+
+class UnknownStrategyError(PoolingError):
+    """A pooling strategy name that is not in the registry."""
+
+
+class JudgmentError(FormatError):
+    """Judgments that cannot be recorded: malformed, not in the pool, or conflicting."""

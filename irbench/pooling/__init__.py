@@ -1,0 +1,36 @@
+"""Pooling: which documents to judge, simulated budgets, pool statistics and pool bias.
+
+Data flow::
+
+    build_table(runs) -> RunTable                      (all runs as one ranked column table)
+    build_pool(table, "depth", k=100) -> Pool          (static strategies)
+    PoolingState(table, "mtf", budget=100)             (adaptive: next_batch / record, or
+        .run_oracle(Oracle(table, qrels)) -> .pool()    an oracle for simulation)
+    pool_stats(table, pool, judgments) -> PoolStats
+    simulate_budgets(table, qrels, ...) -> BudgetSimulation
+    leave_one_out(table, qrels, pool, ...) -> LeaveOneOut
+    write_assessor_files(pool, folder) / read_assessor_file(path, pool)
+
+Strategies are looked up in :data:`STRATEGIES` (``describe()`` prints them with references).
+"""
+
+from . import adaptive, depth, fusion, sampling  # noqa: F401  (register the strategies)
+from .build import build_pool
+from ..errors import JudgmentError, PoolingError, UnknownStrategyError
+from .pool import Pool, Provenance
+from .state import Batch, Oracle, PoolingState
+from .strategy import STRATEGIES, Param, Strategy, describe, get_strategy, register
+from .table import RunTable, build_table, contributing_runs
+from .assessor import read_assessor_file, write_assessor_files
+from .bias import LeaveOneOut, leave_one_out, unique_documents
+from .simulation import BudgetSimulation, format_simulation, simulate_budgets
+from .stats import PoolStats, pool_stats
+
+__all__ = [
+    "build_table", "RunTable", "contributing_runs", "build_pool", "Pool", "Provenance",
+    "PoolingState", "Batch", "Oracle", "STRATEGIES", "Strategy", "Param", "register",
+    "get_strategy", "describe", "PoolingError", "UnknownStrategyError", "JudgmentError",
+    "write_assessor_files", "read_assessor_file", "leave_one_out", "LeaveOneOut",
+    "unique_documents", "simulate_budgets", "BudgetSimulation", "format_simulation",
+    "pool_stats", "PoolStats",
+]

@@ -1,0 +1,186 @@
+"""Replaying strategies with existing judgments as the oracle, at increasing budgets.
+
+For each strategy the oracle loop runs once, to the largest budget; every strategy's judging
+order does not depend on the budget, so the pool at a smaller budget is a prefix of that order
+(per topic; across topics for ``mtf-global``). Budget fraction ``f`` gives topic ``t``
+``max(1, round(f * J_t))`` judgments, ``J_t`` being its official judgments; a global strategy
+gets their sum as one total. A document the official qrels never judged counts as non-relevant.
+
+Reported, per strategy and budget: relevant documents found and judgments spent (per topic and
+overall), and how the system ranking under the reduced qrels (the official judgments of the
+documents judged so far) agrees with the ranking under the full qrels: Kendall's tau and
+tau_AP (:mod:`irbench.stats.agreement`), for each measure, over every run of the table (pooled
+or not). Scores come from :mod:`irbench.pooling.kernels` and equal trec_eval's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..stats.agreement import rank_agreement
+from ..trec import Qrels, _display
+from ..errors import PoolingError
+from .kernels import Judged, TableScorer, judged_from_qrels
+from .state import Oracle, PoolingState
+from .strategy import get_strategy
+from .table import RunTable
+
+DEFAULT_STRATEGIES = ("budgeted", "mtf", "mtf-global", "mm-ns", "thompson")
+DEFAULT_FRACTIONS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetSimulation:
+    """Results of :func:`simulate_budgets`; arrays are indexed [strategy, budget, ...].
+
+    spent, found: (S, B, T) judgments made and relevant documents found per topic;
+    relevant: (T,) relevant documents in the official qrels; judged: (T,) official judgments;
+    means: (S, B, M, R) system means under each reduced qrels, reference: (M, R) under the full
+    qrels; tau, tau_ap: (S, B, M) agreement of each reduced ranking with the full one.
+    """
+
+    strategies: tuple[str, ...]
+    fractions: np.ndarray
+    topics: tuple[str, ...]
+    runs: tuple[str, ...]
+    measures: tuple[str, ...]
+    seed: int
+    params: dict
+    spent: np.ndarray
+    found: np.ndarray
+    relevant: np.ndarray
+    judged: np.ndarray
+    means: np.ndarray
+    reference: np.ndarray
+    tau: np.ndarray
+    tau_ap: np.ndarray
+    seconds: dict = field(default_factory=dict)
+
+    def recall(self) -> np.ndarray:
+        """(S, B) share of the official relevant documents found."""
+        return self.found.sum(axis=2) / max(int(self.relevant.sum()), 1)
+
+    def rows(self) -> list[dict]:
+        """One flat record per (strategy, budget, measure), e.g. for a table or the store."""
+        out = []
+        for s, name in enumerate(self.strategies):
+            for b, f in enumerate(self.fractions.tolist()):
+                for m, measure in enumerate(self.measures):
+                    out.append({"strategy": name, "fraction": f,
+                                "judgments": int(self.spent[s, b].sum()),
+                                "relevant_found": int(self.found[s, b].sum()),
+                                "recall": float(self.recall()[s, b]), "measure": measure,
+                                "tau": float(self.tau[s, b, m]),
+                                "tau_ap": float(self.tau_ap[s, b, m])})
+        return out
+
+
+def simulate_budgets(table: RunTable, qrels: Qrels, *, strategies=DEFAULT_STRATEGIES,
+                     fractions=DEFAULT_FRACTIONS, measures=("AP",), contributing=None,
+                     per_group: int | None = None, seed: int = 0, relevance_level: int = 1,
+                     params: dict | None = None, max_depth: int | None = None
+                     ) -> BudgetSimulation:
+    """Replay ``strategies`` with ``qrels`` as the oracle at each budget fraction.
+
+    params: per-strategy parameters, ``{"mm-ns": {"gamma": 0.8}}``. max_depth: candidates only
+    down to this rank of each contributing run (e.g. the official pool depth, so that every
+    candidate has an official judgment). Seeded: the same arguments give the same result.
+    """
+    import time
+
+    fractions = np.asarray(sorted(set(float(f) for f in fractions)), dtype=np.float64)
+    if len(fractions) == 0 or fractions[0] <= 0 or fractions[-1] > 1:
+        raise PoolingError("budget fractions must be in (0, 1]")
+    names = TableScorer.check(measures)
+    params = dict(params or {})
+    for name in strategies:
+        get_strategy(name)
+    qrels_topics = np.unique(qrels.query_id)
+    scorer = TableScorer(table, qrels_topics, relevance_level)
+    full = judged_from_qrels(table, qrels)
+    reference = scorer.means(full, names)
+    oracle = Oracle(table, qrels)
+    judged = np.bincount(table.topic_lookup(qrels.query_id)[qrels.relevance >= 0] + 1,
+                         minlength=table.num_topics + 1)[1:]
+    relevant = np.bincount(table.topic_lookup(qrels.query_id)[qrels.relevance >= relevance_level]
+                           + 1, minlength=table.num_topics + 1)[1:]
+    budgets = np.maximum(1, np.rint(fractions[:, None] * judged[None, :])).astype(np.int64)
+    budgets[:, judged == 0] = 1
+    S, B, T, M, R = len(strategies), len(fractions), table.num_topics, len(names), table.num_runs
+    spent = np.zeros((S, B, T), dtype=np.int64)
+    found = np.zeros((S, B, T), dtype=np.int64)
+    means = np.zeros((S, B, M, R))
+    tau = np.zeros((S, B, M))
+    tau_ap = np.zeros((S, B, M))
+    seconds = {}
+    for s, name in enumerate(strategies):
+        spec = get_strategy(name)
+        kwargs = dict(params.get(name, {}))
+        if max_depth is not None:
+            kwargs.setdefault("max_depth", max_depth)
+        start = time.perf_counter()
+        if spec.scope == "global":
+            state = PoolingState(table, name, contributing=contributing, per_group=per_group,
+                                 total=int(budgets[-1].sum()), seed=seed,
+                                 relevance_level=relevance_level, **kwargs)
+        else:
+            state = PoolingState(table, name, contributing=contributing, per_group=per_group,
+                                 budget=budgets[-1], seed=seed, relevance_level=relevance_level,
+                                 **kwargs)
+        state.run_oracle(oracle)
+        seconds[name] = time.perf_counter() - start
+        handed = state.step >= 0
+        for b in range(B):
+            if spec.scope == "global":
+                chosen = handed & (state.step < budgets[b].sum())
+            else:
+                chosen = handed & (state.order < budgets[b][state.table.cand_topic])
+            rel = np.where(chosen, oracle.relevance, -1)
+            topic = table.cand_topic[chosen]
+            spent[s, b] = np.bincount(topic, minlength=T)
+            found[s, b] = np.bincount(topic, weights=rel[chosen] >= relevance_level,
+                                      minlength=T).astype(np.int64)
+            reduced = Judged(rel, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+            means[s, b] = scorer.means(reduced, names)
+            for m in range(M):
+                agreement = rank_agreement(reference[m], means[s, b, m])
+                tau[s, b, m] = agreement.tau
+                tau_ap[s, b, m] = agreement.tau_ap
+    return BudgetSimulation(
+        strategies=tuple(strategies), fractions=fractions, topics=tuple(table.topic_ids()),
+        runs=table.runs, measures=tuple(names), seed=int(seed),
+        params={"contributing": contributing if contributing is None else list(
+            np.asarray(table.runs)[_mask(table, contributing, per_group)]),
+            "per_group": per_group, "max_depth": max_depth, "strategy_params": params,
+            "relevance_level": relevance_level},
+        spent=spent, found=found, relevant=relevant, judged=judged, means=means,
+        reference=reference, tau=tau, tau_ap=tau_ap, seconds=seconds,
+    )
+
+
+def _mask(table: RunTable, contributing, per_group) -> np.ndarray:
+    from .table import contributing_runs
+    return contributing_runs(table, contributing, per_group=per_group)
+
+
+def format_simulation(sim: BudgetSimulation, measure: str | None = None) -> str:
+    """A plain-text table: relevant found (and tau / tau_AP for one measure) by budget."""
+    m = 0 if measure is None else sim.measures.index(measure)
+    head = f"{'strategy':<12}" + "".join(f"{f:>8.0%}" for f in sim.fractions)
+    lines = ["relevant found (of %d official relevant)" % int(sim.relevant.sum()), head]
+    for s, name in enumerate(sim.strategies):
+        lines.append(f"{name:<12}" + "".join(f"{int(x):>8d}" for x in sim.found[s].sum(axis=1)))
+    lines += ["", f"judgments spent", head]
+    for s, name in enumerate(sim.strategies):
+        lines.append(f"{name:<12}" + "".join(f"{int(x):>8d}" for x in sim.spent[s].sum(axis=1)))
+    for label, arr in (("Kendall's tau", sim.tau), ("tau_AP", sim.tau_ap)):
+        lines += ["", f"{label} with the full ranking ({sim.measures[m]})", head]
+        for s, name in enumerate(sim.strategies):
+            lines.append(f"{name:<12}" + "".join(f"{x:>8.3f}" for x in arr[s, :, m]))
+    return "\n".join(lines)
+
+
+def _topic_names(table: RunTable) -> list[str]:
+    return [_display(t) for t in table.topics]
