@@ -63,7 +63,13 @@ class EvalOptions:
 
 
 class PreparedQrels:
-    """Qrels sorted by (topic, docno) with lookup keys; built once, shared by every run."""
+    """Qrels sorted by (topic, docno) with lookup keys; built once, shared by every run.
+
+    Lookups go through 64-bit keys (topic index in the high bits, a docno hash below), sorted
+    once here; every key match is confirmed by comparing the docno bytes, so a hash collision
+    can never change a result (if two qrels docnos of a topic share a key, lookups fall back to
+    comparing strings).
+    """
 
     def __init__(self, qrels: Qrels):
         self.qrels = qrels
@@ -74,10 +80,10 @@ class PreparedQrels:
         first = np.concatenate(([True], query_id[1:] != query_id[:-1]))
         self.topics = query_id[first]
         self.row_topic = np.cumsum(first) - 1
-        self.unique_docs = np.unique(self.doc_id)
-        code = np.searchsorted(self.unique_docs, self.doc_id)
-        self._stride = np.int64(len(self.unique_docs) + 1)
-        self.keys = self.row_topic.astype(np.int64) * self._stride + code
+        key = topic_keys(self.row_topic, doc_hash(self.doc_id), len(self.topics))
+        self._table = _KeyTable(key)
+        if np.any(self._table.sorted_keys[1:] == self._table.sorted_keys[:-1]):
+            self._table = None  # two docnos of a topic share a key: compare strings
         judged = self.relevance >= 0
         max_level = int(self.relevance.max()) if judged.any() else 0
         max_level = max(max_level, 0)
@@ -89,65 +95,267 @@ class PreparedQrels:
             self.row_topic, weights=self.relevance > 0, minlength=len(self.topics)
         ).astype(np.int64)
 
-    def lookup(self, topic: np.ndarray, doc_id: np.ndarray) -> np.ndarray:
-        """Relevance value of each (topic index, docno): level, -1 absent, -2 negative."""
+    def lookup(self, topic: np.ndarray, doc_id: np.ndarray,
+               hashes: np.ndarray | None = None) -> np.ndarray:
+        """Relevance value of each (topic index, docno): level, -1 absent, -2 negative.
+
+        ``hashes`` may pass :func:`doc_hash` of ``doc_id`` when the caller already has it.
+        """
         out = np.full(len(topic), NOT_IN_QRELS, dtype=np.int64)
-        if len(topic) == 0 or len(self.unique_docs) == 0:
+        if len(topic) == 0 or len(self.doc_id) == 0:
             return out
-        code = np.searchsorted(self.unique_docs, doc_id)
-        code_c = np.minimum(code, len(self.unique_docs) - 1)
-        known = self.unique_docs[code_c] == doc_id
-        keys = topic.astype(np.int64) * self._stride + code_c
-        pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        hit = known & (self.keys[pos] == keys)
+        if self._table is None:
+            return self._lookup_strings(topic, doc_id, out)
+        hashes = doc_hash(doc_id) if hashes is None else hashes
+        row = self._table.find(topic_keys(topic, hashes, len(self.topics)))
+        cand = np.flatnonzero(row >= 0)
+        row = row[cand]
+        same = self.doc_id[row] == doc_id[cand]  # the topic bits are exact
+        rel = self.relevance[row[same]]
+        out[cand[same]] = np.where(rel >= 0, rel, UNJUDGED)
+        return out
+
+    def _lookup_strings(self, topic: np.ndarray, doc_id: np.ndarray,
+                        out: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` by binary search on the docno strings (no hashing)."""
+        unique_docs = np.unique(self.doc_id)
+        stride = np.int64(len(unique_docs) + 1)
+        keys = self.row_topic.astype(np.int64) * stride + np.searchsorted(unique_docs, self.doc_id)
+        code = np.minimum(np.searchsorted(unique_docs, doc_id), len(unique_docs) - 1)
+        known = unique_docs[code] == doc_id
+        wanted = topic.astype(np.int64) * stride + code
+        pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+        hit = known & (keys[pos] == wanted)
         rel = self.relevance[pos[hit]]
         out[hit] = np.where(rel >= 0, rel, UNJUDGED)
         return out
 
 
-def _doc_hash(doc_id: np.ndarray) -> np.ndarray:
-    """64-bit FNV-1a hash of each docno, computed column by column over the bytes."""
-    n = len(doc_id)
-    width = doc_id.dtype.itemsize
-    h = np.full(n, np.uint64(14695981039346656037), dtype=np.uint64)
-    if n == 0:
-        return h
-    matrix = np.ascontiguousarray(doc_id).view(np.uint8).reshape(n, width)
-    prime = np.uint64(1099511628211)
-    for j in range(width):
-        h ^= matrix[:, j]
-        h *= prime
+class _KeyTable:
+    """Row numbers of distinct uint64 keys: a hash table probed with whole-array steps.
+
+    Open addressing with linear probing, at most a quarter full, so one probe settles most
+    keys; the few still unsettled after ``_PROBES`` probes are found by binary search.
+    """
+
+    _PROBES = 2
+
+    def __init__(self, keys: np.ndarray):
+        self.keys = keys
+        self.sorted_rows = np.argsort(keys)
+        self.sorted_keys = keys[self.sorted_rows]
+        size = 1 << max(4, (4 * len(keys)).bit_length())
+        self.mask = size - 1
+        self.rows = np.full(size, -1, dtype=np.int64)
+        pending = np.arange(len(keys))
+        slot = (keys & np.uint64(self.mask)).astype(np.int64)
+        while len(pending):
+            free = np.flatnonzero(self.rows[slot] < 0)
+            _, first = np.unique(slot[free], return_index=True)  # one winner per free slot
+            won = free[first]
+            self.rows[slot[won]] = pending[won]
+            lost = np.ones(len(pending), dtype=bool)
+            lost[won] = False
+            pending, slot = pending[lost], (slot[lost] + 1) & self.mask
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Row number of each key, -1 for keys not in the table."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        todo = np.arange(len(keys))
+        slot = (keys & np.uint64(self.mask)).astype(np.int64)
+        for _ in range(self._PROBES):
+            row = self.rows[slot]
+            filled = row >= 0
+            hit = filled & (self.keys[row] == keys[todo])  # row -1 reads a key, masked off
+            out[todo[hit]] = row[hit]
+            more = filled & ~hit
+            todo, slot = todo[more], (slot[more] + 1) & self.mask
+            if len(todo) == 0:
+                return out
+        rest = keys[todo]
+        pos = np.minimum(np.searchsorted(self.sorted_keys, rest), len(self.sorted_keys) - 1)
+        hit = self.sorted_keys[pos] == rest
+        out[todo[hit]] = self.sorted_rows[pos[hit]]
+        return out
+
+
+_HASH_SEED = np.uint64(0x9E3779B97F4A7C15)
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser, in place: every output bit depends on every input bit."""
+    x ^= x >> _S30
+    x *= _MIX1
+    x ^= x >> _S27
+    x *= _MIX2
+    x ^= x >> _S31
+    return x
+
+
+def doc_words(doc_id: np.ndarray) -> np.ndarray:
+    """Docnos as rows of little-endian uint64 words of their bytes, zero-padded."""
+    n, width = len(doc_id), doc_id.dtype.itemsize
+    nwords = max(1, -(-width // 8))
+    if width == 0 or n == 0:
+        return np.zeros((n, nwords), dtype="<u8")
+    raw = np.ascontiguousarray(doc_id).view(np.uint8).reshape(n, width)
+    if width == 8 * nwords:
+        return raw.view("<u8")
+    padded = np.zeros((n, 8 * nwords), dtype=np.uint8)
+    padded[:, :width] = raw
+    return padded.view("<u8")
+
+
+def doc_hash(doc_id: np.ndarray, words: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit hash of each docno's bytes, the same whatever the array's string width.
+
+    Words that are all zero (padding) are skipped, so ``b"d1"`` hashes alike in ``S2`` and
+    ``S20`` arrays. Equal docnos hash equal; unequal ones may collide, so callers compare
+    bytes on every match.
+    """
+    words = doc_words(doc_id) if words is None else words
+    h = _mix(words[:, 0] ^ _HASH_SEED)
+    for j in range(1, words.shape[1]):
+        w = words[:, j]
+        used = w != 0
+        if not used.any():
+            break
+        step = _mix(h ^ w)
+        h = step if used.all() else np.where(used, step, h)
     return h
 
 
+def topic_keys(topic: np.ndarray, hashes: np.ndarray, num_topics: int) -> np.ndarray:
+    """uint64 keys: the topic index in the high bits (exact), the top of the hash below."""
+    bits = np.uint64(max(1, int(num_topics).bit_length()))
+    return (topic.astype(np.uint64) << (np.uint64(64) - bits)) | (hashes >> bits)
+
+
+def _may_repeat(topic: np.ndarray, hashes: np.ndarray, num_topics: int) -> bool:
+    """False when no two rows share (topic, docno); True means they might (check exactly)."""
+    keys = np.sort(topic_keys(topic, hashes, num_topics))
+    return bool(np.any(keys[1:] == keys[:-1]))
+
+
 def _duplicate_rows(topic: np.ndarray, doc_id: np.ndarray, order_key: np.ndarray) -> tuple:
-    """Rows repeating an earlier (by ``order_key``) row's (topic, docno): (dups, their firsts)."""
-    h = _doc_hash(doc_id)
-    o = np.lexsort((order_key, h, topic))
-    same = (topic[o][1:] == topic[o][:-1]) & (h[o][1:] == h[o][:-1])
+    """Rows repeating an earlier (by ``order_key``) row's (topic, docno): (dups, their firsts).
+
+    Exact: sorts the docno strings themselves. Callers first rule duplicates out cheaply with
+    :func:`_may_repeat`.
+    """
+    o = np.lexsort((order_key, doc_id, topic))
+    t, d = topic[o], doc_id[o]
+    same = (t[1:] == t[:-1]) & (d[1:] == d[:-1])
     if not same.any():
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    same &= doc_id[o][1:] == doc_id[o][:-1]
     starts = np.flatnonzero(np.concatenate(([True], ~same)))
     dup_pos = np.flatnonzero(same) + 1
     first_pos = starts[np.searchsorted(starts, dup_pos, side="right") - 1]
     return o[dup_pos], o[first_pos]
 
 
-def _rank_order(topic: np.ndarray, score: np.ndarray, doc_id: np.ndarray) -> np.ndarray:
-    """Permutation sorting by topic, score descending, docno descending (bytes)."""
-    o = np.lexsort((-score, topic))
-    ts, ss = topic[o], score[o]
-    tie = (ts[1:] == ts[:-1]) & (ss[1:] == ss[:-1])
-    if not tie.any():
-        return o
-    in_tie = np.zeros(len(o), dtype=bool)
+def _topic_index(query_id: np.ndarray, topics: np.ndarray) -> np.ndarray:
+    """Index into ``topics`` of each row's topic (int32), -1 if absent; one lookup per block."""
+    n = len(query_id)
+    if n == 0 or len(topics) == 0:
+        return np.full(n, -1, dtype=np.int32)
+    starts = np.concatenate(([0], np.flatnonzero(query_id[1:] != query_id[:-1]) + 1))
+    block_qid = query_id[starts]
+    pos = np.minimum(np.searchsorted(topics, block_qid), len(topics) - 1)
+    block_topic = np.where(topics[pos] == block_qid, pos, -1).astype(np.int32)
+    return np.repeat(block_topic, np.diff(np.append(starts, n)))
+
+
+def _block_order(topic: np.ndarray) -> np.ndarray | bool | None:
+    """The permutation putting topic blocks in topic order, when each topic is one block of
+    consecutive rows: None if they already are in order, False if some topic is split."""
+    n = len(topic)
+    if n == 0:
+        return None
+    starts = np.concatenate(([0], np.flatnonzero(topic[1:] != topic[:-1]) + 1))
+    block_topic = topic[starts]
+    by_topic = np.argsort(block_topic, kind="stable")
+    sorted_topic = block_topic[by_topic]
+    if np.any(sorted_topic[1:] == sorted_topic[:-1]):
+        return False
+    if np.all(by_topic[1:] > by_topic[:-1]):
+        return None
+    lengths = np.diff(np.append(starts, n))[by_topic]
+    new_starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    return np.arange(n) + np.repeat(starts[by_topic] - new_starts, lengths)
+
+
+def _rank_order(topic: np.ndarray, score: np.ndarray, doc_id: np.ndarray) -> np.ndarray | None:
+    """Permutation sorting by topic, score descending, docno descending (bytes); None when
+    the rows are in that order already.
+
+    Runs usually list each topic once with scores already descending: then only blocks move
+    and only tied rows are sorted. Otherwise one stable (topic, -score) sort comes first.
+    """
+    order = _block_order(topic)
+    same_topic = topic[1:] == topic[:-1]
+    if order is False or np.any(same_topic & (score[1:] > score[:-1])):
+        order = np.lexsort((-score, topic))
+        t, s = topic[order], score[order]
+        tie = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
+    else:
+        tie = same_topic & (score[1:] == score[:-1])  # in file order
+        if not tie.any():
+            return order
+        if order is None:
+            order = np.arange(len(topic))
+        else:  # blocks moved whole: a tie stays inside its block
+            tie = np.append(tie, False)[order[:-1]]
+    if tie.any():
+        _sort_ties(order, tie, doc_id)
+    return order
+
+
+def _sort_ties(order: np.ndarray, tie: np.ndarray, doc_id: np.ndarray) -> None:
+    """Sort each run of tied positions of ``order`` by docno descending, in place."""
+    in_tie = np.zeros(len(order), dtype=bool)
     in_tie[1:] |= tie
     in_tie[:-1] |= tie
-    tied_rows = o[in_tie]
-    code = np.zeros(len(o), dtype=np.int64)
-    code[tied_rows] = np.unique(doc_id[tied_rows], return_inverse=True)[1] + 1
-    return np.lexsort((-code, -score, topic))
+    pos = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([True], ~tie)))[pos]
+    rows = order[pos]
+    big_endian = doc_words(doc_id[rows]).byteswap()  # numeric order = byte order
+    order[pos] = rows[_desc_within(group, big_endian)]
+
+
+def _desc_within(group: np.ndarray, words: np.ndarray, j: int = 0) -> np.ndarray:
+    """Permutation sorting rows by ``group`` ascending, then ``words[:, j:]`` descending.
+
+    Sorts by word ``j`` (a fast unstable sort), then stably by group (radix sorts of 16-bit
+    digits); rows still equal on both are ordered by the next word, recursively. Rows equal
+    on every word (the same docno) are left in any order.
+    """
+    perm = np.argsort(~words[:, j])
+    perm = perm[_stable_int_order(group[perm])]
+    if j + 1 == words.shape[1]:
+        return perm
+    g, w = group[perm], words[perm, j]
+    same = (g[1:] == g[:-1]) & (w[1:] == w[:-1])
+    if not same.any():
+        return perm
+    in_run = np.zeros(len(perm), dtype=bool)
+    in_run[1:] |= same
+    in_run[:-1] |= same
+    pos = np.flatnonzero(in_run)
+    run = np.cumsum(np.concatenate(([True], ~same)))[pos]
+    sub = perm[pos]
+    perm[pos] = sub[_desc_within(run, words[sub], j + 1)]
+    return perm
+
+
+def _stable_int_order(values: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative integers below 2**32 (LSD radix over 16-bit digits)."""
+    if len(values) == 0 or int(values.max()) < (1 << 16):
+        return np.argsort(values.astype(np.uint16), kind="stable")
+    low = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
+    return low[np.argsort((values[low] >> 16).astype(np.uint16), kind="stable")]
 
 
 class Ranked:
@@ -295,14 +503,13 @@ def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptio
     """Rank ``run`` against ``prepared`` qrels under ``options`` (see the module docstring)."""
     topics = prepared.topics
     num_topics = len(topics)
-    pos = np.minimum(np.searchsorted(topics, run.query_id), num_topics - 1)
-    keep = topics[pos] == run.query_id
-    topic = pos[keep]
-    doc_id = run.doc_id[keep]
-    score = run.score[keep]
-    line = run.line[keep]
+    topic = _topic_index(run.query_id, topics)
+    doc_id, score, line = run.doc_id, run.score, run.line
+    keep = topic >= 0
+    if not keep.all():
+        topic, doc_id, score, line = topic[keep], doc_id[keep], score[keep], line[keep]
 
-    if options.duplicates == "first" and len(topic):
+    if options.duplicates == "first" and _may_repeat(topic, doc_hash(doc_id), num_topics):
         dups, _ = _duplicate_rows(topic, doc_id, line)
         if len(dups):
             mask = np.ones(len(topic), dtype=bool)
@@ -312,14 +519,7 @@ def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptio
     missing = np.bincount(topic, minlength=num_topics) == 0
     if missing.any():
         if not options.complete:
-            names = [_display(t) for t in topics[missing]]
-            shown = ", ".join(f"'{n}'" for n in names[:10])
-            more = f" and {len(names) - 10} more" if len(names) > 10 else ""
-            raise EvaluationError(
-                f"{run.path or run.name}: run has no results for {len(names)} qrels "
-                f"topic{'s' if len(names) != 1 else ''}: {shown}{more} "
-                "(use -c / complete=True to score missing topics as trec_eval -c does)"
-            )
+            _raise_missing(run, topics[missing])
         fake = np.flatnonzero(missing)
         topic = np.concatenate((topic, fake))
         width = max(doc_id.dtype.itemsize if len(doc_id) else 1, len(FAKE_DOCNO))
@@ -328,29 +528,18 @@ def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptio
         line = np.concatenate((line, np.zeros(len(fake), dtype=line.dtype)))
 
     order = _rank_order(topic, score, doc_id)
-    topic, doc_id, line = topic[order], doc_id[order], line[order]
-    counts = np.bincount(topic, minlength=num_topics)
-    offsets = np.concatenate(([0], np.cumsum(counts)))
+    if order is not None:
+        topic, doc_id, line = topic[order], doc_id[order], line[order]
+    del order, score
 
     if options.max_docs is not None:
+        offsets = np.concatenate(([0], np.cumsum(np.bincount(topic, minlength=num_topics))))
         rank = np.arange(len(topic)) - offsets[topic] + 1
         cut = rank <= options.max_docs
-        topic, doc_id, line = topic[cut], doc_id[cut], line[cut]
+        if not cut.all():
+            topic, doc_id, line = topic[cut], doc_id[cut], line[cut]
 
-    if options.duplicates == "error" and len(topic):
-        dups, firsts = _duplicate_rows(topic, doc_id, line)
-        if len(dups):
-            path = run.path or run.name
-            order_d = np.argsort(line[dups], kind="stable")
-            problems = [
-                f"{path}:{int(line[d])}: docno '{_display(doc_id[d])}' retrieved twice for "
-                f"topic '{_display(topics[topic[d]])}' (first at line {int(line[f])}); "
-                "use --duplicates first to keep the first occurrence"
-                for d, f in zip(dups[order_d], firsts[order_d])
-            ]
-            raise FormatError(problems)
-
-    level = prepared.lookup(topic, doc_id)
+    level = _levels(run, prepared, topic, doc_id, line, options)
     if options.judged_only:
         judged = level >= 0
         topic, level = topic[judged], level[judged]
@@ -367,3 +556,64 @@ def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptio
         name=run.name,
         num_lines_rel_positive=prepared.num_lines_rel_positive,
     )
+
+
+_SLICE = 1 << 20  # rows hashed and looked up at a time: bounds the temporaries on big runs
+
+
+def _levels(run: Run, prepared: PreparedQrels, topic: np.ndarray, doc_id: np.ndarray,
+            line: np.ndarray, options: EvalOptions) -> np.ndarray:
+    """The qrels value of each ranked row, after checking no docno repeats within a topic
+    (``duplicates="error"``). Works on slices of whole topics of about ``_SLICE`` rows."""
+    num_topics = len(prepared.topics)
+    level = np.empty(len(topic), dtype=np.int64)
+    maybe_repeats = False
+    for start, end in _topic_slices(topic, _SLICE):
+        t, d = topic[start:end], doc_id[start:end]
+        hashes = doc_hash(d)
+        if options.duplicates == "error" and not maybe_repeats:
+            maybe_repeats = _may_repeat(t, hashes, num_topics)
+        level[start:end] = prepared.lookup(t, d, hashes)
+    if maybe_repeats:
+        dups, firsts = _duplicate_rows(topic, doc_id, line)
+        if len(dups):
+            _raise_duplicates(run, prepared.topics, topic, doc_id, line, dups, firsts)
+    return level
+
+
+def _topic_slices(topic: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """(start, end) ranges covering sorted ``topic`` rows, about ``size`` rows each, never
+    splitting a topic."""
+    n = len(topic)
+    if n <= size:
+        return [(0, n)]
+    edges = [0]
+    while edges[-1] < n:
+        end = min(edges[-1] + size, n)
+        if end < n:  # move the cut forward to the end of that row's topic
+            end = int(np.searchsorted(topic, topic[end - 1], side="right"))
+        edges.append(end)
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _raise_missing(run: Run, absent: np.ndarray) -> None:
+    names = [_display(t) for t in absent]
+    shown = ", ".join(f"'{n}'" for n in names[:10])
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    raise EvaluationError(
+        f"{run.path or run.name}: run has no results for {len(names)} qrels "
+        f"topic{'s' if len(names) != 1 else ''}: {shown}{more} "
+        "(use -c / complete=True to score missing topics as trec_eval -c does)"
+    )
+
+
+def _raise_duplicates(run, topics, topic, doc_id, line, dups, firsts) -> None:
+    path = run.path or run.name
+    order_d = np.argsort(line[dups], kind="stable")
+    problems = [
+        f"{path}:{int(line[d])}: docno '{_display(doc_id[d])}' retrieved twice for "
+        f"topic '{_display(topics[topic[d]])}' (first at line {int(line[f])}); "
+        "use --duplicates first to keep the first occurrence"
+        for d, f in zip(dups[order_d], firsts[order_d])
+    ]
+    raise FormatError(problems)

@@ -29,7 +29,7 @@ import re
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import IO, Iterable, Mapping, Union
+from typing import IO, Iterable, Iterator, Mapping, Union
 
 import numpy as np
 
@@ -37,12 +37,13 @@ from .errors import FormatError
 
 Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
 
-_CHUNK = 1 << 24  # bytes per parsing chunk; keeps peak memory bounded on huge runs
+_CHUNK = 1 << 22  # bytes per parsing piece: bounds memory, keeps columns in cache
 _MAX_PROBLEMS = 20
 _FLOAT_RE = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _INT_RE = re.compile(rb"[+-]?\d+\Z")
 MIN_RELEVANCE, MAX_RELEVANCE = -(2**31), 2**31 - 1  # trec_eval keeps levels in a C long
 _WS = b" \t\n\r\x0b\x0c"
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,20 +82,24 @@ class _Problems:
 
     def __init__(self, path: str):
         self.path = path
-        self.shown: list[str] = []
+        self.items: list[tuple[int, str]] = []  # (line, reason) of the first 20
         self.more = 0
 
     def add(self, line: int, reason: str) -> None:
-        if len(self.shown) < _MAX_PROBLEMS:
-            self.shown.append(f"{self.path}:{line}: {reason}")
+        if len(self.items) < _MAX_PROBLEMS:
+            self.items.append((line, reason))
         else:
             self.more += 1
 
+    @property
+    def shown(self) -> list[str]:
+        return [f"{self.path}:{line}: {reason}" for line, reason in self.items]
+
     def __bool__(self) -> bool:
-        return bool(self.shown)
+        return bool(self.items)
 
     def raise_if_any(self) -> None:
-        if self.shown:
+        if self.items:
             raise FormatError(self.shown, self.more)
 
 
@@ -124,16 +129,20 @@ def _read_source(source: Source) -> tuple[str, bytes]:
         data = source.read()
         if isinstance(data, str):
             data = data.encode("utf-8")
-    if data[:2] == b"\x1f\x8b" or path.endswith(".gz"):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise FormatError([f"{path}:1: not a valid gzip file ({exc})"]) from None
+    if data[:2] == _GZIP_MAGIC or path.endswith(".gz"):
+        data = _gunzip(path, data)
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
         raise FormatError([f"{path}:{line}: not a text file (NUL byte)"])
     return path, data
+
+
+def _gunzip(path: str, data: bytes) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise FormatError([f"{path}:1: not a valid gzip file ({exc})"]) from None
 
 
 def _chunks(data: bytes) -> Iterable[tuple[int, bytes]]:
@@ -185,18 +194,6 @@ def _regular_lines(piece: bytes, ncols: int, hash_anywhere: bool):
     return content
 
 
-def _to_float(tokens: list[bytes]) -> np.ndarray | None:
-    if not tokens:
-        return np.zeros(0, dtype=np.float64)
-    try:
-        values = np.array(tokens).astype(np.float64)
-    except ValueError:
-        return None
-    if not np.all(np.isfinite(values)):
-        return None
-    return values
-
-
 def _to_int(tokens: list[bytes]) -> np.ndarray | None:
     if not tokens:
         return np.zeros(0, dtype=np.int64)
@@ -210,55 +207,249 @@ def _bytes_array(tokens: list[bytes]) -> np.ndarray:
     return np.array(tokens, dtype=np.bytes_) if tokens else np.zeros(0, dtype="S1")
 
 
+def _run_pieces(source: Source) -> tuple[str, Iterator[bytes]]:
+    """(display path, the source's bytes in whole-line pieces of about ``_CHUNK`` bytes).
+
+    A plain file is read a piece at a time, so it is never in memory whole; gzip files,
+    stdin and file objects are read whole first (see :func:`_read_source`).
+    """
+    if isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-":
+        path = os.fspath(source)
+        return path, _file_pieces(path)
+    path, data = _read_source(source)
+    return path, _cut(data)
+
+
+def _file_pieces(path: str) -> Iterator[bytes]:
+    """Whole-line pieces of the file at ``path``; a gzip file is decompressed whole."""
+    try:
+        with open(path, "rb") as fh:
+            piece = fh.read(_CHUNK)
+            if piece[:2] == _GZIP_MAGIC or path.endswith(".gz"):
+                yield from _cut(_gunzip(path, piece + fh.read()))
+                return
+            while piece:
+                if not piece.endswith(b"\n"):
+                    piece += fh.readline()  # finish the last line
+                yield piece
+                piece = fh.read(_CHUNK)
+    except FileNotFoundError:
+        raise FormatError([f"{path}: no such file"]) from None
+    except IsADirectoryError:
+        raise FormatError([f"{path}: is a directory, not a file"]) from None
+    except OSError as exc:
+        raise FormatError([f"{path}: cannot read ({exc.strerror})"]) from None
+
+
+def _cut(data: bytes) -> Iterator[bytes]:
+    """``data`` in consecutive whole-line pieces of about ``_CHUNK`` bytes."""
+    for _, piece in _chunks(data):
+        yield piece
+
+
 def read_run(source: Source | Mapping | Iterable, name: str | None = None) -> Run:
     """Read a TREC run from a path, ``-`` (stdin), a file object, or in-memory data.
 
     In-memory data is either ``{query_id: {doc_id: score}}`` (pytrec_eval's shape) or an
-    iterable of ``(query_id, doc_id, score)`` tuples.
+    iterable of ``(query_id, doc_id, score)`` tuples. Files are parsed in whole-line pieces:
+    :func:`_run_columns` (vectorised) when the piece is regular, else line by line.
     """
     if isinstance(source, Mapping) or (
         not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read")
     ):
         return _run_from_memory(source, name or "run")
-    path, data = _read_source(source)
-    problems = _Problems(path)
-    qids: list[np.ndarray] = []
-    docs: list[np.ndarray] = []
-    scores: list[np.ndarray] = []
-    lines: list[np.ndarray] = []
+    path, pieces = _run_pieces(source)
+    return _run_of_parts(path, [_parse_run(pieces)], name)
+
+
+@dataclass
+class _RunPart:
+    """Some consecutive whole lines of a run file, parsed; line numbers count from the part's
+    first line as 1. ``nul_line``: where a NUL byte stopped parsing (None if none)."""
+
+    columns: tuple[np.ndarray, ...] | None  # query_id, doc_id, score, line; None if no rows
+    runid: bytes
+    newlines: int
+    problems: list[tuple[int, str]]
+    more: int
+    nul_line: int | None = None
+
+
+def _parse_run(pieces: Iterable[bytes]) -> _RunPart:
+    """Parse whole-line pieces, each with :func:`_run_columns` or else line by line."""
+    problems = _Problems("")
+    parts: list[tuple[np.ndarray, ...]] = []
     runid = b""
-    for first_line, piece in _chunks(data):
-        content = None if b"_" in piece else _regular_lines(piece, 6, hash_anywhere=True)
-        if content is not None:
-            tokens = piece.split()
-            values = _to_float(tokens[4::6])
-            if values is not None:
-                qids.append(_bytes_array(tokens[0::6]))
-                docs.append(_bytes_array(tokens[2::6]))
-                scores.append(values)
-                lines.append(content + first_line)
-                if tokens:
-                    runid = tokens[-1]
-                continue
-        q, d, s, ln, tag = _parse_run_lines(piece, first_line, problems)
-        if q:
-            qids.append(_bytes_array(q))
-            docs.append(_bytes_array(d))
-            scores.append(np.array(s, dtype=np.float64))
-            lines.append(np.array(ln, dtype=np.int64))
+    line = 1
+    for piece in pieces:
+        nul = piece.find(b"\x00")
+        if nul >= 0:
+            nul_line = line + piece.count(b"\n", 0, nul)
+            return _RunPart(None, b"", line - 1, [], 0, nul_line)
+        fast = _run_columns(piece, line)
+        if fast is not None:
+            q, d, s, ln, tag, newlines = fast
+        else:
+            q, d, s, ln, tag = _parse_run_lines(piece, line, problems)
+            q, d = _bytes_array(q), _bytes_array(d)
+            s, ln = np.array(s, dtype=np.float64), np.array(ln, dtype=np.int64)
+            newlines = piece.count(b"\n")
+        line += newlines
+        if len(s):
+            parts.append((q, d, s, ln))
             runid = tag
+    columns = tuple(_concat(list(c)) for c in zip(*parts)) if parts else None
+    return _RunPart(columns, runid, line - 1, problems.items, problems.more)
+
+
+def _run_of_parts(path: str, parts: list[_RunPart], name: str | None) -> Run:
+    """The run made of consecutive parts of the file at ``path``, or its problems raised.
+
+    A NUL byte is an error on its own (earlier problems are dropped, as when the whole file
+    was checked before parsing); at most 20 problems are listed, then a count.
+    """
+    problems = _Problems(path)
+    offset, columns, runid = 0, [], b""
+    for part in parts:
+        if part.nul_line is not None:
+            raise FormatError([f"{path}:{offset + part.nul_line}: not a text file (NUL byte)"])
+        for line, reason in part.problems:
+            problems.add(offset + line, reason)
+        problems.more += part.more
+        if part.columns is not None:
+            q, d, s, ln = part.columns
+            columns.append((q, d, s, ln + offset if offset else ln))
+            runid = part.runid
+        offset += part.newlines
     problems.raise_if_any()
-    if not any(len(s) for s in scores):
+    if not columns:
         raise FormatError([f"{path}:1: empty run: no result lines"])
-    return Run(
-        name=name or _default_name(path),
-        runid=_display(runid),
-        query_id=_concat(qids),
-        doc_id=_concat(docs),
-        score=np.concatenate(scores),
-        line=np.concatenate(lines),
-        path=path,
-    )
+    q, d, s, ln = (_concat(list(c)) for c in zip(*columns))
+    return Run(name=name or _default_name(path), runid=_display(runid), query_id=q, doc_id=d,
+               score=s, line=ln, path=path)
+
+
+def _run_columns(piece: bytes, first_line: int):
+    """Vectorised parse of a piece: (qid, docno, score, line, tag, line ends), or None.
+
+    None sends the piece to the line-by-line path: a line with other than 6 fields, a comment
+    line, or a score that is not a plain finite decimal. Blank lines are skipped here.
+    """
+    buf = np.frombuffer(piece, dtype=np.uint8)
+    starts, ends, newlines = _tokens(buf)
+    if len(starts) % 6:
+        return None
+    rows = len(starts) // 6
+    if rows == 0:
+        empty = _bytes_array([])
+        return empty, empty, np.zeros(0), np.zeros(0, np.int64), b"", len(newlines)
+    line = _row_lines(starts, ends, newlines)
+    if line is None or np.any(buf[starts[::6]] == 35):  # irregular, or a comment line
+        return None
+    score = _scores(buf, starts[4::6], ends[4::6])
+    if score is None:
+        return None
+    qid = _as_strings(_token_words(buf, starts[0::6], ends[0::6]), ends[0::6] - starts[0::6])
+    doc = _as_strings(_token_words(buf, starts[2::6], ends[2::6]), ends[2::6] - starts[2::6])
+    line += first_line
+    return qid, doc, score, line, piece[starts[-1]:ends[-1]], len(newlines)
+
+
+def _tokens(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Whitespace-separated tokens of ``buf`` (the C isspace set): (starts, ends, line ends)."""
+    padded = np.empty(len(buf) + 2, dtype=np.uint8)  # a space before and after: every token
+    padded[0] = padded[-1] = 32                       # lies between two whitespace bytes
+    padded[1:-1] = buf
+    at = np.flatnonzero(padded <= 32)  # = position in buf + 1
+    byte = padded[at]
+    space = (byte == 32) | ((byte - np.uint8(9)) < np.uint8(5))
+    if not space.all():  # other control bytes are token data
+        at, byte = at[space], byte[space]
+    newlines = at[byte == 10] - 1
+    token_after = at[1:] - at[:-1] > 1  # a token between whitespace bytes i and i + 1
+    if token_after.all():  # single separators: every gap holds one whitespace byte
+        return at[:-1], at[1:] - 1, newlines
+    k = np.flatnonzero(token_after)
+    return at[k], at[k + 1] - 1, newlines
+
+
+def _row_lines(starts: np.ndarray, ends: np.ndarray, newlines: np.ndarray) -> np.ndarray | None:
+    """0-based line (within the piece) of each 6-token row, or None if a line is not a row."""
+    rows = len(starts) // 6
+    n = len(newlines)
+    if n in (rows, rows - 1):  # the usual case: one line end after each row, no blank lines
+        after_row = newlines >= ends[5::6][:n]
+        before_next = newlines[: rows - 1] < starts[6::6]
+        if after_row.all() and before_next.all():
+            return np.arange(rows, dtype=np.int64)
+    gap = np.searchsorted(starts, newlines)  # index of the first token after each line end
+    if np.any(gap % 6):  # a line end inside a row: some line has other than 6 fields
+        return None
+    newlines_before = np.bincount(gap // 6, minlength=rows + 1)
+    if not np.all(newlines_before[1:rows]):  # two rows on one line
+        return None
+    return np.cumsum(newlines_before[:rows])
+
+
+def _scores(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """The score tokens as float64 (numpy's cast, correctly rounded), or None if one is not a
+    plain finite decimal. Each distinct string is converted once per stretch of repeats."""
+    words = _token_words(buf, starts, ends)
+    text = words.view(np.uint8)
+    # beyond '9' only the exponent letters; inf, nan, 1_0 and the like go line by line
+    if np.any((text > 57) & (text != 69) & (text != 101)):
+        return None
+    strings = _as_strings(words, ends - starts)
+    new = np.ones(len(strings), dtype=bool)
+    np.not_equal(strings[1:], strings[:-1], out=new[1:])
+    first = np.flatnonzero(new)
+    try:
+        values = strings[first].astype(np.float64)
+    except ValueError:
+        return None
+    if not np.isfinite(values).all():
+        return None
+    if len(first) == len(strings):
+        return values
+    return np.repeat(values, np.diff(np.append(first, len(strings))))
+
+
+_BYTE_MASKS = np.array([(1 << (8 * b)) - 1 for b in range(9)], dtype="<u8")
+
+
+def _token_words(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens ``buf[starts[i]:ends[i]]`` as rows of little-endian uint64 words, zero-padded.
+
+    Each word is one unaligned 8-byte load at a byte offset; ``starts`` must be increasing.
+    """
+    lens = ends - starts
+    nwords = max(1, -(-int(lens.max()) // 8)) if len(lens) else 1
+    span = 8 * nwords
+    n = len(buf)
+    out = np.empty((len(starts), nwords), dtype="<u8")
+    fit = int(np.searchsorted(starts, n - span, side="right"))
+    if fit:
+        loads = np.ndarray((n - 7,), dtype="<u8", buffer=buf, strides=(1,))
+        for j in range(nwords):
+            out[:fit, j] = loads[starts[:fit] + 8 * j]
+    if fit < len(starts):  # tokens too near the end for whole loads: pad a copy of the tail
+        base = int(starts[fit])
+        tail = np.zeros(n - base + span, dtype=np.uint8)
+        tail[: n - base] = buf[base:]
+        loads = np.ndarray((len(tail) - 7,), dtype="<u8", buffer=tail, strides=(1,))
+        for j in range(nwords):
+            out[fit:, j] = loads[starts[fit:] - base + 8 * j]
+    out &= _BYTE_MASKS[np.clip(lens[:, None] - 8 * np.arange(nwords), 0, 8)]
+    return out
+
+
+def _as_strings(words: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Rows of zero-padded words as a numpy bytes array as wide as the longest token."""
+    width = max(1, int(lens.max()))
+    matrix = words.view(np.uint8)
+    if width < matrix.shape[1]:
+        matrix = np.ascontiguousarray(matrix[:, :width])
+    return matrix.view(f"S{width}").ravel()
 
 
 def _parse_run_lines(piece: bytes, first_line: int, problems: _Problems):
@@ -386,8 +577,9 @@ def _check_qrels_duplicates(qrels: Qrels) -> None:
 def _concat(parts: list[np.ndarray]) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype="S1")
-    width = max(p.dtype.itemsize for p in parts)
-    return np.concatenate([p.astype(f"S{width}") for p in parts])
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts)  # bytes arrays widen to the widest part
 
 
 def _default_name(path: str) -> str:

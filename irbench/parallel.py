@@ -1,0 +1,208 @@
+"""Evaluate run files with worker processes: many runs at once, or one big run read in parts.
+
+:func:`evaluate_paths` gives each worker whole runs to read, rank and score
+(:func:`irbench.read_run`, :func:`irbench.rank_run`, then every measure), so only the small
+per-topic results travel back; results come in input order. The prepared qrels reach the
+workers by ``fork`` where the platform has it (no copy until written), else by pickling once
+per worker. With a single run, :func:`read_run` parses a big file in byte ranges, one per
+worker, and the run is ranked and scored here.
+
+Errors do not stop the other runs: each :class:`RunResult` carries either an evaluation or
+the error its run raised, and whether that happened while reading the file (``"read"``: a
+:class:`FormatError` listing the file's problems) or afterwards (``"evaluate"``: a missing
+topic, a duplicate docno). A caller that must report every file's problems before any output,
+as ``irbench eval`` does, can look at all results first.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from dataclasses import dataclass
+from typing import Sequence
+
+from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
+from .errors import FormatError, IrbenchError
+from .evaluate import Evaluation, compute
+from .measures import Measure
+from . import trec
+from .trec import _display
+
+_PARALLEL_READ_BYTES = 1 << 25  # plain run files this big are read in parts by workers
+
+
+@dataclass
+class RunResult:
+    """What became of one run file: ``evaluation`` (and ``ranked`` if asked for) or ``error``.
+
+    ``stage`` is ``"read"`` when reading the file failed (``error`` is a :class:`FormatError`),
+    ``"evaluate"`` when ranking or scoring it did, and ``""`` on success.
+    """
+
+    path: str
+    evaluation: Evaluation | None = None
+    ranked: Ranked | None = None
+    error: IrbenchError | None = None
+    stage: str = ""
+
+
+def evaluate_paths(
+    prepared: PreparedQrels,
+    paths: Sequence[str],
+    measures: Sequence[Measure],
+    options: EvalOptions = EvalOptions(),
+    workers: int | None = None,
+    keep_ranked: bool = False,
+) -> list[RunResult]:
+    """Read, rank and score each run file in ``paths``; one :class:`RunResult` per path, in order.
+
+    ``workers``: processes to use (default: one per CPU, at most one per run); 1, or a single
+    path, evaluates in this process. ``keep_ranked`` also returns each run's :class:`Ranked`
+    (needed for z-scores; it is as large as the run, so off by default).
+    """
+    paths = [os.fspath(p) for p in paths]
+    state = (prepared, list(measures), options, keep_ranked)
+    if len(paths) == 1:
+        return [_evaluate(state, paths[0], lambda path: read_run(path, workers=workers))]
+    count = _worker_count(workers, len(paths))
+    if count <= 1:
+        return [_evaluate(state, path) for path in paths]
+    with _context().Pool(count, initializer=_init_worker, initargs=(state,)) as pool:
+        packed = list(pool.imap(_evaluate_in_worker, paths, chunksize=1))
+    return [_unpack(result) for result in packed]
+
+
+def read_run(source, name: str | None = None, workers: int | None = None) -> trec.Run:
+    """:func:`irbench.read_run`, with a big plain run file parsed in parts by worker processes.
+
+    The file is cut at line starts into one byte range per worker; the parts' line numbers,
+    problems and columns are joined as if one process had read the file. Small files, gzip
+    files, stdin, file objects and in-memory data are read here as usual.
+    """
+    path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+    count = _worker_count(workers, 1 << 30)
+    if path is None or path == "-" or count <= 1 or path.endswith(".gz"):
+        return trec.read_run(source, name)
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            if size < _PARALLEL_READ_BYTES or fh.read(2) == trec._GZIP_MAGIC:
+                return trec.read_run(source, name)
+            bounds = _line_starts(fh, size, count)
+    except OSError:
+        return trec.read_run(source, name)  # reports the problem as usual
+    ranges = [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    with _context().Pool(len(ranges)) as pool:
+        parts = pool.starmap(_parse_range, ranges)
+    for part in parts:
+        if isinstance(part, _PackedError):
+            raise part.unpack()
+    return trec._run_of_parts(path, parts, name)
+
+
+def _line_starts(fh, size: int, count: int) -> list[int]:
+    """0, ``count - 1`` offsets of line starts spread evenly over the file, and ``size``."""
+    bounds = [0]
+    for k in range(1, count):
+        fh.seek(max(bounds[-1], k * size // count))
+        fh.readline()  # to the start of the next line
+        bounds.append(min(fh.tell(), size))
+    return bounds + [size]
+
+
+def _parse_range(path: str, start: int, end: int):
+    """Parse the whole lines in bytes ``[start, end)`` of ``path`` (a worker's part)."""
+    try:
+        return trec._parse_run(_range_pieces(path, start, end))
+    except FormatError as exc:
+        return _PackedError.of(exc)
+    except OSError as exc:
+        return _PackedError(FormatError, ([f"{path}: cannot read ({exc.strerror})"], 0))
+
+
+def _range_pieces(path: str, start: int, end: int):
+    """Whole-line pieces of about ``trec._CHUNK`` bytes of bytes ``[start, end)`` of ``path``."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        pos = start
+        while pos < end:
+            piece = fh.read(min(trec._CHUNK, end - pos))
+            if not piece:
+                return
+            if not piece.endswith(b"\n") and pos + len(piece) < end:
+                piece += fh.readline()  # ranges end at line starts: this stays inside
+            pos += len(piece)
+            yield piece
+
+
+def _context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
+def _worker_count(workers: int | None, jobs: int) -> int:
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    return max(1, min(workers, jobs))
+
+
+def _evaluate(state: tuple, path: str, read=trec.read_run) -> RunResult:
+    """Read, rank and score one run file (in whichever process calls this)."""
+    prepared, measures, options, keep_ranked = state
+    try:
+        run = read(path)
+    except FormatError as exc:
+        return RunResult(path, error=exc, stage="read")
+    try:
+        ranked = rank_run(run, prepared, options)
+        name, runid = run.name, run.runid
+        del run  # the columns are not needed while scoring
+        values, summaries = compute(ranked, measures)
+    except IrbenchError as exc:
+        return RunResult(path, error=exc, stage="evaluate")
+    topics = tuple(_display(t) for t in ranked.topics)
+    evaluation = Evaluation(name, runid, topics, values, summaries, options)
+    return RunResult(path, evaluation, ranked if keep_ranked else None)
+
+
+_STATE: tuple | None = None
+
+
+def _init_worker(state: tuple) -> None:
+    global _STATE
+    _STATE = state
+
+
+def _evaluate_in_worker(path: str) -> RunResult:
+    """:func:`_evaluate` in a worker, with its error made safe to pickle."""
+    result = _evaluate(_STATE, path)
+    if result.error is not None:
+        result.error = _PackedError.of(result.error)
+    return result
+
+
+@dataclass
+class _PackedError:
+    """An IrbenchError as plain data: FormatError's (problems, more) do not survive pickling."""
+
+    kind: type
+    args: tuple
+
+    @classmethod
+    def of(cls, exc: IrbenchError) -> "_PackedError":
+        if isinstance(exc, FormatError):
+            return cls(type(exc), (exc.problems, exc.more))
+        return cls(type(exc), exc.args)
+
+    def unpack(self) -> IrbenchError:
+        return self.kind(*self.args)
+
+
+def _unpack(result: RunResult) -> RunResult:
+    if isinstance(result.error, _PackedError):
+        result.error = result.error.unpack()
+    return result
+
+
+__all__ = ["RunResult", "evaluate_paths", "read_run"]
