@@ -7,12 +7,12 @@ import sys
 from typing import Sequence
 
 from . import __version__, campaign_cli, compare_cli, validate_cli
-from .collection import EvalOptions, PreparedQrels, rank_run
+from .collection import EvalOptions, PreparedQrels
 from .errors import FormatError, IrbenchError, UsageError
-from .evaluate import Evaluation, compute
 from .measures import REGISTRY, parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
-from .trec import _display, read_qrels, read_run, read_zscores
+from .parallel import evaluate_paths
+from .trec import read_qrels, read_run, read_zscores
 
 EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2, "ConfigError": 2,
               "MeasureParameterError": 2, "JudgmentError": 2, "StoreError": 3, "EvaluationError": 4}
@@ -44,6 +44,8 @@ def _eval_parser(sub) -> None:
                    help="print z-scores from FILE ('qid measure mean std_dev' lines), as trec_eval -Z")
     p.add_argument("--duplicates", choices=("error", "first"), default="error",
                    help="a docno retrieved twice for a topic: error (trec_eval) or keep the first")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes for several or large runs (default: the CPUs)")
     p.add_argument("--format", choices=("trec", "tsv", "csv", "json"), default="trec",
                    help="output format (default: trec_eval's text)")
     p.set_defaults(handler=_cmd_eval)
@@ -73,22 +75,30 @@ def _cmd_eval(args) -> int:
             return None
 
     qrels = collect(read_qrels, args.qrels)
-    runs = [collect(read_run, path) for path in args.runs]
+    results = []
+    if qrels is None:  # still report the runs' problems
+        for path in args.runs:
+            collect(read_run, path)
+    else:  # runs read and scored by worker processes, results in input order
+        results = evaluate_paths(PreparedQrels(qrels), args.runs, measures, options,
+                                 workers=args.workers, keep_ranked=args.Z is not None)
+        for result in results:
+            if result.stage == "read":
+                problems.extend(result.error.problems)
+                more += result.error.more
     table = collect(read_zscores, args.Z) if args.Z else None
     if problems or more:
         raise FormatError(problems, more)
-    prepared = PreparedQrels(qrels)
     out = sys.stdout
     evaluations = []
-    for run in runs:
-        ranked = rank_run(run, prepared, options)
-        values, summaries = compute(ranked, measures)
-        ev = Evaluation(run.name, run.runid, tuple(_display(t) for t in ranked.topics),
-                        values, summaries, options)
+    for result in results:
+        if result.error is not None:
+            raise result.error
+        ev = result.evaluation
         if table is not None:
-            ev = zscore(ev, labelled, table, ranked)
+            ev = zscore(ev, labelled, table, result.ranked)
         if args.format == "trec":
-            prefix = f"{run.name}\t" if len(runs) > 1 else ""
+            prefix = f"{ev.run_name}\t" if len(results) > 1 else ""
             out.write("".join(
                 trec_lines(ev, labelled, args.q, not args.n, prefix, zscored=table is not None)
             ))
