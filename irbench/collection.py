@@ -462,6 +462,17 @@ class Ranked:
             self.topic_index[mask], weights=weights[mask], minlength=self.num_topics
         )
 
+    def at_rank(self, cumulative: np.ndarray, k) -> np.ndarray:
+        """Per topic, a within-topic ``cumulative`` column read at rank min(k, num_ret): its
+        value over the top k; 0 where that is no document (k < 1 or nothing retrieved).
+        ``k`` is a scalar or one value per topic; fractional k count as floor(k)."""
+        k = np.floor(np.broadcast_to(np.asarray(k, dtype=np.float64), (self.num_topics,)))
+        upto = np.minimum(np.maximum(k, 0), self.num_ret).astype(np.int64)
+        out = np.zeros(self.num_topics, dtype=cumulative.dtype)
+        has = upto > 0
+        out[has] = cumulative[self.offsets[:-1][has] + upto[has] - 1]
+        return out
+
     def per_topic_count(self, mask: np.ndarray) -> np.ndarray:
         return np.bincount(self.topic_index[mask], minlength=self.num_topics)
 

@@ -139,11 +139,16 @@ def _discount(rank: np.ndarray) -> np.ndarray:
     return np.log2(rank + 1.0)
 
 
+def _rank_discount(r) -> np.ndarray:
+    """log2(rank + 1) of every ranked document, computed once per run."""
+    return r.cached(("gain", "discount"), lambda: _discount(r.rank))
+
+
 def dcg_values(r, setup: GainSetup, k=None) -> np.ndarray:
     mask = setup.doc_gain != 0
     if k is not None:
         mask &= r.rank <= k
-    return r.per_topic_sum(setup.doc_gain / _discount(r.rank), mask)
+    return r.per_topic_sum(setup.doc_gain / _rank_discount(r), mask)
 
 
 def idcg_values(r, setup: GainSetup, k=None) -> np.ndarray:
@@ -201,7 +206,7 @@ def _ndcg_rel(r, m):
     """trec_eval's experimental ndcg_rel: nDCG averaged over the relevant documents."""
     setup = gains_for(r, m.get("gains"))
     gain = setup.doc_gain
-    disc = _discount(r.rank)
+    disc = _rank_discount(r)
     dcg_run = segment_cumsum(np.where(gain != 0, gain / disc, 0.0), r.offsets)
     ideal_g = _ideal_at_docs(r, setup)
     idcg_run = segment_cumsum(np.where(ideal_g > 0, ideal_g / disc, 0.0), r.offsets)
@@ -241,7 +246,7 @@ def _rndcg(r, m):
     # ideal DCG before step i, run DCG over ranks < min(i, N)
     ideal_disc = np.where(in_ideal, gi / np.log2(step + 2.0), 0.0)
     idcg_before = segment_cumsum(ideal_disc, np.concatenate(([0], np.cumsum(L + 1)))) - ideal_disc
-    doc_dcg = np.where(setup.doc_gain != 0, setup.doc_gain / _discount(r.rank), 0.0)
+    doc_dcg = np.where(setup.doc_gain != 0, setup.doc_gain / _rank_discount(r), 0.0)
     dcg_cum = segment_cumsum(doc_dcg, r.offsets)
     upto = np.minimum(step, N[steps_topic])  # number of run documents before the step
     idx = r.offsets[steps_topic] + upto - 1

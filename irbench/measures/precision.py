@@ -26,10 +26,9 @@ def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def hits_at(r, k) -> np.ndarray:
-    """Relevant documents within rank k (k per topic or scalar)."""
-    if np.ndim(k) == 0:
-        return r.per_topic_count(r.rel & (r.rank <= k)).astype(np.float64)
-    return r.per_topic_count(r.rel & (r.rank <= np.asarray(k)[r.topic_index])).astype(np.float64)
+    """Relevant documents within rank k (k per topic or scalar): the running count of relevant
+    documents read at rank min(k, N), exact integers."""
+    return r.at_rank(r.cum_rel, k).astype(np.float64)
 
 
 _CUTOFF = Param("cutoff", int, None, "rank cutoff k")
