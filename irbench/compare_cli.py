@@ -17,12 +17,11 @@ import numpy as np
 from .config import load_config
 from .errors import UsageError
 from .measures import parse_measure
-from .stats import (CI_METHODS, COMPARE_TESTS, CORRECTIONS, DEFAULT_SAMPLES, DEFAULT_SEED,
-                    DEFAULT_TEST, Comparison, Scores, compare, equivalence_classes, latex_table)
+from .stats.choices import (ALTERNATIVES, CI_METHODS, COMPARE_TESTS, CORRECTIONS,
+                            DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST)
 
 ALL_PAIRS_TEST = "randomized-tukey-hsd"
-from .stats.latex import describe
-from .stats.scores import ALTERNATIVES
+from . import stats
 from .store import Store
 
 FORMATS = ("table", "csv", "json", "latex")
@@ -110,7 +109,7 @@ def cmd_compare(args) -> int:
             if not systems:
                 raise UsageError(f"no stored scores for measure '{measures[0]}' on qrels "
                                  f"'{qrels}'; run 'irbench run {args.config}' first")
-        scores = [Scores.from_store(store, qrels, m, systems) for m in measures]
+        scores = [stats.Scores.from_store(store, qrels, m, systems) for m in measures]
     if args.common_topics:
         scores = [s.common_topics() for s in scores]
     order = [scores[0].systems[i] for i in np.argsort(-scores[0].means, kind="stable")]
@@ -126,7 +125,7 @@ def cmd_compare(args) -> int:
     test = args.test
     if test is None:  # all pairs of a campaign: a test that controls the family-wise error
         test = DEFAULT_TEST if baseline is not None or len(order) <= 2 else ALL_PAIRS_TEST
-    result = compare(scores, baseline=baseline, test=test, correction=args.correction,
+    result = stats.compare(scores, baseline=baseline, test=test, correction=args.correction,
                      family=args.family, alternative=args.alternative, samples=args.samples,
                      seed=args.seed, alpha=args.alpha, ci=args.ci)
     for note in result.notes:
@@ -143,14 +142,14 @@ def cmd_compare(args) -> int:
 # ---- formats -------------------------------------------------------------------------------
 
 
-def _rows(result: Comparison) -> list[tuple]:
+def _rows(result: "stats.Comparison") -> list[tuple]:
     return [(p.measure, p.system_a, p.system_b, p.mean_a, p.mean_b, p.result.mean_diff,
              p.result.ci_low, p.result.ci_high, p.result.effect_size, p.result.hedges_g,
              p.result.statistic, p.result.p_value, p.p_adjusted, p.significant)
             for p in result.pairs]
 
 
-def _settings(result: Comparison, qrels: str) -> dict:
+def _settings(result: "stats.Comparison", qrels: str) -> dict:
     first = result.pairs[0].result if result.pairs else None
     return {"qrels": qrels, "test": result.test, "samples": first.samples if first else None,
             "seed": first.seed if first else None, "exact": first.exact if first else False,
@@ -160,15 +159,15 @@ def _settings(result: Comparison, qrels: str) -> dict:
             "confidence": first.confidence if first else None, "baseline": result.baseline}
 
 
-def _groups(result: Comparison, measure: str) -> list[list[str]]:
+def _groups(result: "stats.Comparison", measure: str) -> list[list[str]]:
     if result.baseline is not None:
         return []
-    return [list(g) for g in equivalence_classes(result, measure)]
+    return [list(g) for g in stats.equivalence_classes(result, measure)]
 
 
-def _format_table(result: Comparison, qrels: str) -> str:
+def _format_table(result: "stats.Comparison", qrels: str) -> str:
     settings = _settings(result, qrels)
-    how = describe(result).replace("$\\alpha = ", "alpha ").replace("$", "")
+    how = stats.describe(result).replace("$\\alpha = ", "alpha ").replace("$", "")
     out = []
     for k, measure in enumerate(result.measures):
         pairs = result.for_measure(measure)
@@ -216,7 +215,7 @@ def _text_table(header, rows) -> str:
     return "\n".join(lines)
 
 
-def _format_csv(result: Comparison, qrels: str) -> str:
+def _format_csv(result: "stats.Comparison", qrels: str) -> str:
     settings = _settings(result, qrels)
     extra = ("test", "correction", "alternative", "samples", "seed")
     buf = io.StringIO()
@@ -233,7 +232,7 @@ def _jsonable(value):
     return value
 
 
-def _format_json(result: Comparison, qrels: str) -> str:
+def _format_json(result: "stats.Comparison", qrels: str) -> str:
     measures = []
     for k, measure in enumerate(result.measures):
         measures.append({
@@ -248,8 +247,8 @@ def _format_json(result: Comparison, qrels: str) -> str:
     return json.dumps(doc, indent=1) + "\n"
 
 
-def _format_latex(result: Comparison, qrels: str) -> str:
-    return latex_table(result)
+def _format_latex(result: "stats.Comparison", qrels: str) -> str:
+    return stats.latex_table(result)
 
 
 FORMATTERS = {"table": _format_table, "csv": _format_csv, "json": _format_json,

@@ -8,19 +8,64 @@ size design. Every function returns one frozen result type; every resampling is 
 seed 0) and recorded in its result.
 """
 
-from .agreement import (DiscriminativePower, RankAgreement, discriminative_power,
-                        rank_agreement, swaps, tau_ap)
-from .anova import AnovaResult, TukeyResult, anova_two_way, randomized_tukey_hsd, tukey_hsd
-from .latex import escape_latex, latex_table
-from .multiple import (COMPARE_TESTS, CORRECTIONS, Comparison, PairComparison, adjust_p,
-                       compare)
-from .paired import (CI_METHODS, DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TESTS, TestResult,
-                     bootstrap_test, hedges_g, paired_test, randomization_test, sign_test,
-                     t_test, wilcoxon_test)
-from .planning import TopicSetSize, estimate_variance, plan_topics, power, topic_set_size
-from .scores import Scores
-from .tables import (PairwiseMatrix, beaten, equivalence_classes, pairwise_matrix,
-                     ranked_systems)
+# Imported on first use (PEP 562), so that the command line starts without loading scipy.
+_EXPORTS = {
+    "DiscriminativePower": "agreement",
+    "RankAgreement": "agreement",
+    "discriminative_power": "agreement",
+    "rank_agreement": "agreement",
+    "swaps": "agreement",
+    "tau_ap": "agreement",
+    "AnovaResult": "anova",
+    "TukeyResult": "anova",
+    "anova_two_way": "anova",
+    "randomized_tukey_hsd": "anova",
+    "tukey_hsd": "anova",
+    "escape_latex": "latex",
+    "latex_table": "latex",
+    "describe": "latex",
+    "COMPARE_TESTS": "multiple",
+    "CORRECTIONS": "multiple",
+    "Comparison": "multiple",
+    "PairComparison": "multiple",
+    "adjust_p": "multiple",
+    "compare": "multiple",
+    "CI_METHODS": "paired",
+    "DEFAULT_SAMPLES": "paired",
+    "DEFAULT_SEED": "paired",
+    "DEFAULT_TEST": "paired",
+    "TESTS": "paired",
+    "TestResult": "paired",
+    "bootstrap_test": "paired",
+    "hedges_g": "paired",
+    "paired_test": "paired",
+    "randomization_test": "paired",
+    "sign_test": "paired",
+    "t_test": "paired",
+    "wilcoxon_test": "paired",
+    "TopicSetSize": "planning",
+    "estimate_variance": "planning",
+    "plan_topics": "planning",
+    "power": "planning",
+    "topic_set_size": "planning",
+    "Scores": "scores",
+    "PairwiseMatrix": "tables",
+    "beaten": "tables",
+    "equivalence_classes": "tables",
+    "pairwise_matrix": "tables",
+    "ranked_systems": "tables",
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        from importlib import import_module
+
+        value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Scores", "TestResult", "paired_test", "t_test", "wilcoxon_test", "sign_test",

@@ -21,15 +21,12 @@ from scipy import stats as _st
 
 from ..errors import EvaluationError, UsageError
 from .anova import randomized_tukey_hsd, tukey_hsd
-from .paired import (DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TESTS, TestResult,
+from .paired import (DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TestResult,
                      paired_columns)
 from .scores import Scores, check_alternative, check_choice
 
-CORRECTIONS = ("none", "bonferroni", "holm", "bh", "by")
-DEFAULT_CORRECTION = "holm"
-TUKEY_TESTS = ("tukey-hsd", "randomized-tukey-hsd")
-COMPARE_TESTS = TESTS + TUKEY_TESTS
-FAMILIES = ("all", "measure")
+from .choices import (COMPARE_TESTS, CORRECTIONS, DEFAULT_CORRECTION,  # noqa: F401
+                      FAMILIES, TUKEY_TESTS)
 
 
 def adjust_p(p, method: str = DEFAULT_CORRECTION, axis: int = -1) -> np.ndarray:

@@ -35,11 +35,7 @@ from ..errors import UsageError
 from .resampling import bootstrap, bootstrap_counts, randomization_p, sign_flips
 from .scores import check_alternative, check_choice, paired_arrays
 
-TESTS = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
-CI_METHODS = ("t", "percentile", "bca")
-DEFAULT_TEST = "randomization"
-DEFAULT_SAMPLES = 10_000
-DEFAULT_SEED = 0
+from .choices import CI_METHODS, DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TESTS  # noqa: F401
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import EvaluationError, UsageError
 
-ALTERNATIVES = ("two-sided", "greater", "less")
+from .choices import ALTERNATIVES  # noqa: F401
 SHOWN = 5  # topic or system names listed in an error message
 
 
