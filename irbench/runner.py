@@ -35,6 +35,7 @@ from .topics import read_topics
 from .trec import _display, read_qrels, read_run
 
 PARALLEL_MIN_BYTES = 8 << 20  # less run data than this is scored in the main process
+FLUSH_SYSTEMS, FLUSH_SECONDS = 32, 2.0  # write the store at least this often
 
 
 @dataclass(frozen=True)
@@ -410,13 +411,24 @@ class _Campaign:
             finally:
                 _CONTEXT = None
             return
-        method = "forkserver" if sys.platform.startswith("linux") else "spawn"
-        paths = {name: context.qrels.paths[name] for name in context.qrels_sha}
-        with ProcessPoolExecutor(workers, mp_context=get_context(method),
-                                 initializer=_init_worker,
-                                 initargs=(paths, context.qrels_sha, context.topic_set,
-                                           context.settings, context.done, context.topics,
-                                           context.validation)) as pool:
+        if sys.platform.startswith("linux"):  # forked workers inherit the prepared qrels
+            for name in context.qrels_sha:
+                context.qrels[name]
+            _CONTEXT = context
+            kwargs = {"mp_context": get_context("fork")}
+        else:
+            paths = {name: context.qrels.paths[name] for name in context.qrels_sha}
+            kwargs = {"mp_context": get_context("spawn"), "initializer": _init_worker,
+                      "initargs": (paths, context.qrels_sha, context.topic_set,
+                                   context.settings, context.done, context.topics,
+                                   context.validation)}
+        try:
+            self._in_pool(tasks, workers, kwargs, on_outcome)
+        finally:
+            _CONTEXT = None
+
+    def _in_pool(self, tasks: list[_Task], workers: int, kwargs: dict, on_outcome) -> None:
+        with ProcessPoolExecutor(workers, **kwargs) as pool:
             pending = {pool.submit(_score_system, t): t for t in tasks}
             try:
                 while pending:
@@ -517,19 +529,20 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
                                  for line in outcome.validation[2]
                                  if ": warning: " in line or ": error: " in line)
         if outcome.error is not None:
-            store.record_system(outcome.system, (), outcome.sha256, outcome.run_tag,
-                                "failed", outcome.error, camp.options_key, __version__,
-                                runner_id, keep_current=_unchanged(outcome, cache), **extra)
+            writes.add(outcome.system, (), outcome.sha256, outcome.run_tag,
+                       "failed", outcome.error, camp.options_key, __version__,
+                       runner_id, keep_current=_unchanged(outcome, cache), **extra)
+            writes.flush()
             camp.fail(f"system '{outcome.system}'", outcome.error)
         else:
             computed = bool(outcome.results) or not outcome.reused
-            store.record_system(outcome.system, outcome.results, outcome.sha256,
-                                outcome.run_tag, "ok", None, camp.options_key, __version__,
-                                runner_id, num_topics=len(outcome.topics) if computed else None,
-                                num_docs=outcome.num_docs if computed else None,
-                                answered=outcome.topics if computed else None,
-                                reuse=[(q, outcome.sha256, shas[q]) for q in outcome.reused],
-                                **extra)
+            writes.add(outcome.system, outcome.results, outcome.sha256,
+                       outcome.run_tag, "ok", None, camp.options_key, __version__,
+                       runner_id, num_topics=len(outcome.topics) if computed else None,
+                       num_docs=outcome.num_docs if computed else None,
+                       answered=outcome.topics if computed else None,
+                       reuse=[(q, outcome.sha256, shas[q]) for q in outcome.reused],
+                       **extra)
             report.evaluated += len(outcome.results)
             report.reused += len(outcome.reused)
             if computed:
@@ -537,13 +550,41 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         if camp.progress is not None:
             camp.progress(finished, total, outcome.system)
 
+    writes = _Writes(store)
     if tasks:
         context = _Context(prepared, shas, topic_set, camp.settings, done, topics_obj,
                            config.validation)
-        camp.execute(tasks, context, on_outcome)
+        try:
+            camp.execute(tasks, context, on_outcome)
+        finally:
+            writes.flush()  # what is complete is kept, even on an interrupt
     store.remember_hashes(camp.new_hashes)
     _check_unanswered(camp, store, qrels_rows, shas, answered)
     store.collect_garbage()
+
+
+class _Writes:
+    """Systems' outcomes written a few at a time: each flush is one transaction holding whole
+    systems, so a kill loses at most the systems since the last flush (scored again next time)
+    and never half a system."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.pending: list[tuple[tuple, dict]] = []
+        self.since = time.monotonic()
+
+    def add(self, *args, **kwargs) -> None:
+        self.pending.append((args, kwargs))
+        if len(self.pending) >= FLUSH_SYSTEMS or time.monotonic() - self.since > FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            with self.store.transaction():
+                for args, kwargs in self.pending:
+                    self.store.record_system(*args, **kwargs)
+            self.pending.clear()
+        self.since = time.monotonic()
 
 
 def _provenance(outcome: _Outcome) -> dict:

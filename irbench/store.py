@@ -101,6 +101,9 @@ class Store:
         if not read_only:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.con = _connect(path, read_only, wait)
+        self._ids: dict | None = None  # evaluation key -> id, loaded on first use
+        self._created: set[int] = set()  # ids made by this connection
+        self._clear_pending()
         if not read_only:
             self._migrate()
         else:
@@ -147,7 +150,7 @@ class Store:
                              f"{len(MIGRATIONS)}; run 'irbench run' to migrate it")
 
     def transaction(self):
-        return _Transaction(self.con)
+        return _Transaction(self)
 
     # -- file hashes (a cache keyed by path, size and mtime)
 
@@ -216,17 +219,16 @@ class Store:
         for name in gone:
             self.con.execute(f"DELETE FROM {table} WHERE {key} = ?", [name])
             self.con.execute(f"DELETE FROM current WHERE {current_column} = ?", [name])
-        for row in rows:
-            if stored.get(row[key]) == tuple(row[c] for c in columns):
-                continue  # unchanged: no write
-            columns = list(row)
-            quoted = ", ".join(f'"{c}"' for c in columns)
-            marks = ", ".join("?" for _ in columns)
-            updates = ", ".join(f'"{c}" = excluded."{c}"' for c in columns if c != key)
-            self.con.execute(
-                f"INSERT INTO {table} ({quoted}) VALUES ({marks}) "
-                f"ON CONFLICT ({key}) DO UPDATE SET {updates}",
-                [row[c] for c in columns])
+        changed = [row for row in rows if stored.get(row[key]) != tuple(row[c] for c in columns)]
+        if not changed:
+            return
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        marks = ", ".join("?" for _ in columns)
+        updates = ", ".join(f'"{c}" = excluded."{c}"' for c in columns if c != key)
+        sql = (f"INSERT INTO {table} ({quoted}) VALUES ({marks}) "
+               f"ON CONFLICT ({key}) DO UPDATE SET {updates}")
+        for row in changed:  # few rows change after the first run
+            self.con.execute(sql, [row[c] for c in columns])
 
     def set_status(self, table: str, name: str, status: str, error: str | None,
                    runner_id: int, **columns: Any) -> None:
@@ -269,16 +271,21 @@ class Store:
                              [system, qrels, eid])
 
     def _evaluation_id(self, run_sha256, qrels_sha256, options, version, runner_id) -> int:
-        key = [run_sha256, qrels_sha256, options, version]
-        row = self.con.execute(
-            "SELECT evaluation_id FROM evaluations WHERE run_sha256 = ? AND qrels_sha256 = ? "
-            "AND options = ? AND irbench_version = ?", key).fetchone()
-        if row is not None:
-            return row[0]
-        eid = self.con.execute("SELECT coalesce(max(evaluation_id), 0) + 1 "
-                               "FROM evaluations").fetchone()[0]
+        """The id of the evaluation with this key, created if missing. Ids are kept in memory
+        (this process holds the store's lock, so no one else adds any); a rolled-back
+        transaction forgets the ones it made."""
+        if self._ids is None:
+            rows = self.con.execute("SELECT run_sha256, qrels_sha256, options, irbench_version, "
+                                    "evaluation_id FROM evaluations").fetchall()
+            self._ids = {tuple(r[:4]): r[4] for r in rows}
+        key = (run_sha256, qrels_sha256, options, version)
+        if key in self._ids:
+            return self._ids[key]
+        eid = max(self._ids.values(), default=0) + 1
         self.con.execute("INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?)",
                          [eid, *key, runner_id])
+        self._ids[key] = eid
+        self._created.add(eid)
         return eid
 
     def point_many(self, rows: Sequence[tuple[str, str, str, str]], options: str, version: str,
@@ -355,35 +362,54 @@ class Store:
                                       runner_id)
             names = list(res.values)
             if names:
-                self._bulk_scores(eid, res, names)
-                summary = {
-                    "evaluation_id": np.full(len(names), eid, dtype=np.int64),
-                    "measure": np.array(names, dtype=object),
-                    "value": np.array([res.summaries[n] for n in names], dtype=np.float64),
-                    "num_topics": np.full(len(names), len(res.topics), dtype=np.int64),
-                    "runner_id": np.full(len(names), runner_id, dtype=np.int64),
-                }
-                self.con.register("irbench_summary_rows", summary)
-                self.con.execute("INSERT OR REPLACE INTO summaries "
-                                 "SELECT * FROM irbench_summary_rows")
-                self.con.unregister("irbench_summary_rows")
-            self.con.execute("INSERT OR REPLACE INTO current VALUES (?, ?, ?)",
-                             [res.system, res.qrels, eid])
+                if eid not in self._created:  # an older evaluation may hold some of these
+                    self.con.execute("DELETE FROM scores WHERE evaluation_id = ? AND measure "
+                                     "IN (SELECT unnest(?))", [eid, names])
+                self._queue(eid, res, names, runner_id)
+            self._pending["current"].append((res.system, res.qrels, eid))
 
-    def _bulk_scores(self, eid: int, res: Evaluated, names: list[str]) -> None:
-        t = len(res.topics)
-        rows = {
-            "evaluation_id": np.full(t * len(names), eid, dtype=np.int64),
+    def _queue(self, eid: int, res: Evaluated, names: list[str], runner_id: int) -> None:
+        """Rows for ``scores`` and ``summaries``, inserted in bulk when the transaction ends."""
+        t, n = len(res.topics), len(names)
+        self._pending["scores"].append({
+            "evaluation_id": np.full(t * n, eid, dtype=np.int64),
             "measure": np.repeat(np.array(names, dtype=object), t),
-            "query_id": np.tile(np.array(res.topics, dtype=object), len(names)),
-            "value": np.concatenate([np.asarray(res.values[n], dtype=np.float64)
-                                     for n in names]) if t else np.zeros(0),
-        }
-        self.con.execute("DELETE FROM scores WHERE evaluation_id = ? AND measure IN "
-                         "(SELECT unnest(?))", [eid, names])
-        self.con.register("irbench_score_rows", rows)
-        self.con.execute("INSERT INTO scores SELECT * FROM irbench_score_rows")
-        self.con.unregister("irbench_score_rows")
+            "query_id": np.tile(np.array(res.topics, dtype=object), n),
+            "value": np.concatenate([np.asarray(res.values[m], dtype=np.float64)
+                                     for m in names]) if t else np.zeros(0),
+        })
+        self._pending["summaries"].append({
+            "evaluation_id": np.full(n, eid, dtype=np.int64),
+            "measure": np.array(names, dtype=object),
+            "value": np.array([res.summaries[m] for m in names], dtype=np.float64),
+            "num_topics": np.full(n, t, dtype=np.int64),
+            "runner_id": np.full(n, runner_id, dtype=np.int64),
+        })
+
+    def _insert_pending(self) -> None:
+        """Insert the queued rows: one statement per table, from numpy columns."""
+        for table, verb in (("scores", "INSERT INTO"), ("summaries", "INSERT OR REPLACE INTO")):
+            parts = self._pending[table]
+            if parts:
+                rows = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+                self._insert_columns(verb, table, rows)
+        current = self._pending["current"]
+        if current:
+            rows = {"system": np.array([c[0] for c in current], dtype=object),
+                    "qrels": np.array([c[1] for c in current], dtype=object),
+                    "evaluation_id": np.array([c[2] for c in current], dtype=np.int64)}
+            self._insert_columns("INSERT OR REPLACE INTO", "current", rows)
+        self._clear_pending()
+
+    def _insert_columns(self, verb: str, table: str, rows: dict) -> None:
+        self.con.register("irbench_rows", rows)
+        try:
+            self.con.execute(f"{verb} {table} SELECT * FROM irbench_rows")
+        finally:
+            self.con.unregister("irbench_rows")
+
+    def _clear_pending(self) -> None:
+        self._pending = {"scores": [], "summaries": [], "current": []}
 
     def collect_garbage(self) -> int:
         """Delete evaluations no (system, qrels set) shows any more; returns how many."""
@@ -465,18 +491,36 @@ def _sql_string(text: str) -> str:
 
 
 class _Transaction:
-    def __init__(self, con):
-        self.con = con
+    """BEGIN ... COMMIT, or ROLLBACK on an exception; nested uses join the outer one."""
+
+    def __init__(self, store: "Store"):
+        self.store = store
+        self.outer = False
 
     def __enter__(self):
-        self.con.execute("BEGIN TRANSACTION")
-        return self.con
+        self.outer = not getattr(self.store, "_in_transaction", False)
+        if self.outer:
+            self.store.con.execute("BEGIN TRANSACTION")
+            self.store._in_transaction = True
+        return self.store.con
 
     def __exit__(self, exc_type, exc, tb):
+        if not self.outer:
+            return False
+        self.store._in_transaction = False
         if exc_type is None:
-            self.con.execute("COMMIT")
+            try:
+                self.store._insert_pending()
+            except BaseException:
+                self.store.con.execute("ROLLBACK")
+                self.store._ids, self.store._created = None, set()
+                raise
+            self.store.con.execute("COMMIT")
         else:
-            self.con.execute("ROLLBACK")
+            self.store._clear_pending()
+            self.store.con.execute("ROLLBACK")
+            self.store._ids = None  # ids made inside are gone
+            self.store._created = set()
         return False
 
 
