@@ -8,6 +8,8 @@ from typing import Sequence
 
 from . import __version__, campaign_cli, compare_cli, validate_cli
 from .collection import EvalOptions, PreparedQrels
+from .diversity import (PreparedDiversity, PreparedKnown, diversity_hint, is_diversity_measure,
+                        read_diversity_qrels)
 from .errors import FormatError, IrbenchError, UsageError
 from .measures import REGISTRY, parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
@@ -25,7 +27,8 @@ def _eval_parser(sub) -> None:
         description="Evaluate one or more TREC runs against qrels. With one run the output is "
         "trec_eval's, line for line; with several, each line starts with the run's name.",
     )
-    p.add_argument("qrels", help="qrels file (qid iter docno rel); .gz is fine; - for stdin")
+    p.add_argument("qrels", help="qrels file (qid iter docno rel; with a diversity measure, "
+                   "topic subtopic docno rel); .gz is fine; - for stdin")
     p.add_argument("runs", nargs="+", help="run files (qid Q0 docno rank score tag)")
     p.add_argument("-q", action="store_true", help="print per-topic values as well as 'all'")
     p.add_argument("-m", action="append", default=[], metavar="MEASURE",
@@ -46,6 +49,11 @@ def _eval_parser(sub) -> None:
                    help="a docno retrieved twice for a topic: error (trec_eval) or keep the first")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes for several or large runs (default: the CPUs)")
+    p.add_argument("--known", metavar="FILE", default=None,
+                   help="qrels of the documents the user already knows (Coverage, Novelty)")
+    p.add_argument("--intent-weights", metavar="FILE", default=None,
+                   help="'topic subtopic weight' lines for the intent-aware measures "
+                   "(default: uniform)")
     p.add_argument("--format", choices=("trec", "tsv", "csv", "json"), default="trec",
                    help="output format (default: trec_eval's text)")
     p.set_defaults(handler=_cmd_eval)
@@ -74,13 +82,27 @@ def _cmd_eval(args) -> int:
             more += exc.more
             return None
 
-    qrels = collect(read_qrels, args.qrels)
+    diverse = any(is_diversity_measure(m) for m in measures)
+    if diverse and args.known:
+        raise UsageError("--known and diversity measures need two evaluations: run them apart")
+    qrels = collect(read_diversity_qrels if diverse else read_qrels, args.qrels)
+    if qrels is None and not diverse and args.qrels != "-":
+        hint = diversity_hint(args.qrels)
+        if hint:
+            problems.append(hint)
+    known = collect(read_qrels, args.known) if args.known else None
     results = []
-    if qrels is None:  # still report the runs' problems
+    if qrels is None or (args.known and known is None):  # still report the runs' problems
         for path in args.runs:
             collect(read_run, path)
     else:  # runs read and scored by worker processes, results in input order
-        results = evaluate_paths(PreparedQrels(qrels), args.runs, measures, options,
+        if diverse:
+            prepared = PreparedDiversity(qrels, args.intent_weights)
+        elif known is not None:
+            prepared = PreparedKnown(qrels, known)
+        else:
+            prepared = PreparedQrels(qrels)
+        results = evaluate_paths(prepared, args.runs, measures, options,
                                  workers=args.workers, keep_ranked=args.Z is not None)
         for result in results:
             if result.stage == "read":

@@ -95,6 +95,11 @@ class PreparedQrels:
             self.row_topic, weights=self.relevance > 0, minlength=len(self.topics)
         ).astype(np.int64)
 
+    def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> "Ranked":
+        """:func:`rank_run` of ``run`` against these qrels (the method every prepared qrels has:
+        ``irbench.diversity.PreparedDiversity`` and ``PreparedKnown`` rank with extra columns)."""
+        return rank_run(run, self, options)
+
     def lookup(self, topic: np.ndarray, doc_id: np.ndarray,
                hashes: np.ndarray | None = None) -> np.ndarray:
         """Relevance value of each (topic index, docno): level, -1 absent, -2 negative.

@@ -155,7 +155,7 @@ def _evaluate(state: tuple, path: str, read=trec.read_run) -> RunResult:
     except FormatError as exc:
         return RunResult(path, error=exc, stage="read")
     try:
-        ranked = rank_run(run, prepared, options)
+        ranked = prepared.rank(run, options)
         name, runid = run.name, run.runid
         del run  # the columns are not needed while scoring
         values, summaries = compute(ranked, measures)

@@ -1,6 +1,8 @@
 """Measure registry, names and columnar kernels. Importing this package registers every family."""
 
-from . import counts, extra, gain, graded, judged, precision, ranking, sets  # noqa: F401  (registration)
+from . import (  # noqa: F401  (registration)
+    counts, diversity, extra, gain, graded, judged, precision, qmeasure, ranking, sets, textbook,
+)
 from .base import REGISTRY, Family, Measure, Param, parse_measure, register, summarise
 from .trec_names import NICKNAMES, TREC_FAMILIES, parse_trec_specs
 

@@ -168,6 +168,7 @@ def _fmt(value: Any) -> str:
 
 
 REGISTRY: dict[str, Family] = {}
+SPELLINGS: dict[str, str] = {}  # other spellings of family names: "alpha-nDCG" -> "alpha_nDCG"
 
 
 def register(family: Family) -> Family:
@@ -178,6 +179,15 @@ def register(family: Family) -> Family:
     return family
 
 
+def register_spelling(spelling: str, name: str) -> None:
+    """Accept ``spelling`` for family ``name`` in measure names (``alpha-nDCG@10``); the
+    canonical name keeps the family's own spelling (``alpha_nDCG@10``)."""
+    if spelling in SPELLINGS or spelling in REGISTRY or name not in REGISTRY:
+        raise ValueError(f"measure spelling {spelling!r} for {name!r}: taken or no such family")
+    SPELLINGS[spelling] = name
+
+
+_SPELLING_RE = re.compile(r"^[A-Za-z_][\w-]*")
 _CANON_RE = re.compile(r"^(?P<name>[A-Za-z_][\w]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<at>[^@()]+))?$")
 
 
@@ -187,6 +197,9 @@ def parse_measure(text: str) -> Measure:
     from . import trec_names  # the trec_eval names live beside the registry
 
     text = text.strip()
+    head = _SPELLING_RE.match(text)
+    if head and head.group(0) in SPELLINGS:
+        text = SPELLINGS[head.group(0)] + text[head.end():]
     match = _CANON_RE.match(text)
     if match and match.group("name") in REGISTRY:
         family = REGISTRY[match.group("name")]
