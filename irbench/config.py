@@ -29,6 +29,7 @@ from .measures import Measure, parse_measure
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
                "official", "priority", "metadata"}
+EXTRA_INPUT_FAMILIES = ("Coverage", "Novelty")  # need a second qrels of known documents
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
@@ -481,6 +482,12 @@ class _Builder:
         family = measure.definition
         if family.kind == "str" or family.aggregate in ("none", "summary"):
             self.problem(where, f"'{text}' is not a number per topic, so it cannot be stored")
+            return None
+        from .diversity import is_diversity_measure
+
+        if is_diversity_measure(measure) or family.name in EXTRA_INPUT_FAMILIES:
+            self.problem(where, f"'{text}' needs diversity qrels or known documents, which "
+                                "campaign configs do not take yet; use irbench eval")
             return None
         return measure
 

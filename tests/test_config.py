@@ -216,3 +216,13 @@ def test_check_command(campaign, capsys):
     os.remove(path)
     assert cli.main(["check", path]) == 2
     assert "cannot read the config" in capsys.readouterr().err
+
+
+def test_measures_needing_other_inputs_are_refused(campaign):
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems: {b: ../runs/beta.txt}
+        suites: {core: [AP, alpha-nDCG@10, Coverage]}
+    """)
+    found = problems(path)
+    assert len(found) == 2 and all("use irbench eval" in p for p in found)
