@@ -12,12 +12,14 @@ import json
 import math
 import os
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .config import Config, load_config
 from .errors import UsageError
 from .measures import parse_measure
-from .store import Store
+
+if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
+    from .store import Store
 
 LEADERBOARD_ROWS = 10
 LEADERBOARD_COLUMNS = 6
@@ -136,6 +138,8 @@ def _print_leaderboard(config: Config) -> None:
         return
     qrels = config.qrels[0].name
     measures = [str(m) for m in next(iter(config.suites.values()))][:LEADERBOARD_COLUMNS]
+    from .store import Store
+
     with Store(config.store, read_only=True) as store:
         _, rows = store.means(qrels, measures=measures)
     table = _pivot(rows, measures)
@@ -150,6 +154,8 @@ def _print_leaderboard(config: Config) -> None:
 
 
 def _store_for(config: Config) -> Store:
+    from .store import Store
+
     return Store(config.store, read_only=True)
 
 

@@ -22,7 +22,6 @@ from .stats.choices import (ALTERNATIVES, CI_METHODS, COMPARE_TESTS, CORRECTIONS
 
 ALL_PAIRS_TEST = "randomized-tukey-hsd"
 from . import stats
-from .store import Store
 
 FORMATS = ("table", "csv", "json", "latex")
 COLUMNS = ("measure", "system_a", "system_b", "mean_a", "mean_b", "mean_diff", "ci_low",
@@ -95,6 +94,8 @@ def cmd_compare(args) -> int:
     if args.samples < 1:
         raise UsageError(f"--samples must be positive, got {args.samples}")
     declared = [s.name for s in config.systems]
+    from .store import Store
+
     with Store(config.store, read_only=True) as store:
         systems = list(args.system)
         if not systems:

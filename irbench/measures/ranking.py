@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collection import UNJUDGED, segment_cumsum, segment_reverse_cummax
+from ..collection import UNJUDGED, segment_reverse_cummax
 from .base import Family, Param, register
 from .extra import bpref_ten, condense
-from .precision import _CUTOFF, REL, _SAKAI_2007, parse_float_list, safe_div
+from .precision import _CUTOFF, REL, parse_float_list, safe_div
 
 INFAP_EPSILON = 1e-5
 
@@ -51,13 +51,15 @@ def _bpref(r, m):
         return bpref_ten(r, m)
     if variant == "condensed":
         r = condense(r)
-    nonrel = r.judged & ~r.rel
-    n_above = segment_cumsum(nonrel.astype(np.int64), r.offsets) - nonrel
-    R = r.num_rel[r.topic_index].astype(np.float64)
-    Nn = r.num_nonrel[r.topic_index].astype(np.float64)
+    at = np.flatnonzero(r.rel)  # only relevant documents contribute
+    n_above = r.count_at(r.judged & ~r.rel, at)  # a relevant document is not counted
+    topic = r.topic_index[at]
+    R = r.num_rel[topic].astype(np.float64)
+    Nn = r.num_nonrel[topic].astype(np.float64)
     penalty = safe_div(np.minimum(n_above, R), np.minimum(Nn, R))
     contrib = np.where(n_above > 0, 1.0 - penalty, 1.0)
-    return safe_div(r.per_topic_sum(contrib, r.rel), r.num_rel)
+    total = np.bincount(topic, weights=contrib, minlength=r.num_topics)
+    return safe_div(total, r.num_rel)
 
 
 def _infap(r, m):
@@ -67,12 +69,12 @@ def _infap(r, m):
     (pooled, unjudged) count in u. At relevant document at 0-based position j: 1 if j = 0,
     else 1/(j+1) + (j/(j+1)) * ((r-1+n+u)/j) * ((r-1+eps)/(r-1+n+2*eps)); divided by R.
     """
-    j = (r.rank - 1).astype(np.float64)
-    rel_c = r.cum_rel.astype(np.float64)
-    nonrel = (r.judged & ~r.rel).astype(np.int64)
-    unj = (r.level == UNJUDGED).astype(np.int64)
-    n_c = segment_cumsum(nonrel, r.offsets).astype(np.float64)
-    u_c = segment_cumsum(unj, r.offsets).astype(np.float64)
+    at = np.flatnonzero(r.rel)  # only relevant documents contribute
+    topic = r.topic_index[at]
+    j = (r.rank[at] - 1).astype(np.float64)
+    rel_c = r.cum_rel[at].astype(np.float64)
+    n_c = r.count_at(r.judged & ~r.rel, at).astype(np.float64)
+    u_c = r.count_at(r.level == UNJUDGED, at).astype(np.float64)
     rm1 = rel_c - 1.0
     eps = INFAP_EPSILON
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -81,7 +83,8 @@ def _infap(r, m):
             + (j / (j + 1.0)) * ((rm1 + n_c + u_c) / j) * ((rm1 + eps) / (rm1 + n_c + 2 * eps))
         )
     contrib = np.where(j == 0, 1.0, later)
-    return safe_div(r.per_topic_sum(contrib, r.rel), r.num_rel)
+    total = np.bincount(topic, weights=contrib, minlength=r.num_topics)
+    return safe_div(total, r.num_rel)
 
 
 def lround(values: np.ndarray) -> np.ndarray:
