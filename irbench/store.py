@@ -162,8 +162,12 @@ class Store:
         rows = list(rows)
         if not rows:
             return
+        columns = {"path": np.array([r[0] for r in rows], dtype=object),
+                   "size": np.array([r[1] for r in rows], dtype=np.int64),
+                   "mtime_ns": np.array([r[2] for r in rows], dtype=np.int64),
+                   "sha256": np.array([r[3] for r in rows], dtype=object)}
         with self.transaction():
-            self.con.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
+            self._insert_columns("INSERT OR REPLACE INTO", "files", columns)
 
     # -- runner runs
 
@@ -225,6 +229,18 @@ class Store:
         quoted = ", ".join(f'"{c}"' for c in columns)
         marks = ", ".join("?" for _ in columns)
         updates = ", ".join(f'"{c}" = excluded."{c}"' for c in columns if c != key)
+        if len(changed) > 8 and not any(isinstance(row[c], (list, tuple))
+                                        for row in changed for c in columns):
+            # many rows (a first run): one statement from columns of Python values
+            data = {c: np.array([row[c] for row in changed] + [None], dtype=object)[:-1]
+                    for c in columns}
+            self.con.register("irbench_rows", data)
+            try:
+                self.con.execute(f"INSERT INTO {table} ({quoted}) SELECT {quoted} FROM "
+                                 f"irbench_rows ON CONFLICT ({key}) DO UPDATE SET {updates}")
+            finally:
+                self.con.unregister("irbench_rows")
+            return
         sql = (f"INSERT INTO {table} ({quoted}) VALUES ({marks}) "
                f"ON CONFLICT ({key}) DO UPDATE SET {updates}")
         for row in changed:  # few rows change after the first run
@@ -278,12 +294,17 @@ class Store:
             rows = self.con.execute("SELECT run_sha256, qrels_sha256, options, irbench_version, "
                                     "evaluation_id FROM evaluations").fetchall()
             self._ids = {tuple(r[:4]): r[4] for r in rows}
+            self._next_id = max(self._ids.values(), default=0) + 1
         key = (run_sha256, qrels_sha256, options, version)
         if key in self._ids:
             return self._ids[key]
-        eid = max(self._ids.values(), default=0) + 1
-        self.con.execute("INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?)",
-                         [eid, *key, runner_id])
+        eid = self._next_id
+        self._next_id += 1
+        if getattr(self, "_in_transaction", False):
+            self._pending["evaluations"].append((eid, *key, runner_id))
+        else:
+            self.con.execute("INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?)",
+                             [eid, *key, runner_id])
         self._ids[key] = eid
         self._created.add(eid)
         return eid
@@ -388,6 +409,14 @@ class Store:
 
     def _insert_pending(self) -> None:
         """Insert the queued rows: one statement per table, from numpy columns."""
+        made = self._pending["evaluations"]
+        if made:
+            names = ("evaluation_id", "run_sha256", "qrels_sha256", "options",
+                     "irbench_version", "runner_id")
+            self._insert_columns("INSERT INTO", "evaluations", {
+                name: np.array([row[i] for row in made],
+                               dtype=np.int64 if name.endswith("_id") else object)
+                for i, name in enumerate(names)})
         for table, verb in (("scores", "INSERT INTO"), ("summaries", "INSERT OR REPLACE INTO")):
             parts = self._pending[table]
             if parts:
@@ -409,7 +438,7 @@ class Store:
             self.con.unregister("irbench_rows")
 
     def _clear_pending(self) -> None:
-        self._pending = {"scores": [], "summaries": [], "current": []}
+        self._pending = {"evaluations": [], "scores": [], "summaries": [], "current": []}
 
     def collect_garbage(self) -> int:
         """Delete evaluations no (system, qrels set) shows any more; returns how many."""
