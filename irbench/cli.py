@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import __version__, campaign_cli, compare_cli, validate_cli
+from . import __version__, campaign_cli, compare_cli, pool_cli, validate_cli
 from .collection import EvalOptions, PreparedQrels
 from .diversity import (PreparedDiversity, PreparedKnown, diversity_hint, is_diversity_measure,
                         read_diversity_qrels)
@@ -160,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     campaign_cli.add_parsers(sub)
     compare_cli.add_parsers(sub)
     validate_cli.add_parsers(sub)
+    pool_cli.add_parsers(sub)
     return parser
 
 

@@ -1,0 +1,154 @@
+"""``irbench pool``: build a judgment pool, replay strategies at reduced budgets, measure pool
+bias, from a campaign config (see :mod:`irbench.pooling` for the strategies).
+
+The config's systems are the runs, in priority order: by group, then ``priority`` (1 first),
+then the order of the config. ``--pooled NAME`` (repeatable) picks the contributing runs, else
+every run; ``--per-group N`` keeps each group's first N of them, as TREC does.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .errors import UsageError
+
+SUBCOMMANDS = ("build", "simulate", "bias", "strategies")
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("pool", help="build judgment pools, simulate budgets, measure pool bias",
+                       description=__doc__.split("\n\n")[0] + " " + __doc__.split("\n\n")[1])
+    p.add_argument("action", choices=SUBCOMMANDS,
+                   help="build: write assessor files; simulate: relevant found and ranking "
+                   "agreement at reduced budgets, the qrels as oracle; bias: leave one run or "
+                   "group out; strategies: list the strategies and their parameters")
+    p.add_argument("config", nargs="?", help="campaign config (YAML)")
+    p.add_argument("--strategy", default="depth", help="pooling strategy (default depth)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="strategy parameter, e.g. k=100 (repeatable)")
+    p.add_argument("--pooled", action="append", default=[], metavar="NAME",
+                   help="a contributing run (repeatable; default: every run)")
+    p.add_argument("--per-group", type=int, default=None, metavar="N",
+                   help="keep each group's first N contributing runs (by priority)")
+    p.add_argument("--budget", type=int, default=None, help="judgments per topic")
+    p.add_argument("--total", type=int, default=None, help="judgments over all topics")
+    p.add_argument("--qrels", default=None,
+                   help="qrels set used as the oracle / the official judgments (default: the "
+                   "config's first)")
+    p.add_argument("--by", choices=("run", "group"), default="group",
+                   help="bias: leave one run or one group out (default group)")
+    p.add_argument("--measure", action="append", default=[], help="measure (default AP)")
+    p.add_argument("--strategies", default=None,
+                   help="simulate: comma-separated strategies (default: budgeted, mtf, "
+                   "mtf-global, mm-ns, thompson)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0, recorded)")
+    p.add_argument("-o", "--out", default=None, help="build: folder for the assessor files")
+    p.set_defaults(handler=cmd_pool)
+
+
+def _params(items: list[str]) -> dict:
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--param takes KEY=VALUE, not {item!r}")
+        try:
+            params[key] = int(value)
+        except ValueError:
+            try:
+                params[key] = float(value)
+            except ValueError:
+                params[key] = value
+    return params
+
+
+def _table(config):
+    from .pooling import build_table
+
+    order = sorted(range(len(config.systems)), key=lambda i: (
+        config.systems[i].group or config.systems[i].name,
+        config.systems[i].priority if config.systems[i].priority is not None else 10**9, i))
+    missing = [s.name for s in config.systems if s.name in config.missing_runs]
+    if missing:
+        raise UsageError("run files missing: " + "; ".join(config.missing_runs[n] for n in missing))
+    systems = [config.systems[i] for i in order]
+    return build_table([(s.name, s.group or s.name, s.path) for s in systems])
+
+
+def _qrels(config, name: str | None):
+    from .trec import read_qrels
+
+    wanted = name or config.qrels[0].name
+    for q in config.qrels:
+        if q.name == wanted:
+            return read_qrels(q.path, name=q.name)
+    raise UsageError(f"no qrels set '{wanted}' (the config has "
+                     f"{', '.join(q.name for q in config.qrels)})")
+
+
+def _contributing(table, args):
+    from .pooling import contributing_runs
+
+    unknown = [n for n in args.pooled if n not in table.runs]
+    if unknown:
+        raise UsageError(f"--pooled: no system {', '.join(repr(n) for n in unknown)} in the "
+                         "config")
+    return contributing_runs(table, args.pooled or None, per_group=args.per_group)
+
+
+def cmd_pool(args) -> int:
+    from . import pooling
+    from .config import load_config
+
+    if args.action == "strategies":
+        print(pooling.describe())
+        return 0
+    if args.config is None:
+        raise UsageError(f"irbench pool {args.action} needs a config")
+    config = load_config(args.config, strict=False)
+    table = _table(config)
+    measures = args.measure or ["AP"]
+    level = config.settings.relevance_level
+    if args.action == "build":
+        strategy = pooling.get_strategy(args.strategy)
+        oracle = _qrels(config, args.qrels) if strategy.adaptive else None
+        if strategy.adaptive and args.qrels is None:
+            print(f"irbench: warning: {args.strategy} judges as it goes; the qrels set "
+                  f"'{config.qrels[0].name}' answers for the assessors (--qrels)",
+                  file=sys.stderr)
+        pool = pooling.build_pool(table, args.strategy, contributing=_contributing(table, args),
+                                  budget=args.budget, total=args.total, oracle=oracle,
+                                  seed=args.seed, relevance_level=level, **_params(args.param))
+        stats = pooling.pool_stats(table, pool, relevance_level=level)
+        print(f"{args.strategy} pool (seed {args.seed}): {stats.total} documents over "
+              f"{len(stats.topics)} topics, {int(stats.to_judge.sum())} to judge")
+        for name, contributed, unique in zip(stats.runs, stats.run_contributed,
+                                             stats.run_unique):
+            print(f"  {name}\tcontributed {int(contributed)}\tunique {int(unique)}")
+        if args.out:
+            written = pooling.write_assessor_files(pool, args.out)
+            print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
+        return 0
+    qrels = _qrels(config, args.qrels)
+    if args.action == "simulate":
+        kwargs = {}
+        if args.strategies:
+            kwargs["strategies"] = tuple(s.strip() for s in args.strategies.split(",") if s)
+        sim = pooling.simulate_budgets(table, qrels, measures=tuple(measures),
+                                       contributing=_contributing(table, args),
+                                       per_group=None, seed=args.seed, relevance_level=level,
+                                       **kwargs)
+        print(pooling.format_simulation(sim))
+        return 0
+    params = _params(args.param)
+    pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args),
+                              relevance_level=level, **params)
+    result = pooling.leave_one_out(table, qrels, pool, by=args.by, measures=tuple(measures),
+                                   relevance_level=level)
+    for measure in result.measures:
+        s = result.summary(measure)
+        print(f"{measure}, leaving one {args.by} out of the depth-{params.get('k', '')} pool: "
+              f"mean change {s['mean_change']:+.4f}, largest drop {s['max_drop']:.4f}")
+        for run, change, relative in s["most_affected"]:
+            print(f"  {run}\t{change:+.4f}\t({relative:+.1%})")
+    return 0
