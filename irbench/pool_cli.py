@@ -4,6 +4,13 @@ bias, from a campaign config (see :mod:`irbench.pooling` for the strategies).
 The config's systems are the runs, in priority order: by group, then ``priority`` (1 first),
 then the order of the config. ``--pooled NAME`` (repeatable) picks the contributing runs, else
 every run; ``--per-group N`` keeps each group's first N of them, as TREC does.
+
+Judging over days: ``start --name P`` creates a pool being judged (any strategy, adaptive ones
+included) in the campaign's store; ``next --name P -o FILE`` hands out the next batch as an
+assessor file (``qid 0 docno -1`` lines, or CSV for a ``.csv`` name); ``judge --name P -j FILE``
+records the assessors' values, checked against what was handed out (one bad line and nothing of
+the file is recorded; nothing recorded before is ever lost); ``status --name P`` tells how far
+it is. The state and every judgment are kept in the store.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import sys
 
 from .errors import UsageError
 
-SUBCOMMANDS = ("build", "simulate", "bias", "strategies")
+SUBCOMMANDS = ("build", "simulate", "bias", "strategies", "start", "next", "judge", "status")
 
 
 def add_parsers(sub) -> None:
@@ -42,7 +49,14 @@ def add_parsers(sub) -> None:
                    help="simulate: comma-separated strategies (default: budgeted, mtf, "
                    "mtf-global, mm-ns, thompson)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0, recorded)")
-    p.add_argument("-o", "--out", default=None, help="build: folder for the assessor files")
+    p.add_argument("-o", "--out", default=None,
+                   help="build: folder for the assessor files; next: the assessor file")
+    p.add_argument("--name", default=None, help="start/next/judge/status: the pool's name")
+    p.add_argument("--batch", type=int, default=None,
+                   help="next: documents to hand out (default: as many as the strategy's "
+                   "next step gives)")
+    p.add_argument("-j", "--judgments", action="append", default=[], metavar="FILE",
+                   help="judge: an assessor file with the values filled in (repeatable)")
     p.set_defaults(handler=cmd_pool)
 
 
@@ -129,6 +143,8 @@ def cmd_pool(args) -> int:
             written = pooling.write_assessor_files(pool, args.out)
             print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
         return 0
+    if args.action in ("start", "next", "judge", "status"):
+        return _judging(args, config, table, level)
     qrels = _qrels(config, args.qrels)
     if args.action == "simulate":
         kwargs = {}
@@ -152,3 +168,70 @@ def cmd_pool(args) -> int:
         for run, change, relative in s["most_affected"]:
             print(f"  {run}\t{change:+.4f}\t({relative:+.1%})")
     return 0
+
+
+# ---- judging over days ---------------------------------------------------------------------
+
+
+def _judging(args, config, table, level) -> int:
+    from .pooling import PoolingState, read_assessor_file
+    from .pooling.persist import decode_state, encode_state
+    from .store import Store
+
+    if not args.name:
+        raise UsageError(f"irbench pool {args.action} needs --name POOL")
+    with Store(config.store) as store:
+        saved = store.load_pool(args.name)
+        if args.action == "start":
+            if saved is not None:
+                raise UsageError(f"a pool '{args.name}' exists already in {config.store}")
+            state = PoolingState(table, args.strategy, contributing=_contributing(table, args),
+                                 budget=args.budget, total=args.total, seed=args.seed,
+                                 relevance_level=level, **_params(args.param))
+            store.save_pool(args.name, args.strategy, *encode_state(state.to_dict()))
+            print(f"pool '{args.name}': {args.strategy} (seed {args.seed}) over "
+                  f"{len(table.runs)} runs; 'irbench pool next' hands out the first batch")
+            return 0
+        if saved is None:
+            raise UsageError(f"no pool '{args.name}' in {config.store} (irbench pool start)")
+        state = PoolingState.from_dict(decode_state(*saved), table)
+        if args.action == "next":
+            if not args.out:
+                raise UsageError("irbench pool next needs -o FILE (the assessor file)")
+            batch = state.next_batch(args.batch)
+            _write_batch(args.out, batch.pairs())
+            store.save_pool(args.name, state.strategy.name, *encode_state(state.to_dict()))
+            print(f"pool '{args.name}': {len(batch)} documents to judge in {args.out}"
+                  + (" (the pool is complete)" if len(batch) == 0 else ""))
+            return 0
+        if args.action == "judge":
+            if not args.judgments:
+                raise UsageError("irbench pool judge needs -j FILE (assessor files)")
+            recorded = 0
+            for path in args.judgments:  # each file is recorded whole, or not at all
+                judged = read_assessor_file(path)
+                recorded += state.record(judged)
+                rows = [(_text(q), _text(d), int(r)) for q, d, r in
+                        zip(judged.query_id, judged.doc_id, judged.relevance)]
+                store.save_pool(args.name, state.strategy.name, *encode_state(state.to_dict()),
+                                judgments=rows, source=str(path))
+            print(f"pool '{args.name}': {recorded} new judgments recorded")
+            return 0
+        print(f"pool '{args.name}': {state.strategy.name}, {state.judged_total} judged, "
+              f"{state.pending_total} handed out and waiting, "
+              f"{'complete' if state.done else 'more to judge'}")
+        return 0
+
+
+def _text(value) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
+
+
+def _write_batch(path: str, pairs) -> None:
+    lines = (["query_id,doc_id,relevance\n"] + [f"{q},{d},\n" for q, d in pairs]
+             if path.endswith(".csv") else [f"{q} 0 {d} -1\n" for q, d in pairs])
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.writelines(lines)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write ({exc.strerror})") from None

@@ -74,6 +74,14 @@ MIGRATIONS: list[tuple[str, str]] = [
     ALTER TABLE systems ADD COLUMN validation VARCHAR;
     ALTER TABLE systems ADD COLUMN problems VARCHAR;
     """),
+    ("pools judged over days", """
+    CREATE TABLE pools (
+        name VARCHAR PRIMARY KEY, strategy VARCHAR, state VARCHAR, arrays BLOB,
+        created_at TIMESTAMP, updated_at TIMESTAMP);
+    CREATE TABLE judgments (
+        pool VARCHAR, query_id VARCHAR, doc_id VARCHAR, relevance INTEGER, batch INTEGER,
+        source VARCHAR, judged_at TIMESTAMP);
+    """),
 ]
 
 
@@ -493,6 +501,35 @@ class Store:
         matrix = np.full((len(names), len(topics)), np.nan)
         matrix[si, ti] = np.asarray(cols["value"], dtype=np.float64)
         return names.tolist(), topics.tolist(), matrix
+
+    # -- pools judged over days
+
+    def load_pool(self, name: str) -> tuple[str, bytes] | None:
+        """(state JSON, arrays) of a pool being judged, or None."""
+        row = self.con.execute("SELECT state, arrays FROM pools WHERE name = ?",
+                               [name]).fetchone()
+        return None if row is None else (row[0], bytes(row[1]))
+
+    def save_pool(self, name: str, strategy: str, state: str, arrays: bytes,
+                  judgments: Sequence[tuple[str, str, int]] = (), source: str = "") -> None:
+        """Save a pool's state and the judgments just recorded, in one transaction."""
+        with self.transaction():
+            self.con.execute(
+                "INSERT INTO pools VALUES (?, ?, ?, ?, now(), now()) ON CONFLICT (name) DO "
+                "UPDATE SET strategy = excluded.strategy, state = excluded.state, "
+                "arrays = excluded.arrays, updated_at = now()",
+                [name, strategy, state, arrays])
+            if judgments:
+                batch = self.con.execute("SELECT coalesce(max(batch), 0) + 1 FROM judgments "
+                                         "WHERE pool = ?", [name]).fetchone()[0]
+                self.con.executemany(
+                    "INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, now())",
+                    [[name, q, d, r, batch, source] for q, d, r in judgments])
+
+    def drop_pool(self, name: str) -> None:
+        with self.transaction():
+            self.con.execute("DELETE FROM pools WHERE name = ?", [name])
+            self.con.execute("DELETE FROM judgments WHERE pool = ?", [name])
 
     def export_parquet(self, sql: str, params: Sequence, path: str) -> None:
         """Write the rows of ``sql`` to a Parquet file (DuckDB's writer, no extra package)."""

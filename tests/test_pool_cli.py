@@ -45,3 +45,45 @@ def test_bad_requests(capsys):
     assert "no system 'nobody'" in capsys.readouterr().err
     assert cli.main(["pool", "build"]) == 1
     assert cli.main(["pool", "build", str(DEMO), "--param", "k"]) == 1
+
+
+def test_judging_over_days(tmp_path, capsys):
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "configs", tmp_path / "configs")
+    shutil.copytree(root / "runs" / "demo", tmp_path / "runs" / "demo")
+    (tmp_path / "runs" / "demo.duckdb").unlink(missing_ok=True)
+    config = str(tmp_path / "configs" / "demo.yaml")
+    official = {}
+    for line in QRELS.read_text().splitlines():
+        q, _, d, r = line.split()
+        official[(q, d)] = r
+    base = ["pool"]
+    assert cli.main(base + ["start", config, "--name", "p", "--strategy", "mtf",
+                            "--per-group", "1", "--budget", "6"]) == 0
+    assert cli.main(base + ["start", config, "--name", "p"]) == 1  # exists already
+    judged = 0
+    for day in range(3):  # each command is a new process's worth of state: the store keeps it
+        batch = tmp_path / f"batch{day}.txt"
+        assert cli.main(base + ["next", config, "--name", "p", "-o", str(batch)]) == 0
+        lines = batch.read_text().splitlines()
+        assert lines and all(line.endswith(" -1") for line in lines)
+        filled = tmp_path / f"judged{day}.txt"
+        filled.write_text("".join(f"{q} 0 {d} {official.get((q, d), '0')}\n"
+                                  for q, _, d, _ in (line.split() for line in lines)))
+        if day == 1:  # a bad file is refused whole, and nothing recorded before is lost
+            bad = tmp_path / "bad.txt"
+            bad.write_text(filled.read_text() + "401 0 SIM-99999999 1\n")
+            assert cli.main(base + ["judge", config, "--name", "p", "-j", str(bad)]) == 2
+            assert "is not in the pool" in capsys.readouterr().err
+        assert cli.main(base + ["judge", config, "--name", "p", "-j", str(filled)]) == 0
+        judged += len(lines)
+    capsys.readouterr()
+    assert cli.main(base + ["status", config, "--name", "p"]) == 0
+    assert f"{judged} judged, 0 handed out" in capsys.readouterr().out
+    from irbench.store import Store
+
+    with Store(str(tmp_path / "runs" / "demo.duckdb"), read_only=True) as store:
+        _, rows = store.query("SELECT count(*), count(DISTINCT batch) FROM judgments")
+    assert rows == [(judged, 3)]
