@@ -19,7 +19,8 @@ import sys
 
 from .errors import UsageError
 
-SUBCOMMANDS = ("build", "simulate", "bias", "strategies", "start", "next", "judge", "status")
+SUBCOMMANDS = ("build", "stats", "simulate", "bias", "strategies", "start", "next", "judge",
+               "status")
 
 
 def add_parsers(sub) -> None:
@@ -142,6 +143,10 @@ def cmd_pool(args) -> int:
         if args.out:
             written = pooling.write_assessor_files(pool, args.out)
             print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
+        if args.name:
+            _store_built(config, args.name, pool)
+            print(f"stored the pool as '{args.name}' with its provenance in {config.store}",
+                  file=sys.stderr)
         return 0
     if args.action in ("start", "next", "judge", "status"):
         return _judging(args, config, table, level)
@@ -159,6 +164,8 @@ def cmd_pool(args) -> int:
     params = _params(args.param)
     pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args),
                               relevance_level=level, **params)
+    if args.action == "stats":
+        return _print_stats(pooling.pool_stats(table, pool, qrels, relevance_level=level))
     result = pooling.leave_one_out(table, qrels, pool, by=args.by, measures=tuple(measures),
                                    relevance_level=level)
     for measure in result.measures:
@@ -235,3 +242,48 @@ def _write_batch(path: str, pairs) -> None:
             fh.writelines(lines)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
+
+
+def _store_built(config, name: str, pool) -> None:
+    """The pool's documents and provenance (run, group, rank of every contribution)."""
+    import json
+
+    import numpy as np
+
+    from .store import Store
+
+    def text(values) -> np.ndarray:
+        return np.array([_text(v) for v in values], dtype=object)
+
+    p = pool.provenance
+    docs = {"query_id": text(pool.query_id), "doc_id": text(pool.doc_id),
+            "sampled": pool.sampled.astype(bool), "inclusion": pool.inclusion.astype(float),
+            "stratum": pool.stratum.astype(np.int64), "position": pool.order.astype(np.int64)}
+    provenance = {"query_id": text(pool.topics[pool.topic[p.doc]]),
+                  "doc_id": text(pool.doc_id[p.doc]),
+                  "run": np.array(pool.runs, dtype=object)[p.run],
+                  "group": np.array(pool.groups, dtype=object)[p.group],
+                  "rank": p.rank.astype(np.int64)}
+    with Store(config.store) as store:
+        store.save_built_pool(name, pool.strategy, json.dumps(pool.params, sort_keys=True,
+                                                              default=str),
+                              pool.seed, docs, provenance)
+
+
+def _print_stats(stats) -> int:
+    """Pool statistics of the depth pool against the judgments."""
+    print(f"pool: {stats.total} documents over {len(stats.topics)} topics, "
+          f"{int(stats.judged.sum())} judged, {int(stats.relevant.sum())} relevant")
+    flagged = [_text(t) for t, f in zip(stats.topics, stats.flagged) if f]
+    if flagged:
+        print(f"topics with more than {stats.threshold:.0%} of the pool relevant (the pool may "
+              f"have missed relevant documents): {', '.join(flagged)}")
+    ks = sorted(stats.judged_at)
+    print("run\tcontributed\tunique\tunique relevant\t"
+          + "\t".join(f"judged@{k}" for k in ks))
+    for run, contributed, unique, unique_rel, *judged in zip(
+            stats.runs, stats.run_contributed, stats.run_unique, stats.run_unique_relevant,
+            *[stats.judged_at[k] for k in ks]):
+        print(f"{run}\t{int(contributed)}\t{int(unique)}\t{int(unique_rel)}\t"
+              + "\t".join(f"{v:.3f}" for v in judged))
+    return 0

@@ -82,6 +82,17 @@ MIGRATIONS: list[tuple[str, str]] = [
         pool VARCHAR, query_id VARCHAR, doc_id VARCHAR, relevance INTEGER, batch INTEGER,
         source VARCHAR, judged_at TIMESTAMP);
     """),
+    ("built pools with provenance", """
+    CREATE TABLE pool_docs (
+        pool VARCHAR, query_id VARCHAR, doc_id VARCHAR, sampled BOOLEAN, inclusion DOUBLE,
+        stratum INTEGER, position INTEGER);
+    CREATE TABLE pool_provenance (
+        pool VARCHAR, query_id VARCHAR, doc_id VARCHAR, run VARCHAR, "group" VARCHAR,
+        rank INTEGER);
+    CREATE TABLE pool_builds (
+        pool VARCHAR PRIMARY KEY, strategy VARCHAR, params VARCHAR, seed INTEGER,
+        built_at TIMESTAMP);
+    """),
 ]
 
 
@@ -525,6 +536,20 @@ class Store:
                 self.con.executemany(
                     "INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, now())",
                     [[name, q, d, r, batch, source] for q, d, r in judgments])
+
+    def save_built_pool(self, name: str, strategy: str, params: str, seed: int,
+                        docs: dict, provenance: dict) -> None:
+        """Replace the stored pool ``name``: its documents and who contributed each, at which
+        rank (columns as numpy arrays), in one transaction."""
+        with self.transaction():
+            for table in ("pool_docs", "pool_provenance", "pool_builds"):
+                self.con.execute(f"DELETE FROM {table} WHERE pool = ?", [name])
+            self.con.execute("INSERT INTO pool_builds VALUES (?, ?, ?, ?, now())",
+                             [name, strategy, params, seed])
+            for table, columns in (("pool_docs", docs), ("pool_provenance", provenance)):
+                n = len(next(iter(columns.values())))
+                self._insert_columns("INSERT INTO", table,
+                                     {"pool": np.full(n, name, dtype=object), **columns})
 
     def drop_pool(self, name: str) -> None:
         with self.transaction():

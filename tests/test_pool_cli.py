@@ -34,6 +34,10 @@ def test_bias_and_simulate_and_strategies(capsys):
                      "--strategies", "budgeted,mtf"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("relevant found (of 460 official relevant)") and "mtf" in out
+    assert cli.main(["pool", "stats", str(DEMO), "--param", "k=20", "--per-group", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("pool: 1488 documents over 25 topics, 1488 judged, 460 relevant")
+    assert "judged@10" in out
     assert cli.main(["pool", "strategies"]) == 0
     assert "depth" in capsys.readouterr().out
 
@@ -82,8 +86,14 @@ def test_judging_over_days(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(base + ["status", config, "--name", "p"]) == 0
     assert f"{judged} judged, 0 handed out" in capsys.readouterr().out
+    assert cli.main(base + ["build", config, "--param", "k=20", "--per-group", "1",
+                            "--name", "official"]) == 0
     from irbench.store import Store
 
     with Store(str(tmp_path / "runs" / "demo.duckdb"), read_only=True) as store:
         _, rows = store.query("SELECT count(*), count(DISTINCT batch) FROM judgments")
-    assert rows == [(judged, 3)]
+        assert rows == [(judged, 3)]
+        _, docs = store.query("SELECT count(*) FROM pool_docs WHERE pool = 'official'")
+        _, prov = store.query("SELECT count(*), count(DISTINCT run), max(rank) "
+                              "FROM pool_provenance WHERE pool = 'official'")
+    assert docs == [(len(official),)] and prov == [(4 * 25 * 20, 4, 20)]
