@@ -112,6 +112,7 @@ class Config:
     report: dict
     missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
     validation: "Validation | None" = None
+    known: str | None = None  # qrels of the documents users already know (Coverage, Novelty)
 
     def qrels_path(self, name: str) -> str:
         return next(q.path for q in self.qrels if q.name == name)
@@ -249,6 +250,7 @@ class _Builder:
         self.folder = os.path.dirname(os.path.abspath(path))
         self.root = campaign_root(path)
         self.missing_runs: dict[str, str] = {}
+        self.known: str | None = None
 
     def problem(self, where: tuple, reason: str) -> None:
         self.reader.problem(where, reason)
@@ -279,7 +281,8 @@ class _Builder:
         if problems:
             raise ConfigError(sorted(problems, key=self._line_of))
         return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
-                      suites, settings, store, report, self.missing_runs, validation)
+                      suites, settings, store, report, self.missing_runs, validation,
+                      self.known)
 
     # -- paths
 
@@ -312,11 +315,13 @@ class _Builder:
             self.problem(("collection",), "must be a mapping with topics and qrels")
             return None, (), 0
         for key in section:
-            if key not in ("topics", "qrels", "size"):
-                self.problem(("collection", key), "unknown key (topics, qrels, size)")
+            if key not in ("topics", "qrels", "size", "known"):
+                self.problem(("collection", key), "unknown key (topics, qrels, size, known)")
         topics = None
         if "topics" in section:
             topics = self._resolve(("collection", "topics"), section["topics"])
+        if "known" in section:
+            self.known = self._resolve(("collection", "known"), section["known"])
         qrels_value = section.get("qrels")
         entries: list[tuple[tuple, str, Any]] = []
         if qrels_value is None:
@@ -485,10 +490,18 @@ class _Builder:
             return None
         from .diversity import is_diversity_measure
 
-        if is_diversity_measure(measure) or family.name in EXTRA_INPUT_FAMILIES:
-            self.problem(where, f"'{text}' needs diversity qrels or known documents, which "
-                                "campaign configs do not take yet; use irbench eval")
+        if is_diversity_measure(measure):
+            self.problem(where, f"'{text}' needs diversity qrels, which campaign configs do "
+                                "not take yet; use irbench eval")
             return None
+        if family.name in EXTRA_INPUT_FAMILIES:
+            if "known" not in (self.data.get("collection") or {}):
+                self.problem(where, f"'{text}' needs the documents the user already knows: "
+                                    "give their qrels as collection.known")
+                return None
+            if (self.data.get("evaluation") or {}).get("topics") == "intersection":
+                self.problem(where, f"'{text}' is not available with topics: intersection")
+                return None
         return measure
 
     def _settings(self, size: int) -> Settings:

@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from . import __version__
-from .collection import PreparedQrels, rank_run
+from .collection import PreparedQrels
 from .config import Config, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
 from .evaluate import compute, restrict
@@ -145,9 +145,9 @@ _CONTEXT: _Context | None = None
 
 def _init_worker(qrels_paths: dict[str, str], qrels_sha: dict[str, str],
                  topic_set: frozenset | None, settings: Settings, done: dict, topics,
-                 validation) -> None:
+                 validation, known) -> None:
     global _CONTEXT
-    prepared = _QrelsSets()
+    prepared = _QrelsSets(known)
     for name, path in qrels_paths.items():
         prepared.add(name, path)
     _CONTEXT = _Context(prepared, qrels_sha, topic_set, settings, done, topics, validation)
@@ -208,7 +208,7 @@ def _score_system(task: _Task) -> _Outcome:
         for qrels_name, names in todo.items():
             if not names:
                 continue
-            ranked = rank_run(run, ctx.qrels[qrels_name], options)
+            ranked = ctx.qrels[qrels_name].rank(run, options)
             if ctx.settings.topics == "intersection":
                 ranked = restrict(ranked, ~ranked.missing)
             measures = [parse_measure(n) for n in names]
@@ -240,18 +240,27 @@ class _QrelsSets:
     """Qrels sets by name, read and prepared on first use (a rerun with nothing to compute
     never reads them)."""
 
-    def __init__(self):
+    def __init__(self, known=None):
         self.paths: dict[str, str] = {}
+        self.known = known  # qrels of the documents users already know, or None
         self._prepared: dict[str, PreparedQrels] = {}
 
     def add(self, name: str, path: str, prepared: PreparedQrels | None = None) -> None:
         self.paths[name] = path
         if prepared is not None:
-            self._prepared[name] = prepared
+            self._prepared[name] = self._with_known(prepared)
 
-    def __getitem__(self, name: str) -> PreparedQrels:
+    def _with_known(self, prepared: PreparedQrels):
+        if self.known is None:
+            return prepared
+        from .diversity import PreparedKnown
+
+        return PreparedKnown(prepared.qrels, self.known)
+
+    def __getitem__(self, name: str):
         if name not in self._prepared:
-            self._prepared[name] = PreparedQrels(read_qrels(self.paths[name], name=name))
+            qrels = read_qrels(self.paths[name], name=name)
+            self._prepared[name] = self._with_known(PreparedQrels(qrels))
         return self._prepared[name]
 
 
@@ -265,10 +274,25 @@ class _Campaign:
         self.progress = progress
         self.rehash = rehash
         self.settings = config.settings
-        self.options_key = config.settings.key()
+        self.options_key, self.known = self._options_key(config)
         self.failures: list[Failure] = []
         self.warnings: list[str] = []
         self.new_hashes: list[tuple[str, int, int, str]] = []
+
+    @staticmethod
+    def _options_key(config: Config):
+        """The evaluation options as stored with every result (with the known documents'
+        sha256 when the config has them), and the known documents' qrels or None."""
+        key = json.loads(config.settings.key())
+        if config.known is None:
+            return config.settings.key(), None
+        try:
+            sha, data = _sha256_file(config.known)
+        except OSError as exc:
+            raise IrbenchError(f"{config.known}: cannot read ({exc.strerror})") from None
+        key["known_sha256"] = sha
+        known = read_qrels(_Loaded(config.known, data), name="known")
+        return json.dumps(key, sort_keys=True, separators=(",", ":")), known
 
     def fail(self, subject: str, message: str) -> None:
         self.failures.append(Failure(subject, message))
@@ -300,7 +324,7 @@ class _Campaign:
         A qrels file whose size and mtime are unchanged since it was last found usable (with
         the same topic file) is not read again: its counts come from the store."""
         stored = self.store.qrels_records()
-        prepared = _QrelsSets()
+        prepared = _QrelsSets(self.known)
         shas, rows = {}, []
         for spec in self.config.qrels:
             row = {"name": spec.name, "path": spec.path}
@@ -421,7 +445,7 @@ class _Campaign:
             kwargs = {"mp_context": get_context("spawn"), "initializer": _init_worker,
                       "initargs": (paths, context.qrels_sha, context.topic_set,
                                    context.settings, context.done, context.topics,
-                                   context.validation)}
+                                   context.validation, context.qrels.known)}
         try:
             self._in_pool(tasks, workers, kwargs, on_outcome)
         finally:

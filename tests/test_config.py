@@ -225,4 +225,6 @@ def test_measures_needing_other_inputs_are_refused(campaign):
         suites: {core: [AP, alpha-nDCG@10, Coverage]}
     """)
     found = problems(path)
-    assert len(found) == 2 and all("use irbench eval" in p for p in found)
+    assert len(found) == 2
+    assert "needs diversity qrels" in found[0] and "use irbench eval" in found[0]
+    assert "give their qrels as collection.known" in found[1]

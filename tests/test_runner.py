@@ -321,3 +321,26 @@ def test_submission_checks_inside_run(tmp_path, capsys, on_error):
     else:
         assert rc == 0 and "irbench: warning: system 'r00'" in err
         assert {k[0] for k in stored(config)} == {"r00", "r01"}
+
+
+def test_coverage_and_novelty_with_known_documents(tmp_path):
+    path = make_campaign(tmp_path, systems=2, extra_qrels=False,
+                         suites="core: [AP, Coverage, Novelty]")
+    qrels = (tmp_path / "runs" / "qrels.txt").read_text().splitlines()
+    known = tmp_path / "runs" / "known.txt"
+    known.write_text("".join(line + "\n" for line in qrels[::3]))  # a third already known
+    text = path.read_text().replace("  topics: ../runs/topics.tsv",
+                                    "  topics: ../runs/topics.tsv\n  known: ../runs/known.txt")
+    path.write_text(text)
+    report = run(path)
+    assert not report.failures and report.evaluated == 2
+    config = load_config(path)
+    from irbench.diversity import evaluate_known
+
+    ev = evaluate_known(config.qrels[0].path, str(known), str(tmp_path / "runs" / "r00.txt"),
+                        ["Coverage", "Novelty"], complete=True)
+    got = stored(config)
+    assert list(got[("r00", "official", "Coverage")].values()) == list(ev["Coverage"])
+    assert list(got[("r00", "official", "Novelty")].values()) == list(ev["Novelty"])
+    known.write_text("".join(line + "\n" for line in qrels[::2]))  # the known set changes
+    assert run(path).evaluated == 2  # recomputed: the known documents are part of the key
