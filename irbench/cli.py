@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import __version__, campaign_cli, compare_cli, pool_cli, validate_cli
+from . import __version__, campaign_cli, compare_cli, pool_cli, report_cli, validate_cli
 from .collection import EvalOptions, PreparedQrels
 from .diversity import (PreparedDiversity, PreparedKnown, diversity_hint, is_diversity_measure,
                         read_diversity_qrels)
@@ -161,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cli.add_parsers(sub)
     validate_cli.add_parsers(sub)
     pool_cli.add_parsers(sub)
+    report_cli.add_parsers(sub)
     return parser
 
 

@@ -307,7 +307,9 @@ class _Campaign:
         if self.config.topics is None:
             return [], None, "", None
         try:
+            stat = _stat(self.config.topics)
             sha, data = _sha256_file(self.config.topics)
+            self.new_hashes.append((self.config.topics, *stat, sha))
             topics = read_topics(_Loaded(self.config.topics, data))
         except OSError as exc:
             self.fail("topics", f"{self.config.topics}: cannot read ({exc.strerror})")

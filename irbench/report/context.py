@@ -1,0 +1,258 @@
+"""The report's context: every number the HTML shows, computed here from the store.
+
+Templates only loop and print (``render.py``); each dataclass field says what it holds
+(``metadata["help"]``), and a test fails on any field without it. Everything that comes from
+participants (system names, tags, metadata, topic ids) is plain text here and escaped by Jinja2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
+
+import numpy as np
+
+from .. import __version__
+from ..measures import parse_measure
+
+
+def _f(text: str):
+    return field(metadata={"help": text})
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One leaderboard value."""
+
+    value: float | None = _f("the mean over topics (trec_eval's 'all' value), or None")
+    text: str = _f("the value printed with 4 decimals, or '-'")
+    ci: str = _f("the 95% t-interval of the mean, printed, or '' (none for geometric means)")
+    best: bool = _f("the best value of its column")
+    mark: str = _f("'▲' / '▼' significantly above / below the baseline, else ''")
+    p_adjusted: str = _f("the adjusted p-value against the baseline, printed, or ''")
+
+
+@dataclass(frozen=True)
+class SystemRow:
+    """One system of the leaderboard."""
+
+    rank: int = _f("rank by the first measure (1 best)")
+    name: str = _f("system name (participant text)")
+    group: str = _f("group (participant text)")
+    type: str = _f("manual / automatic / ... (participant text)")
+    baseline: bool = _f("the config's baseline system")
+    official: bool = _f("an official run (else unofficial)")
+    cells: tuple[Cell, ...] = _f("one cell per measure, in the leaderboard's measure order")
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Section 1: systems x suite measures."""
+
+    qrels: str = _f("the qrels set the values are computed on")
+    measures: tuple[str, ...] = _f("canonical measure names, in suite order")
+    rows: tuple[SystemRow, ...] = _f("systems, best first by the first measure")
+    topics: int = _f("number of topics averaged over")
+    baseline: str = _f("the baseline system, or '' (no significance marks)")
+    test: str = _f("how significance was decided, in words")
+
+
+@dataclass(frozen=True)
+class RankChange:
+    """One system under MAP and GMAP."""
+
+    name: str = _f("system name (participant text)")
+    map: str = _f("MAP, printed")
+    map_rank: int = _f("rank by MAP")
+    gmap: str = _f("GMAP, printed")
+    gmap_rank: int = _f("rank by GMAP")
+    change: int = _f("MAP rank - GMAP rank (positive: GMAP ranks it higher)")
+    worst_topics: str = _f("its three lowest-AP topics, printed 'topic (AP)'")
+
+
+@dataclass(frozen=True)
+class MapVsGmap:
+    """Section 4: MAP against GMAP (Robertson 2006)."""
+
+    rows: tuple[RankChange, ...] = _f("systems by MAP rank")
+    tau: str = _f("Kendall's tau between the two rankings, printed")
+    tau_ap: str = _f("Yilmaz et al.'s tau_AP, printed")
+    swaps: int = _f("pairs of systems the two rankings order differently")
+    floor: str = _f("the AP floor GMAP uses (trec_eval's 1e-5)")
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input file."""
+
+    kind: str = _f("topics, qrels or run")
+    name: str = _f("its name in the config (participant text for runs)")
+    path: str = _f("its path")
+    sha256: str = _f("sha256 of its content, or '' if never read")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Section 7: what the numbers come from."""
+
+    config: str = _f("the config file's path")
+    config_sha256: str = _f("sha256 of the config")
+    config_text: str = _f("the config's text")
+    options: str = _f("the evaluation options, as stored with every score (JSON)")
+    version: str = _f("the irbench version of this report")
+    last_run: str = _f("start, end and status of the last 'irbench run', printed")
+    seed: int = _f("the seed of every random draw of the report")
+    inputs: tuple[Input, ...] = _f("every input file with its sha256")
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """Everything ``index.html`` shows."""
+
+    title: str = _f("the campaign's name (config text)")
+    generated_at: str = _f("when the report was made (UTC)")
+    leaderboard: Leaderboard = _f("section 1")
+    map_vs_gmap: MapVsGmap | None = _f("section 4, None without AP scores")
+    provenance: Provenance = _f("section 7")
+
+
+CONTEXT_TYPES = (Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, Input, Provenance,
+                 ReportContext)
+
+
+def undocumented_fields() -> list[str]:
+    """Fields without help text (the contract test expects none)."""
+    return [f"{t.__name__}.{f.name}" for t in CONTEXT_TYPES for f in fields(t)
+            if not f.metadata.get("help")]
+
+
+# ---- computing -------------------------------------------------------------------------------
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.4f}"
+
+
+def _ci(values: np.ndarray) -> tuple[float, float] | None:
+    from scipy import stats as st
+
+    values = values[np.isfinite(values)]
+    if len(values) < 2:
+        return None
+    half = st.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
+    return float(values.mean() - half), float(values.mean() + half)
+
+
+def build_context(config, store, seed: int = 0) -> ReportContext:
+    """The report of ``config`` from its (open) ``store``."""
+    qrels = config.qrels[0].name
+    board = _leaderboard(config, store, qrels, seed)
+    return ReportContext(
+        title=config.name,
+        generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        leaderboard=board,
+        map_vs_gmap=_map_vs_gmap(store, qrels),
+        provenance=_provenance(config, store, seed),
+    )
+
+
+def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
+    from .. import stats
+
+    measures = [str(m) for m in next(iter(config.suites.values()))]
+    _, rows = store.means(qrels, measures=measures)
+    means: dict[tuple[str, str], float] = {(r[0], r[2]): r[3] for r in rows}
+    systems = sorted({r[0] for r in rows})
+    meta = {s.name: s for s in config.systems}
+    matrices = {m: store.score_matrix(qrels, m) for m in measures}
+    first = measures[0]
+    systems.sort(key=lambda s: (-(means.get((s, first)) or -math.inf), s))
+    baseline = next((s.name for s in config.systems if s.baseline and s.name in systems), "")
+    marks: dict[tuple[str, str], tuple[str, float]] = {}
+    how = "no baseline marked in the config: no significance marks"
+    if baseline and len(systems) > 1:
+        scores = [stats.Scores(m, tuple(names), tuple(topics), values)
+                  for m, (names, topics, values) in matrices.items()
+                  if len(names) and not np.isnan(values).any()]
+        comparison = stats.compare(scores, baseline=baseline, seed=seed)
+        for pair in comparison.pairs:
+            other = pair.system_a if pair.system_b == baseline else pair.system_b
+            diff = pair.mean_a - pair.mean_b if pair.system_b == baseline else \
+                pair.mean_b - pair.mean_a
+            mark = ("▲" if diff > 0 else "▼") if pair.significant else ""
+            marks[(other, pair.measure)] = (mark, pair.p_adjusted)
+        how = (f"against {baseline}: paired randomisation test, 10,000 samples, seed {seed}, "
+               "Holm correction over all systems and measures, alpha 0.05")
+    best = {m: max((means[(s, m)] for s in systems if (s, m) in means
+                    and means[(s, m)] is not None and math.isfinite(means[(s, m)])),
+                   default=None) for m in measures}
+    table = []
+    for rank, name in enumerate(systems, 1):
+        cells = []
+        for m in measures:
+            value = means.get((name, m))
+            names, _, values = matrices[m]
+            arithmetic = parse_measure(m).definition.aggregate == "mean"  # not GMAP's
+            ci = _ci(values[names.index(name)]) if name in names and arithmetic else None
+            mark, p = marks.get((name, m), ("", float("nan")))
+            cells.append(Cell(value, _num(value),
+                              f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "",
+                              value is not None and value == best[m], mark,
+                              "" if math.isnan(p) else f"{p:.4f}"))
+        s = meta.get(name)
+        table.append(SystemRow(rank, name, s.group if s else "", s.type if s else "",
+                               name == baseline, s.official if s else True, tuple(cells)))
+    topics = len(matrices[first][1]) if matrices else 0
+    return Leaderboard(qrels, tuple(measures), tuple(table), topics, baseline, how)
+
+
+def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
+    from ..measures.base import GEO_MEAN_FLOOR
+    from ..stats import rank_agreement
+
+    names, topics, ap = store.score_matrix(qrels, "AP")
+    if len(names) < 2 or np.isnan(ap).any():
+        return None
+    mean = ap.mean(axis=1)
+    gmean = np.exp(np.log(np.maximum(ap, GEO_MEAN_FLOOR)).mean(axis=1))
+    map_rank = _ranks(mean)
+    gmap_rank = _ranks(gmean)
+    agreement = rank_agreement(mean, gmean)
+    rows = []
+    for i in np.argsort(map_rank, kind="stable"):
+        worst = np.argsort(ap[i], kind="stable")[:3]
+        rows.append(RankChange(names[i], _num(mean[i]), int(map_rank[i]), _num(gmean[i]),
+                               int(gmap_rank[i]), int(map_rank[i] - gmap_rank[i]),
+                               ", ".join(f"{topics[t]} ({ap[i, t]:.4f})" for t in worst)))
+    return MapVsGmap(tuple(rows), f"{agreement.tau:.4f}", f"{agreement.tau_ap:.4f}",
+                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}")
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    order = np.argsort(-values, kind="stable")
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[order] = np.arange(1, len(values) + 1)
+    return ranks
+
+
+def _provenance(config, store, seed: int) -> Provenance:
+    with open(config.path, encoding="utf-8", errors="replace") as fh:
+        text = fh.read()
+    _, last = store.query("SELECT options, started_at, finished_at, status FROM runner_runs "
+                          "ORDER BY runner_id DESC LIMIT 1")
+    options, last_run = ("", "never") if not last else (
+        last[0][0], f"{last[0][1]:%Y-%m-%d %H:%M:%S} to "
+                    f"{last[0][2]:%H:%M:%S} ({last[0][3]})" if last[0][2] else
+                    f"{last[0][1]:%Y-%m-%d %H:%M:%S} ({last[0][3]})")
+    _, qrows = store.query("SELECT name, path, sha256 FROM qrels_sets ORDER BY name")
+    _, srows = store.query("SELECT name, path, sha256 FROM systems ORDER BY name")
+    inputs = [Input("qrels", n, p, s or "") for n, p, s in qrows]
+    inputs += [Input("run", n, p, s or "") for n, p, s in srows]
+    if config.topics:
+        _, trow = store.query("SELECT sha256 FROM files WHERE path = ?", [config.topics])
+        inputs.insert(0, Input("topics", "topics", config.topics, trow[0][0] if trow else ""))
+    pretty = json.dumps(json.loads(options), indent=1, sort_keys=True) if options else ""
+    return Provenance(config.path, config.sha256, text, pretty, __version__, last_run, seed,
+                      tuple(inputs))

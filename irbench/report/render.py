@@ -1,0 +1,33 @@
+"""Rendering: Jinja2 with autoescape on and undefined variables an error."""
+
+from __future__ import annotations
+
+import os
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from ..errors import UsageError
+from .context import ReportContext
+
+
+def _environment() -> Environment:
+    return Environment(loader=PackageLoader("irbench", "report/templates"),
+                       autoescape=select_autoescape(default=True, default_for_string=True),
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def render(context: ReportContext) -> str:
+    """The self-contained ``index.html`` of ``context``."""
+    return _environment().get_template("index.html").render(c=context)
+
+
+def write_report(context: ReportContext, folder: str) -> str:
+    """Write ``folder/index.html``; returns its path."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "index.html")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(render(context))
+    except OSError as exc:
+        raise UsageError(f"{folder}: cannot write the report ({exc.strerror})") from None
+    return path

@@ -1,0 +1,37 @@
+"""``irbench report CONFIG``: the campaign's self-contained HTML report from its store."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("report", help="write a campaign's HTML report",
+                       description="Write reports/<config name>/index.html (or --out FOLDER): "
+                       "a self-contained page (no network request) with the leaderboard, "
+                       "significance against the baseline, MAP against GMAP and provenance. "
+                       "Run 'irbench run CONFIG' first.")
+    p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("--out", default=None, metavar="FOLDER",
+                   help="where to write index.html (default reports/<config name>/)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the significance tests (0)")
+    p.set_defaults(handler=cmd_report)
+
+
+def default_folder(config) -> str:
+    """``reports/<name>/`` in the campaign folder."""
+    return os.path.join(config.root, "reports", config.name)
+
+
+def cmd_report(args) -> int:
+    from .config import load_config
+    from .report import build_context, write_report
+    from .store import Store
+
+    config = load_config(args.config, strict=False)
+    with Store(config.store, read_only=True) as store:
+        context = build_context(config, store, seed=args.seed)
+    path = write_report(context, args.out or default_folder(config))
+    print(f"wrote {path}", file=sys.stderr)
+    return 0

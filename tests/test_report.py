@@ -1,0 +1,93 @@
+"""The HTML report: a documented context, numbers equal to the store, participant text escaped."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from campaigns import make_campaign
+
+from irbench import cli
+from irbench.config import load_config
+from irbench.report import undocumented_fields
+from irbench.store import Store
+
+EVIL = "<script>alert(1)</script> \"q\" & 'a'"
+
+
+class Page(HTMLParser):
+    """Collects section ids, tags and the text of every table cell by table."""
+
+    def __init__(self):
+        super().__init__()
+        self.sections, self.tags, self.tables = [], [], []
+        self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "section":
+            self.sections.append(dict(attrs).get("id"))
+        elif tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def test_every_context_field_is_documented():
+    assert undocumented_fields() == []
+
+
+def test_report_sections_numbers_and_escaping(tmp_path, capsys):
+    path = make_campaign(tmp_path, systems=4, extra_qrels=False)
+    text = path.read_text().replace(
+        "  - glob: ../runs/r*.txt",
+        f"  - glob: ../runs/r0[0-2].txt\n  - name: {EVIL!r}\n    run: ../runs/r03.txt\n"
+        "    group: 'a&b'\n  - {name: r00b, run: ../runs/r00.txt, baseline: true}")
+    path.write_text(text.replace(EVIL.__repr__(), "\"" + EVIL.replace('"', '\\"') + "\""))
+    config = load_config(path)
+    assert EVIL in [s.name for s in config.systems]
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    page = Page()
+    page.feed(html)
+    assert page.sections == ["leaderboard", "map-gmap", "provenance"]
+    # self-contained: no external resource of any kind
+    assert not [t for t, a in page.tags if t in ("link", "img", "iframe")
+                or (t == "script" and "src" in a)]
+    header, *rows = page.tables[0]
+    measures = header[5:]
+    assert measures == ["AP", "nDCG@10", "P@10", "GMAP", "Bpref", "RR"]
+    names = [r[1].removesuffix(" (baseline)") for r in rows]
+    assert EVIL in names and "r00b" in names
+    with Store(config.store, read_only=True) as store:
+        _, means = store.query("SELECT system, measure, value FROM means")
+    stored = {(s, m): v for s, m, v in means}
+    for row in rows:
+        name = row[1].removesuffix(" (baseline)")
+        for measure, cell in zip(measures, row[5:]):
+            shown = cell.split("[")[0].replace("▲", "").replace("▼", "").strip()
+            assert shown == f"{stored[(name, measure)]:.4f}", (name, measure)
+    ranks = [int(r[0]) for r in rows]
+    ap = [float(r[5].split("[")[0].strip(" ▲▼")) for r in rows]
+    assert ranks == list(range(1, len(rows) + 1)) and ap == sorted(ap, reverse=True)
+    # MAP vs GMAP lists every system with both ranks
+    assert len(page.tables[1]) == 1 + len(rows)
+
+
+def test_report_needs_a_store(tmp_path, capsys):
+    path = make_campaign(tmp_path, systems=2, extra_qrels=False)
+    assert cli.main(["report", str(path)]) == 3
+    assert "no score store yet" in capsys.readouterr().err
