@@ -63,7 +63,7 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     page = Page()
     page.feed(html)
-    assert page.sections == ["leaderboard", "map-gmap", "provenance"]
+    assert page.sections == ["leaderboard", "per-topic", "map-gmap", "judged", "provenance"]
     # self-contained: no external resource of any kind
     assert not [t for t, a in page.tags if t in ("link", "img", "iframe")
                 or (t == "script" and "src" in a)]
@@ -83,8 +83,16 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     ranks = [int(r[0]) for r in rows]
     ap = [float(r[5].split("[")[0].strip(" ▲▼")) for r in rows]
     assert ranks == list(range(1, len(rows) + 1)) and ap == sorted(ap, reverse=True)
-    # MAP vs GMAP lists every system with both ranks
-    assert len(page.tables[1]) == 1 + len(rows)
+    # per topic: every topic once; MAP vs GMAP and judged@k: every system once
+    assert len(page.tables[1]) == 1 + 5
+    assert len(page.tables[2]) == 1 + len(rows)
+    judged = {r[0]: r for r in page.tables[3][1:]}
+    assert set(judged) == set(names)
+    import irbench
+
+    ev = irbench.evaluate(config.qrels[0].path, str(tmp_path / "runs" / "r00.txt"),
+                          ["judged@10"], complete=True)
+    assert judged["r00"][1] == f"{ev.summary('judged@10'):.4f}"
 
 
 def test_report_needs_a_store(tmp_path, capsys):

@@ -84,6 +84,45 @@ class MapVsGmap:
 
 
 @dataclass(frozen=True)
+class TopicRow:
+    """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
+
+    query_id: str = _f("topic id")
+    text: str = _f("the topic's title or first words")
+    best: str = _f("the best value over systems, printed")
+    best_system: str = _f("a system with the best value (participant text)")
+    median: str = _f("the median over systems, printed")
+    worst: str = _f("the worst value over systems, printed")
+
+
+@dataclass(frozen=True)
+class PerTopic:
+    """Section 3: the first measure per topic across systems."""
+
+    measure: str = _f("the measure shown")
+    rows: tuple[TopicRow, ...] = _f("topics, hardest first (lowest median)")
+
+
+@dataclass(frozen=True)
+class JudgedRow:
+    """How much of one system's ranking is judged."""
+
+    name: str = _f("system name (participant text)")
+    judged_10: str = _f("judged@10, printed")
+    judged_100: str = _f("judged@100, printed")
+    flagged: bool = _f("judged@10 below the threshold: its scores rest on unjudged documents")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Section 5a: incomplete judgments."""
+
+    qrels: str = _f("the qrels set")
+    rows: tuple[JudgedRow, ...] = _f("systems, least judged first")
+    threshold: str = _f("the judged@10 below which a system is flagged, printed")
+
+
+@dataclass(frozen=True)
 class Input:
     """One input file."""
 
@@ -114,12 +153,15 @@ class ReportContext:
     title: str = _f("the campaign's name (config text)")
     generated_at: str = _f("when the report was made (UTC)")
     leaderboard: Leaderboard = _f("section 1")
+    per_topic: PerTopic | None = _f("section 3, None without scores")
     map_vs_gmap: MapVsGmap | None = _f("section 4, None without AP scores")
+    judged: Judged | None = _f("section 5a, None when no run file can be read")
     provenance: Provenance = _f("section 7")
 
 
-CONTEXT_TYPES = (Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, Input, Provenance,
-                 ReportContext)
+CONTEXT_TYPES = (Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, TopicRow, PerTopic,
+                 JudgedRow, Judged, Input, Provenance, ReportContext)
+JUDGED_FLAG = 0.5  # judged@10 under this: most of the top 10 is unjudged
 
 
 def undocumented_fields() -> list[str]:
@@ -153,7 +195,9 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
         title=config.name,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         leaderboard=board,
+        per_topic=_per_topic(store, qrels, board.measures[0] if board.measures else "AP"),
         map_vs_gmap=_map_vs_gmap(store, qrels),
+        judged=_judged(config),
         provenance=_provenance(config, store, seed),
     )
 
@@ -228,6 +272,48 @@ def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
                                ", ".join(f"{topics[t]} ({ap[i, t]:.4f})" for t in worst)))
     return MapVsGmap(tuple(rows), f"{agreement.tau:.4f}", f"{agreement.tau_ap:.4f}",
                      int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}")
+
+
+def _per_topic(store, qrels: str, measure: str) -> PerTopic | None:
+    names, topics, values = store.score_matrix(qrels, measure)
+    if not names:
+        return None
+    _, texts = store.query("SELECT query_id, text FROM topics")
+    text = dict(texts)
+    with np.errstate(all="ignore"):
+        best, median, worst = (np.nanmax(values, axis=0), np.nanmedian(values, axis=0),
+                               np.nanmin(values, axis=0))
+    who = np.nanargmax(np.where(np.isnan(values), -np.inf, values), axis=0)
+    order = np.argsort(median, kind="stable")
+    rows = tuple(TopicRow(topics[t], text.get(topics[t], ""), _num(best[t]), names[who[t]],
+                          _num(median[t]), _num(worst[t])) for t in order)
+    return PerTopic(measure, rows)
+
+
+def _judged(config) -> Judged | None:
+    """judged@10 and judged@100 of every system, from its run file and the first qrels."""
+    import os
+
+    from ..collection import PreparedQrels
+    from ..measures import parse_measure as parse
+    from ..parallel import evaluate_paths
+    from ..trec import read_qrels
+
+    systems = [s for s in config.systems if os.path.isfile(s.path)]
+    if not systems or not config.qrels:
+        return None
+    prepared = PreparedQrels(read_qrels(config.qrels[0].path))
+    measures = [parse("judged@10"), parse("judged@100")]
+    results = evaluate_paths(prepared, [s.path for s in systems], measures,
+                             config.settings.options())
+    rows = []
+    for system, result in zip(systems, results):
+        if result.evaluation is None:
+            continue
+        j10, j100 = (result.evaluation.summary(m) for m in measures)
+        rows.append(JudgedRow(system.name, _num(j10), _num(j100), j10 < JUDGED_FLAG))
+    rows.sort(key=lambda r: (r.judged_10, r.name))
+    return Judged(config.qrels[0].name, tuple(rows), f"{JUDGED_FLAG:.2f}")
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
