@@ -16,6 +16,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--out", default=None, metavar="FOLDER",
                    help="where to write index.html (default reports/<config name>/)")
     p.add_argument("--seed", type=int, default=0, help="seed of the significance tests (0)")
+    p.add_argument("--format", choices=("html", "csv", "markdown", "json", "latex"),
+                   default="html", help="html: the page (default); the others: the "
+                   "leaderboard only, on stdout or to -o FILE")
+    p.add_argument("-o", "--output", default=None, help="file for --format other than html")
     p.set_defaults(handler=cmd_report)
 
 
@@ -31,6 +35,17 @@ def cmd_report(args) -> int:
 
     config = load_config(args.config, strict=False)
     with Store(config.store, read_only=True) as store:
+        if args.format != "html":
+            from .report.context import leaderboard
+            from .report.exports import export_leaderboard
+
+            text = export_leaderboard(leaderboard(config, store, seed=args.seed), args.format)
+            if args.output:
+                with open(args.output, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            else:
+                sys.stdout.write(text)
+            return 0
         context = build_context(config, store, seed=args.seed)
     path = write_report(context, args.out or default_folder(config))
     print(f"wrote {path}", file=sys.stderr)

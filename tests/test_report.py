@@ -99,3 +99,26 @@ def test_report_needs_a_store(tmp_path, capsys):
     path = make_campaign(tmp_path, systems=2, extra_qrels=False)
     assert cli.main(["report", str(path)]) == 3
     assert "no score store yet" in capsys.readouterr().err
+
+
+def test_leaderboard_exports(tmp_path, capsys):
+    import json
+
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    path.write_text(path.read_text().replace(
+        "  - glob: ../runs/r*.txt",
+        "  - glob: ../runs/r0[01].txt\n  - {name: 'a_b & c|d%', run: ../runs/r02.txt, "
+        "baseline: true}"))
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", str(path), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [s["rank"] for s in data["systems"]] == [1, 2, 3] and data["baseline"] == "a_b & c|d%"
+    assert cli.main(["report", str(path), "--format", "latex"]) == 0
+    latex = capsys.readouterr().out
+    assert r"a\_b \& c|d\%" in latex and r"\toprule" in latex and r"\textbf{" in latex
+    assert cli.main(["report", str(path), "--format", "markdown"]) == 0
+    assert r"a_b & c\|d%" in capsys.readouterr().out
+    out = tmp_path / "board.csv"
+    assert cli.main(["report", str(path), "--format", "csv", "-o", str(out)]) == 0
+    assert out.read_text().startswith("rank,system,group,type,official,baseline,AP,")

@@ -202,6 +202,11 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
     )
 
 
+def leaderboard(config, store, seed: int = 0) -> Leaderboard:
+    """Section 1 alone (for the exports), on the config's first qrels set."""
+    return _leaderboard(config, store, config.qrels[0].name, seed)
+
+
 def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
     from .. import stats
 
