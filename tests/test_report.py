@@ -63,7 +63,8 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     page = Page()
     page.feed(html)
-    assert page.sections == ["leaderboard", "per-topic", "map-gmap", "judged", "provenance"]
+    assert page.sections == ["leaderboard", "significance", "per-topic", "map-gmap", "judged",
+                             "precision-recall", "provenance"]
     # self-contained: no external resource of any kind
     assert not [t for t, a in page.tags if t in ("link", "img", "iframe")
                 or (t == "script" and "src" in a)]
@@ -83,10 +84,13 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     ranks = [int(r[0]) for r in rows]
     ap = [float(r[5].split("[")[0].strip(" ▲▼")) for r in rows]
     assert ranks == list(range(1, len(rows) + 1)) and ap == sorted(ap, reverse=True)
-    # per topic: every topic once; MAP vs GMAP and judged@k: every system once
-    assert len(page.tables[1]) == 1 + 5
-    assert len(page.tables[2]) == 1 + len(rows)
-    judged = {r[0]: r for r in page.tables[3][1:]}
+    # significance: a square matrix; per topic: every topic once; MAP vs GMAP and judged@k:
+    # every system once
+    assert len(page.tables[1]) == 1 + len(rows) and len(page.tables[1][1]) == 1 + len(rows)
+    assert len(page.tables[2]) == 1 + 5
+    assert len(page.tables[3]) == 1 + len(rows)
+    judged = {r[0]: r for r in page.tables[4][1:]}
+    assert len([t for t, a in page.tags if t == "polyline"]) == len(rows)
     assert set(judged) == set(names)
     import irbench
 

@@ -84,6 +84,42 @@ class MapVsGmap:
 
 
 @dataclass(frozen=True)
+class MatrixCell:
+    """One pair of the significance matrix."""
+
+    text: str = _f("the adjusted p-value, printed, or '' on the diagonal")
+    shade: str = _f("a CSS colour: darker for smaller p (green: row better, red: row worse)")
+
+
+@dataclass(frozen=True)
+class Significance:
+    """Section 2: all pairs on the first measure."""
+
+    measure: str = _f("the measure compared")
+    test: str = _f("the test, in words")
+    systems: tuple[str, ...] = _f("systems, best first (participant text)")
+    matrix: tuple[tuple[MatrixCell, ...], ...] = _f("rows and columns in ``systems`` order")
+    groups: tuple[str, ...] = _f("groups not significantly different, best first, printed")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One system's 11-point interpolated precision-recall curve."""
+
+    name: str = _f("system name (participant text)")
+    points: str = _f("SVG polyline points (x: recall, y: precision), in chart units")
+    values: str = _f("the 11 precisions, printed")
+    colour: str = _f("its line colour ('' for the grey background lines)")
+
+
+@dataclass(frozen=True)
+class PrecisionRecall:
+    """Section 6: interpolated precision at recall 0, 0.1 ... 1 (trec_eval's)."""
+
+    curves: tuple[Curve, ...] = _f("every system; the first few coloured and listed")
+
+
+@dataclass(frozen=True)
 class TopicRow:
     """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
 
@@ -153,14 +189,18 @@ class ReportContext:
     title: str = _f("the campaign's name (config text)")
     generated_at: str = _f("when the report was made (UTC)")
     leaderboard: Leaderboard = _f("section 1")
+    significance: Significance | None = _f("section 2, None with fewer than 3 systems")
     per_topic: PerTopic | None = _f("section 3, None without scores")
     map_vs_gmap: MapVsGmap | None = _f("section 4, None without AP scores")
     judged: Judged | None = _f("section 5a, None when no run file can be read")
+    precision_recall: PrecisionRecall | None = _f("section 6, None when no run can be read")
     provenance: Provenance = _f("section 7")
 
 
-CONTEXT_TYPES = (Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, TopicRow, PerTopic,
-                 JudgedRow, Judged, Input, Provenance, ReportContext)
+CONTEXT_TYPES = (Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
+                 Significance, Curve, PrecisionRecall, TopicRow, PerTopic, JudgedRow, Judged,
+                 Input, Provenance, ReportContext)
+COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")
 JUDGED_FLAG = 0.5  # judged@10 under this: most of the top 10 is unjudged
 
 
@@ -191,13 +231,16 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
     """The report of ``config`` from its (open) ``store``."""
     qrels = config.qrels[0].name
     board = _leaderboard(config, store, qrels, seed)
+    judged, curves = _from_runs(config, [str(r.name) for r in board.rows])
     return ReportContext(
         title=config.name,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         leaderboard=board,
+        significance=_significance(store, qrels, board, seed),
         per_topic=_per_topic(store, qrels, board.measures[0] if board.measures else "AP"),
         map_vs_gmap=_map_vs_gmap(store, qrels),
-        judged=_judged(config),
+        judged=judged,
+        precision_recall=curves,
         provenance=_provenance(config, store, seed),
     )
 
@@ -295,30 +338,72 @@ def _per_topic(store, qrels: str, measure: str) -> PerTopic | None:
     return PerTopic(measure, rows)
 
 
-def _judged(config) -> Judged | None:
-    """judged@10 and judged@100 of every system, from its run file and the first qrels."""
+def _from_runs(config, order: list[str]):
+    """judged@10/@100 and 11-point curves of every system, from its run file and the first
+    qrels (measures a campaign's suites need not contain)."""
     import os
 
     from ..collection import PreparedQrels
-    from ..measures import parse_measure as parse
+    from ..measures import parse_trec_specs
     from ..parallel import evaluate_paths
     from ..trec import read_qrels
 
     systems = [s for s in config.systems if os.path.isfile(s.path)]
     if not systems or not config.qrels:
-        return None
+        return None, None
     prepared = PreparedQrels(read_qrels(config.qrels[0].path))
-    measures = [parse("judged@10"), parse("judged@100")]
-    results = evaluate_paths(prepared, [s.path for s in systems], measures,
+    judged_m = [parse_measure("judged@10"), parse_measure("judged@100")]
+    curve_m = [m for _, m in parse_trec_specs(["iprec_at_recall"])]
+    results = evaluate_paths(prepared, [s.path for s in systems], judged_m + curve_m,
                              config.settings.options())
-    rows = []
+    rows, curves = [], {}
     for system, result in zip(systems, results):
         if result.evaluation is None:
             continue
-        j10, j100 = (result.evaluation.summary(m) for m in measures)
+        j10, j100 = (result.evaluation.summary(m) for m in judged_m)
         rows.append(JudgedRow(system.name, _num(j10), _num(j100), j10 < JUDGED_FLAG))
+        curves[system.name] = [float(result.evaluation.summary(m)) for m in curve_m]
     rows.sort(key=lambda r: (r.judged_10, r.name))
-    return Judged(config.qrels[0].name, tuple(rows), f"{JUDGED_FLAG:.2f}")
+    judged = Judged(config.qrels[0].name, tuple(rows), f"{JUDGED_FLAG:.2f}")
+    ranked = [n for n in order if n in curves] + sorted(set(curves) - set(order))
+    lines = []
+    for i, name in enumerate(ranked):
+        ys = curves[name]
+        points = " ".join(f"{40 + 36 * k:.0f},{220 - 200 * y:.1f}" for k, y in enumerate(ys))
+        lines.append(Curve(name, points, " ".join(f"{y:.3f}" for y in ys),
+                           COLOURS[i] if i < len(COLOURS) else ""))
+    return judged, PrecisionRecall(tuple(lines[len(COLOURS):] + lines[:len(COLOURS)]))
+
+
+def _significance(store, qrels: str, board: Leaderboard, seed: int) -> Significance | None:
+    from .. import stats
+
+    if len(board.rows) < 3 or not board.measures:
+        return None
+    measure = board.measures[0]
+    names, topics, values = store.score_matrix(qrels, measure)
+    if np.isnan(values).any():
+        return None
+    order = [r.name for r in board.rows if r.name in names]
+    scores = stats.Scores(measure, tuple(names), tuple(topics), values).select(order)
+    comparison = stats.compare(scores, test="randomized-tukey-hsd", seed=seed)
+    p = stats.pairwise_matrix(comparison, measure, "p_adjusted").values
+    diff = stats.pairwise_matrix(comparison, measure, "mean_diff").values
+    matrix = []
+    for i in range(len(order)):
+        row = []
+        for j in range(len(order)):
+            if i == j or not np.isfinite(p[i, j]):
+                row.append(MatrixCell("", "transparent"))
+                continue
+            strength = max(0.0, min(1.0, -math.log10(max(p[i, j], 1e-4)) / 4))
+            hue = 130 if diff[i, j] > 0 else 0
+            row.append(MatrixCell(f"{p[i, j]:.3f}",
+                                  f"hsl({hue}, 60%, {95 - 45 * strength:.0f}%)"))
+        matrix.append(tuple(row))
+    groups = tuple(", ".join(g) for g in stats.equivalence_classes(comparison, measure))
+    return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}",
+                        tuple(order), tuple(matrix), groups)
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
