@@ -34,7 +34,9 @@ def cmd_report(args) -> int:
     from .store import Store
 
     config = load_config(args.config, strict=False)
-    with Store(config.store, read_only=True) as store:
+    if not os.path.exists(config.store):
+        Store(config.store, read_only=True)  # says: no score store yet
+    with Store(config.store, read_only=args.format != "html") as store:  # html keeps analyses
         if args.format != "html":
             from .report.context import leaderboard
             from .report.exports import export_leaderboard

@@ -93,6 +93,10 @@ MIGRATIONS: list[tuple[str, str]] = [
         pool VARCHAR PRIMARY KEY, strategy VARCHAR, params VARCHAR, seed INTEGER,
         built_at TIMESTAMP);
     """),
+    ("analyses kept for reports", """
+    CREATE TABLE analyses (
+        key VARCHAR PRIMARY KEY, kind VARCHAR, result VARCHAR, created_at TIMESTAMP);
+    """),
 ]
 
 
@@ -550,6 +554,16 @@ class Store:
                 n = len(next(iter(columns.values())))
                 self._insert_columns("INSERT INTO", table,
                                      {"pool": np.full(n, name, dtype=object), **columns})
+
+    def load_analysis(self, key: str) -> str | None:
+        """The stored result (JSON) of an analysis with this content key, or None."""
+        row = self.con.execute("SELECT result FROM analyses WHERE key = ?", [key]).fetchone()
+        return None if row is None else row[0]
+
+    def save_analysis(self, key: str, kind: str, result: str) -> None:
+        with self.transaction():
+            self.con.execute("INSERT OR REPLACE INTO analyses VALUES (?, ?, ?, now())",
+                             [key, kind, result])
 
     def drop_pool(self, name: str) -> None:
         with self.transaction():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+import numpy as np
 from campaigns import make_campaign
 
 from irbench import cli
@@ -64,7 +65,7 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     page = Page()
     page.feed(html)
     assert page.sections == ["leaderboard", "significance", "per-topic", "map-gmap", "judged",
-                             "precision-recall", "provenance"]
+                             "reduction", "precision-recall", "provenance"]
     # self-contained: no external resource of any kind
     assert not [t for t, a in page.tags if t in ("link", "img", "iframe")
                 or (t == "script" and "src" in a)]
@@ -90,7 +91,14 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     assert len(page.tables[2]) == 1 + 5
     assert len(page.tables[3]) == 1 + len(rows)
     judged = {r[0]: r for r in page.tables[4][1:]}
-    assert len([t for t, a in page.tags if t == "polyline"]) == len(rows)
+    reduction = page.tables[5]
+    assert [r[0].strip("■ ") for r in reduction[1:]] == [
+        "AP", "Bpref", "Bpref(ten)", "infAP", "AP(condensed)", "nDCG(condensed)"]
+    assert all(r[1] == "1.000" for r in reduction[1:])  # all judgments: the same ranking
+    assert "(Read from the store.)" not in html
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0  # again: not recomputed
+    assert "(Read from the store.)" in (out / "index.html").read_text()
+    assert len([t for t, a in page.tags if t == "polyline"]) == len(rows) + 6  # + reduction
     assert set(judged) == set(names)
     import irbench
 
@@ -126,3 +134,16 @@ def test_leaderboard_exports(tmp_path, capsys):
     out = tmp_path / "board.csv"
     assert cli.main(["report", str(path), "--format", "csv", "-o", str(out)]) == 0
     assert out.read_text().startswith("rank,system,group,type,official,baseline,AP,")
+
+
+def test_reduced_judgments_are_nested_and_marked_unjudged():
+    import irbench
+    from irbench.report.reduction import reduced_qrels
+
+    qrels = irbench.read_qrels({f"t{t}": {f"d{d}": d % 3 for d in range(20)} for t in range(4)})
+    half, fifth = reduced_qrels(qrels, 0.5, 7), reduced_qrels(qrels, 0.2, 7)
+    kept = lambda q: set(np.flatnonzero(q.relevance >= 0))  # noqa: E731
+    assert len(kept(half)) == 4 * 10 and len(kept(fifth)) == 4 * 4
+    assert kept(fifth) <= kept(half)  # nested for one seed
+    assert set(np.unique(half.relevance[half.relevance < 0])) == {-1}
+    assert kept(reduced_qrels(qrels, 0.5, 8)) != kept(half)  # another seed, another subset

@@ -223,9 +223,10 @@ def test_store_is_versioned(tmp_path):
         _, rows = store.query("SELECT version, name FROM migrations")
         assert rows == [(1, "create the score store"),
                         (2, "run metadata and submission checks"),
-                        (3, "pools judged over days"), (4, "built pools with provenance")]
+                        (3, "pools judged over days"), (4, "built pools with provenance"),
+                        (5, "analyses kept for reports")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(4,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(5,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 

@@ -120,6 +120,27 @@ class PrecisionRecall:
 
 
 @dataclass(frozen=True)
+class ReductionRow:
+    """One measure in the judgment-reduction experiment."""
+
+    measure: str = _f("canonical measure name")
+    tau: tuple[str, ...] = _f("Kendall's tau with the full-judgment ranking per fraction")
+    rmse: tuple[str, ...] = _f("RMS error of the systems' means per fraction")
+    points: str = _f("SVG polyline points of tau against the fraction kept")
+    colour: str = _f("its line colour")
+
+
+@dataclass(frozen=True)
+class ReductionSection:
+    """Section 5b: Buckley & Voorhees's judgment-reduction experiment."""
+
+    fractions: tuple[str, ...] = _f("fractions of each topic's judgments kept, printed")
+    seeds: str = _f("the seeds averaged over, printed")
+    rows: tuple[ReductionRow, ...] = _f("one per measure")
+    stored: bool = _f("read from the store (computed by an earlier report)")
+
+
+@dataclass(frozen=True)
 class TopicRow:
     """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
 
@@ -194,11 +215,12 @@ class ReportContext:
     map_vs_gmap: MapVsGmap | None = _f("section 4, None without AP scores")
     judged: Judged | None = _f("section 5a, None when no run file can be read")
     precision_recall: PrecisionRecall | None = _f("section 6, None when no run can be read")
+    reduction: ReductionSection | None = _f("section 5b, None when no run can be read")
     provenance: Provenance = _f("section 7")
 
 
 CONTEXT_TYPES = (Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
-                 Significance, Curve, PrecisionRecall, TopicRow, PerTopic, JudgedRow, Judged,
+                 Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
                  Input, Provenance, ReportContext)
 COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")
 JUDGED_FLAG = 0.5  # judged@10 under this: most of the top 10 is unjudged
@@ -241,6 +263,7 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
         map_vs_gmap=_map_vs_gmap(store, qrels),
         judged=judged,
         precision_recall=curves,
+        reduction=_reduction(config, store),
         provenance=_provenance(config, store, seed),
     )
 
@@ -373,6 +396,47 @@ def _from_runs(config, order: list[str]):
         lines.append(Curve(name, points, " ".join(f"{y:.3f}" for y in ys),
                            COLOURS[i] if i < len(COLOURS) else ""))
     return judged, PrecisionRecall(tuple(lines[len(COLOURS):] + lines[:len(COLOURS)]))
+
+
+def _reduction(config, store) -> ReductionSection | None:
+    """The judgment-reduction experiment on the first qrels set, from the store when an
+    earlier report computed it for the same inputs."""
+    import hashlib
+    import os
+
+    from ..trec import read_qrels, read_run
+    from .reduction import FRACTIONS, MEASURES, SEEDS, Reduction, judgment_reduction
+
+    systems = [s for s in config.systems if os.path.isfile(s.path)]
+    if len(systems) < 2 or not config.qrels:
+        return None
+    _, shas = store.query("SELECT name, sha256 FROM systems")
+    _, qsha = store.query("SELECT sha256 FROM qrels_sets WHERE name = ?", [config.qrels[0].name])
+    key = hashlib.sha256(json.dumps({
+        "runs": sorted((n, s or "") for n, s in shas if n in {x.name for x in systems}),
+        "qrels": qsha[0][0] if qsha else "", "options": config.settings.key(),
+        "fractions": FRACTIONS, "seeds": SEEDS, "measures": MEASURES, "version": __version__,
+    }, sort_keys=True).encode()).hexdigest()
+    saved = store.load_analysis(key) if not store.read_only else None
+    if saved is not None:
+        result, stored = Reduction.from_json(json.loads(saved)), True
+    else:
+        runs = [read_run(s.path, name=s.name) for s in systems]
+        result = judgment_reduction(runs, read_qrels(config.qrels[0].path),
+                                    config.settings.options())
+        stored = False
+        if not store.read_only:
+            store.save_analysis(key, "judgment-reduction", json.dumps(result.to_json()))
+    xs = [40 + 360 * (1 - f) / (1 - min(result.fractions)) for f in result.fractions]
+    rows = []
+    for i, m in enumerate(result.measures):
+        points = " ".join(f"{x:.0f},{220 - 200 * max(t, 0):.1f}"
+                          for x, t in zip(xs, result.tau[i]))
+        rows.append(ReductionRow(m, tuple(f"{t:.3f}" for t in result.tau[i]),
+                                 tuple(f"{e:.4f}" for e in result.rmse[i]), points,
+                                 COLOURS[i % len(COLOURS)]))
+    return ReductionSection(tuple(f"{f:.0%}" for f in result.fractions),
+                            ", ".join(map(str, result.seeds)), tuple(rows), stored)
 
 
 def _significance(store, qrels: str, board: Leaderboard, seed: int) -> Significance | None:
