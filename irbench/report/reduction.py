@@ -20,7 +20,7 @@ from ..evaluate import compute
 from ..measures import parse_measure
 from ..trec import Qrels
 
-FRACTIONS = (1.0, 0.7, 0.5, 0.3, 0.2, 0.1, 0.05)
+FRACTIONS = (1.0, 0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.03)
 SEEDS = (0, 1, 2, 3, 4)
 MEASURES = ("AP", "Bpref", "Bpref(ten)", "infAP", "AP(condensed)", "nDCG(condensed)")
 
