@@ -20,6 +20,9 @@ def add_parsers(sub) -> None:
                    default="html", help="html: the page (default); the others: the "
                    "leaderboard only, on stdout or to -o FILE")
     p.add_argument("-o", "--output", default=None, help="file for --format other than html")
+    p.add_argument("--participants", action="store_true",
+                   help="also one page per system (systems/NNN.html): its per-topic values "
+                   "against the best, median and worst of all systems, to send to participants")
     p.set_defaults(handler=cmd_report)
 
 
@@ -49,6 +52,11 @@ def cmd_report(args) -> int:
                 sys.stdout.write(text)
             return 0
         context = build_context(config, store, seed=args.seed)
-    path = write_report(context, args.out or default_folder(config))
+        pages = ()
+        if args.participants:
+            from .report.context import participants
+
+            pages = participants(config, store)
+    path = write_report(context, args.out or default_folder(config), pages)
     print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -147,3 +147,18 @@ def test_reduced_judgments_are_nested_and_marked_unjudged():
     assert kept(fifth) <= kept(half)  # nested for one seed
     assert set(np.unique(half.relevance[half.relevance < 0])) == {-1}
     assert kept(reduced_qrels(qrels, 0.5, 8)) != kept(half)  # another seed, another subset
+
+
+def test_participant_pages(tmp_path):
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 0
+    pages = sorted((out / "systems").glob("*.html"))
+    assert [p.name for p in pages] == ["001.html", "002.html", "003.html"]
+    page = Page()
+    page.feed(pages[0].read_text())
+    header, *rows = page.tables[0]
+    assert header == ["topic", "yours", "best", "median", "worst"] and len(rows) == 5
+    for _, yours, best, median, worst in rows:
+        assert float(worst) <= float(yours) <= float(best) and float(worst) <= float(median)

@@ -141,6 +141,53 @@ class ReductionSection:
 
 
 @dataclass(frozen=True)
+class ParticipantTopic:
+    """One topic on a participant's page."""
+
+    query_id: str = _f("topic id")
+    value: str = _f("the system's value, printed")
+    best: str = _f("the best value of all systems, printed")
+    median: str = _f("the median of all systems, printed")
+    worst: str = _f("the worst value of all systems, printed")
+    above_median: bool = _f("the system's value is above the median")
+
+
+@dataclass(frozen=True)
+class Participant:
+    """The page an organiser sends to one participant: their run against all runs."""
+
+    system: str = _f("system name (participant text)")
+    measure: str = _f("the measure shown")
+    mean: str = _f("the system's mean, printed")
+    rank: int = _f("its rank among the systems")
+    systems: int = _f("how many systems were ranked")
+    topics: tuple[ParticipantTopic, ...] = _f("every topic, in topic order")
+
+
+def participants(config, store) -> tuple[Participant, ...]:
+    """One :class:`Participant` per system, on the first suite's first measure."""
+    qrels = config.qrels[0].name
+    measure = str(next(iter(config.suites.values()))[0])
+    names, topics, values = store.score_matrix(qrels, measure)
+    if not names:
+        return ()
+    with np.errstate(all="ignore"):
+        best, median, worst = (np.nanmax(values, axis=0), np.nanmedian(values, axis=0),
+                               np.nanmin(values, axis=0))
+        means = np.nanmean(values, axis=1)
+    ranks = _ranks(np.nan_to_num(means, nan=-np.inf))
+    pages = []
+    for i, name in enumerate(names):
+        rows = tuple(ParticipantTopic(topics[t], _num(values[i, t]), _num(best[t]),
+                                      _num(median[t]), _num(worst[t]),
+                                      bool(values[i, t] > median[t]))
+                     for t in range(len(topics)))
+        pages.append(Participant(name, measure, _num(means[i]), int(ranks[i]), len(names),
+                                 rows))
+    return tuple(pages)
+
+
+@dataclass(frozen=True)
 class TopicRow:
     """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
 
@@ -219,7 +266,7 @@ class ReportContext:
     provenance: Provenance = _f("section 7")
 
 
-CONTEXT_TYPES = (Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
+CONTEXT_TYPES = (ParticipantTopic, Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
                  Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
                  Input, Provenance, ReportContext)
 COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")

@@ -21,13 +21,24 @@ def render(context: ReportContext) -> str:
     return _environment().get_template("index.html").render(c=context)
 
 
-def write_report(context: ReportContext, folder: str) -> str:
-    """Write ``folder/index.html``; returns its path."""
+def write_report(context: ReportContext, folder: str, participants=()) -> str:
+    """Write ``folder/index.html`` and, given ``participants``, one page per system in
+    ``folder/systems/`` (numbered, since system names are participants' text); returns the
+    path of index.html."""
+    env = _environment()
     try:
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "index.html")
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(render(context))
+            fh.write(env.get_template("index.html").render(c=context))
+        if participants:
+            os.makedirs(os.path.join(folder, "systems"), exist_ok=True)
+            page = env.get_template("participant.html")
+            for i, p in enumerate(participants, 1):
+                name = os.path.join(folder, "systems", f"{i:03d}.html")
+                with open(name, "w", encoding="utf-8") as fh:
+                    fh.write(page.render(p=p, title=context.title,
+                                         generated_at=context.generated_at))
     except OSError as exc:
         raise UsageError(f"{folder}: cannot write the report ({exc.strerror})") from None
     return path
