@@ -286,6 +286,10 @@ def _num(value: float | None) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.4f}"
 
 
+def _num3(value: float) -> str:
+    return f"{value:.3f}" if math.isfinite(value) else "-"
+
+
 def _ci(values: np.ndarray) -> tuple[float, float] | None:
     from scipy import stats as st
 
@@ -439,7 +443,8 @@ def _from_runs(config, order: list[str]):
     lines = []
     for i, name in enumerate(ranked):
         ys = curves[name]
-        points = " ".join(f"{40 + 36 * k:.0f},{220 - 200 * y:.1f}" for k, y in enumerate(ys))
+        points = " ".join(f"{40 + 36 * k:.0f},{220 - 200 * y:.1f}" for k, y in enumerate(ys)
+                          if math.isfinite(y))  # an undefined point is left out
         lines.append(Curve(name, points, " ".join(f"{y:.3f}" for y in ys),
                            COLOURS[i] if i < len(COLOURS) else ""))
     return judged, PrecisionRecall(tuple(lines[len(COLOURS):] + lines[:len(COLOURS)]))
@@ -478,8 +483,8 @@ def _reduction(config, store) -> ReductionSection | None:
     rows = []
     for i, m in enumerate(result.measures):
         points = " ".join(f"{x:.0f},{220 - 200 * max(t, 0):.1f}"
-                          for x, t in zip(xs, result.tau[i]))
-        rows.append(ReductionRow(m, tuple(f"{t:.3f}" for t in result.tau[i]),
+                          for x, t in zip(xs, result.tau[i]) if math.isfinite(t))
+        rows.append(ReductionRow(m, tuple(_num3(t) for t in result.tau[i]),
                                  tuple(f"{e:.4f}" for e in result.rmse[i]), points,
                                  COLOURS[i % len(COLOURS)]))
     return ReductionSection(tuple(f"{f:.0%}" for f in result.fractions),
