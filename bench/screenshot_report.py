@@ -22,7 +22,7 @@ def main(argv=None) -> int:
         return 1
     page, png = Path(args[0]).resolve(), Path(args[1]).resolve()
     return subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--hide-scrollbars", "--window-size=1280,2400",
+                           "--hide-scrollbars", "--window-size=1280,4200",
                            f"--screenshot={png}", page.as_uri()]).returncode
 
 

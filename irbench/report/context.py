@@ -81,6 +81,7 @@ class MapVsGmap:
     tau_ap: str = _f("Yilmaz et al.'s tau_AP, printed")
     swaps: int = _f("pairs of systems the two rankings order differently")
     floor: str = _f("the AP floor GMAP uses (trec_eval's 1e-5)")
+    strip: Chart = _f("per-topic AP of each system on a log scale (what GMAP weighs)")
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,37 @@ def participants(config, store) -> tuple[Participant, ...]:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """One drawn element of a chart, in SVG units."""
+
+    x: float = _f("x (or left edge)")
+    y: float = _f("y (or top edge)")
+    size: float = _f("radius of a dot, or height of a bar")
+    colour: str = _f("CSS colour")
+    title: str = _f("tooltip text (participant text possible)")
+
+
+@dataclass(frozen=True)
+class ChartRow:
+    """One system's row of a chart."""
+
+    name: str = _f("system name (participant text)")
+    y: float = _f("the row's baseline y")
+    marks: tuple[Mark, ...] = _f("its dots or bars")
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart with one row per system (strip plot of per-topic values, or difference bars)."""
+
+    title: str = _f("what the chart shows")
+    width: int = _f("SVG width")
+    height: int = _f("SVG height")
+    axis: tuple[Mark, ...] = _f("axis ticks: x and label (in ``title``)")
+    rows: tuple[ChartRow, ...] = _f("systems, top to bottom")
+
+
+@dataclass(frozen=True)
 class TopicRow:
     """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
 
@@ -205,6 +237,8 @@ class PerTopic:
 
     measure: str = _f("the measure shown")
     rows: tuple[TopicRow, ...] = _f("topics, hardest first (lowest median)")
+    strip: Chart = _f("each system's per-topic values as dots, median marked")
+    differences: tuple[Chart, ...] = _f("per system: per-topic difference from the baseline")
 
 
 @dataclass(frozen=True)
@@ -266,7 +300,7 @@ class ReportContext:
     provenance: Provenance = _f("section 7")
 
 
-CONTEXT_TYPES = (ParticipantTopic, Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
+CONTEXT_TYPES = (Mark, ChartRow, Chart, ParticipantTopic, Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
                  Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
                  Input, Provenance, ReportContext)
 COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")
@@ -310,7 +344,8 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         leaderboard=board,
         significance=_significance(store, qrels, board, seed),
-        per_topic=_per_topic(store, qrels, board.measures[0] if board.measures else "AP"),
+        per_topic=_per_topic(store, qrels, board.measures[0] if board.measures else "AP",
+                             [r.name for r in board.rows], board.baseline),
         map_vs_gmap=_map_vs_gmap(store, qrels),
         judged=judged,
         precision_recall=curves,
@@ -392,14 +427,75 @@ def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
         rows.append(RankChange(names[i], _num(mean[i]), int(map_rank[i]), _num(gmean[i]),
                                int(gmap_rank[i]), int(map_rank[i] - gmap_rank[i]),
                                ", ".join(f"{topics[t]} ({ap[i, t]:.4f})" for t in worst)))
+    by_map = [int(i) for i in np.argsort(map_rank, kind="stable")]
+    strip = strip_chart("AP per topic, log scale (GMAP floors AP at 1e-5)",
+                        [names[i] for i in by_map], topics, ap[by_map], log=True)
     return MapVsGmap(tuple(rows), f"{agreement.tau:.4f}", f"{agreement.tau_ap:.4f}",
-                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}")
+                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strip)
 
 
-def _per_topic(store, qrels: str, measure: str) -> PerTopic | None:
+LEFT, PLOT, ROW = 150, 500, 16  # chart layout: label width, plot width, row height
+
+
+def strip_chart(title: str, names, topics, values, log: bool = False) -> Chart:
+    """Dots of each system's per-topic values (log10 scale from 1e-5 when ``log``), its
+    median as a dark tick; rows in the given order."""
+    def x(v: np.ndarray) -> np.ndarray:
+        if log:
+            return LEFT + PLOT * (np.log10(np.clip(v, 1e-5, 1)) + 5) / 5
+        lo, hi = min(0.0, float(np.nanmin(values))), max(1.0, float(np.nanmax(values)))
+        return LEFT + PLOT * (v - lo) / (hi - lo)
+
+    rows = []
+    for i, name in enumerate(names):
+        y = 10 + ROW * i + ROW / 2
+        xs = x(values[i])
+        marks = [Mark(round(float(px), 1), y, 2.5, "rgba(27,106,201,.45)",
+                      f"{topics[t]}: {values[i, t]:.4f}")
+                 for t, px in enumerate(xs) if np.isfinite(values[i, t])]
+        med = np.nanmedian(values[i])
+        if np.isfinite(med):
+            marks.append(Mark(round(float(x(np.array([med]))[0]), 1), y, 6, "#222",
+                              f"median {med:.4f}"))
+        rows.append(ChartRow(name, y, tuple(marks)))
+    ticks = ([(10.0 ** e, f"1e{e}" if e < 0 else "1") for e in range(-5, 1)] if log else
+             [(v, f"{v:.1f}") for v in (0, 0.25, 0.5, 0.75, 1.0)])
+    axis = tuple(Mark(round(float(x(np.array([v]))[0]), 1), 0, 0, "", label)
+                 for v, label in ticks)
+    return Chart(title, LEFT + PLOT + 20, 30 + ROW * len(names), axis, tuple(rows))
+
+
+def difference_chart(name: str, baseline: str, topics, diff: np.ndarray) -> Chart:
+    """Bars of ``diff`` (system - baseline) per topic, largest first; green up, red down."""
+    order = np.argsort(-np.nan_to_num(diff, nan=0.0), kind="stable")
+    scale = max(float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else 0.0, 1e-9)
+    width = max(4.0, min(12.0, PLOT / max(len(topics), 1)))
+    mid = 60.0
+    marks = []
+    for k, t in enumerate(order):
+        d = float(diff[t]) if np.isfinite(diff[t]) else 0.0
+        h = 50 * abs(d) / scale
+        marks.append(Mark(round(LEFT + k * width, 1), round(mid - h if d > 0 else mid, 1),
+                          round(h, 1), "#2b8a3e" if d > 0 else "#c92a2a",
+                          f"{topics[t]}: {d:+.4f}"))
+    chart_w = int(LEFT + width * len(topics) + 20)
+    return Chart(f"{name} minus {baseline}, per topic (largest gain first; full bar = "
+                 f"{scale:.4f})", chart_w, 120, (), (ChartRow(name, mid, tuple(marks)),))
+
+
+def _per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
+               ) -> PerTopic | None:
     names, topics, values = store.score_matrix(qrels, measure)
     if not names:
         return None
+    ranked = [n for n in order if n in names] + [n for n in names if n not in order]
+    index = [names.index(n) for n in ranked]
+    strip = strip_chart(f"{measure} per topic", ranked, topics, values[index])
+    differences = ()
+    if baseline in names:
+        base = values[names.index(baseline)]
+        differences = tuple(difference_chart(n, baseline, topics, values[names.index(n)] - base)
+                            for n in ranked if n != baseline)
     _, texts = store.query("SELECT query_id, text FROM topics")
     text = dict(texts)
     with np.errstate(all="ignore"):
@@ -409,7 +505,7 @@ def _per_topic(store, qrels: str, measure: str) -> PerTopic | None:
     order = np.argsort(median, kind="stable")
     rows = tuple(TopicRow(topics[t], text.get(topics[t], ""), _num(best[t]), names[who[t]],
                           _num(median[t]), _num(worst[t])) for t in order)
-    return PerTopic(measure, rows)
+    return PerTopic(measure, rows, strip, differences)
 
 
 def _from_runs(config, order: list[str]):
