@@ -37,6 +37,13 @@ def cmd_report(args) -> int:
     from .store import Store
 
     config = load_config(args.config, strict=False)
+    from .errors import UsageError
+    from .report.context import REPORT_OPTIONS
+
+    unknown = sorted(set(config.report) - set(REPORT_OPTIONS))
+    if unknown:
+        raise UsageError(f"{args.config}: report: unknown option {', '.join(unknown)} "
+                         f"(report takes {', '.join(REPORT_OPTIONS)})")
     if not os.path.exists(config.store):
         Store(config.store, read_only=True)  # says: no score store yet
     with Store(config.store, read_only=args.format != "html") as store:  # html keeps analyses

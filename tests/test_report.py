@@ -162,3 +162,18 @@ def test_participant_pages(tmp_path):
     assert header == ["topic", "yours", "best", "median", "worst"] and len(rows) == 5
     for _, yours, best, median, worst in rows:
         assert float(worst) <= float(yours) <= float(best) and float(worst) <= float(median)
+
+
+def test_pool_bias_section_and_report_options(tmp_path, capsys):
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    path.write_text(path.read_text() + "report: {pool_depth: 10, pooled_per_group: 1}\n")
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    page = Page()
+    page.feed((out / "index.html").read_text())
+    assert "pool-bias" in page.sections
+    path.write_text(path.read_text().replace("report: {pool_depth: 10, pooled_per_group: 1}",
+                                             "report: {pool_dept: 10}"))
+    assert cli.main(["report", str(path), "--out", str(out)]) == 1
+    assert "unknown option pool_dept" in capsys.readouterr().err

@@ -220,6 +220,30 @@ class Chart:
 
 
 @dataclass(frozen=True)
+class BiasRow:
+    """One system when its group is left out of the pool."""
+
+    name: str = _f("system name (participant text)")
+    group: str = _f("the group left out (participant text)")
+    removed: int = _f("judgments only that group's runs contributed")
+    removed_relevant: int = _f("of them relevant")
+    full: str = _f("AP with all judgments, printed")
+    reduced: str = _f("AP without the group's unique documents, printed")
+    change: str = _f("reduced - full, printed with its sign")
+
+
+@dataclass(frozen=True)
+class PoolBias:
+    """Section 5c: leave-one-group-out pool bias (Zobel 1998; NIST's procedure)."""
+
+    depth: int = _f("the pool depth k the qrels were built with (config report.pool_depth)")
+    per_group: str = _f("pooled runs per group, printed ('all' when every run was pooled)")
+    mean_change: str = _f("mean change of AP over systems, printed")
+    max_drop: str = _f("the largest drop, printed")
+    rows: tuple[BiasRow, ...] = _f("systems, most affected first")
+
+
+@dataclass(frozen=True)
 class TopicRow:
     """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
 
@@ -297,10 +321,12 @@ class ReportContext:
     judged: Judged | None = _f("section 5a, None when no run file can be read")
     precision_recall: PrecisionRecall | None = _f("section 6, None when no run can be read")
     reduction: ReductionSection | None = _f("section 5b, None when no run can be read")
+    pool_bias: PoolBias | None = _f("section 5c, None unless the config's report gives "
+                                    "pool_depth")
     provenance: Provenance = _f("section 7")
 
 
-CONTEXT_TYPES = (Mark, ChartRow, Chart, ParticipantTopic, Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
+CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
                  Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
                  Input, Provenance, ReportContext)
 COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")
@@ -350,6 +376,7 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
         judged=judged,
         precision_recall=curves,
         reduction=_reduction(config, store),
+        pool_bias=_pool_bias(config, store),
         provenance=_provenance(config, store, seed),
     )
 
@@ -585,6 +612,58 @@ def _reduction(config, store) -> ReductionSection | None:
                                  COLOURS[i % len(COLOURS)]))
     return ReductionSection(tuple(f"{f:.0%}" for f in result.fractions),
                             ", ".join(map(str, result.seeds)), tuple(rows), stored)
+
+
+REPORT_OPTIONS = ("pool_depth", "pooled_per_group")
+
+
+def _pool_bias(config, store) -> PoolBias | None:
+    """Leave each group's unique documents out of the depth-k pool of the first qrels set and
+    re-score its runs; stored like the reduction experiment."""
+    import hashlib
+
+    from ..pooling import build_pool, build_table, leave_one_out
+    from ..trec import read_qrels
+
+    depth = config.report.get("pool_depth")
+    if depth is None or not config.qrels:
+        return None
+    per_group = config.report.get("pooled_per_group")
+    systems = [s for s in config.systems if s.name not in config.missing_runs]
+    order = sorted(range(len(systems)), key=lambda i: (
+        systems[i].group or systems[i].name,
+        systems[i].priority if systems[i].priority is not None else 10**9, i))
+    _, shas = store.query("SELECT name, sha256 FROM systems")
+    _, qsha = store.query("SELECT sha256 FROM qrels_sets WHERE name = ?", [config.qrels[0].name])
+    key = hashlib.sha256(json.dumps({
+        "kind": "leave-one-group-out", "runs": sorted((n, s or "") for n, s in shas),
+        "qrels": qsha[0][0] if qsha else "", "depth": depth, "per_group": per_group,
+        "level": config.settings.relevance_level, "version": __version__},
+        sort_keys=True).encode()).hexdigest()
+    saved = store.load_analysis(key)
+    if saved is None:
+        table = build_table([(systems[i].name, systems[i].group or systems[i].name,
+                              systems[i].path) for i in order])
+        pool = build_pool(table, "depth", per_group=per_group, k=int(depth))
+        result = leave_one_out(table, read_qrels(config.qrels[0].path), pool, by="group",
+                               measures=("AP",),
+                               relevance_level=config.settings.relevance_level)
+        saved = json.dumps({"runs": list(result.runs), "unit": list(result.unit),
+                            "removed": result.removed.tolist(),
+                            "removed_relevant": result.removed_relevant.tolist(),
+                            "full": result.full[0].tolist(),
+                            "reduced": result.reduced[0].tolist()})
+        if not store.read_only:
+            store.save_analysis(key, "leave-one-group-out", saved)
+    data = json.loads(saved)
+    full, reduced = np.array(data["full"]), np.array(data["reduced"])
+    change = reduced - full
+    rows = tuple(BiasRow(data["runs"][i], data["unit"][i], int(data["removed"][i]),
+                         int(data["removed_relevant"][i]), _num(full[i]), _num(reduced[i]),
+                         f"{change[i]:+.4f}")
+                 for i in np.argsort(change, kind="stable"))
+    return PoolBias(int(depth), str(per_group) if per_group else "all",
+                    f"{change.mean():+.4f}", f"{max(0.0, -change.min()):.4f}", rows)
 
 
 def _significance(store, qrels: str, board: Leaderboard, seed: int) -> Significance | None:
