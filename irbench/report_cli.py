@@ -44,6 +44,12 @@ def cmd_report(args) -> int:
     if unknown:
         raise UsageError(f"{args.config}: report: unknown option {', '.join(unknown)} "
                          f"(report takes {', '.join(REPORT_OPTIONS)})")
+    if config.report.get("measure") is not None:
+        from .measures import parse_measure
+
+        chosen = str(parse_measure(str(config.report["measure"])))
+        if chosen not in [str(m) for m in config.measures]:
+            raise UsageError(f"{args.config}: report: measure {chosen} is in no suite")
     if not os.path.exists(config.store):
         Store(config.store, read_only=True)  # says: no score store yet
     with Store(config.store, read_only=args.format != "html") as store:  # html keeps analyses

@@ -177,3 +177,16 @@ def test_pool_bias_section_and_report_options(tmp_path, capsys):
                                              "report: {pool_dept: 10}"))
     assert cli.main(["report", str(path), "--out", str(out)]) == 1
     assert "unknown option pool_dept" in capsys.readouterr().err
+
+
+def test_report_measure_option(tmp_path, capsys):
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    path.write_text(path.read_text() + "report: {measure: nDCG@10}\n")
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    assert "Every pair of systems on nDCG@10" in html and "nDCG@10 on each topic" in html
+    path.write_text(path.read_text().replace("measure: nDCG@10", "measure: ERR@20"))
+    assert cli.main(["report", str(path), "--out", str(out)]) == 1
+    assert "measure ERR@20 is in no suite" in capsys.readouterr().err

@@ -168,7 +168,7 @@ class Participant:
 def participants(config, store) -> tuple[Participant, ...]:
     """One :class:`Participant` per system, on the first suite's first measure."""
     qrels = config.qrels[0].name
-    measure = str(next(iter(config.suites.values()))[0])
+    measure = focus_measure(config)
     names, topics, values = store.score_matrix(qrels, measure)
     if not names:
         return ()
@@ -369,8 +369,8 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
         title=config.name,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         leaderboard=board,
-        significance=_significance(store, qrels, board, seed),
-        per_topic=_per_topic(store, qrels, board.measures[0] if board.measures else "AP",
+        significance=_significance(store, qrels, board, focus_measure(config), seed),
+        per_topic=_per_topic(store, qrels, focus_measure(config),
                              [r.name for r in board.rows], board.baseline),
         map_vs_gmap=_map_vs_gmap(store, qrels),
         judged=judged,
@@ -614,7 +614,7 @@ def _reduction(config, store) -> ReductionSection | None:
                             ", ".join(map(str, result.seeds)), tuple(rows), stored)
 
 
-REPORT_OPTIONS = ("pool_depth", "pooled_per_group")
+REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group")
 
 
 def _pool_bias(config, store) -> PoolBias | None:
@@ -666,13 +666,22 @@ def _pool_bias(config, store) -> PoolBias | None:
                     f"{change.mean():+.4f}", f"{max(0.0, -change.min()):.4f}", rows)
 
 
-def _significance(store, qrels: str, board: Leaderboard, seed: int) -> Significance | None:
+def focus_measure(config) -> str:
+    """The measure of the significance matrix, per-topic section and participant pages:
+    ``report.measure``, else the first suite's first measure."""
+    chosen = config.report.get("measure")
+    return str(parse_measure(chosen)) if chosen else str(next(iter(config.suites.values()))[0])
+
+
+def _significance(store, qrels: str, board: Leaderboard, measure: str,
+                  seed: int) -> Significance | None:
     from .. import stats
 
     if len(board.rows) < 3 or not board.measures:
         return None
-    measure = board.measures[0]
     names, topics, values = store.score_matrix(qrels, measure)
+    if not names:
+        return None
     if np.isnan(values).any():
         return None
     order = [r.name for r in board.rows if r.name in names]
