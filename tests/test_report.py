@@ -70,7 +70,7 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     assert not [t for t, a in page.tags if t in ("link", "img", "iframe")
                 or (t == "script" and "src" in a)]
     header, *rows = page.tables[0]
-    measures = header[5:]
+    measures = header[6:]
     assert measures == ["AP", "nDCG@10", "P@10", "GMAP", "Bpref", "RR"]
     names = [r[1].removesuffix(" (baseline)") for r in rows]
     assert EVIL in names and "r00b" in names
@@ -79,11 +79,11 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     stored = {(s, m): v for s, m, v in means}
     for row in rows:
         name = row[1].removesuffix(" (baseline)")
-        for measure, cell in zip(measures, row[5:]):
+        for measure, cell in zip(measures, row[6:]):
             shown = cell.split("[")[0].replace("▲", "").replace("▼", "").strip()
             assert shown == f"{stored[(name, measure)]:.4f}", (name, measure)
     ranks = [int(r[0]) for r in rows]
-    ap = [float(r[5].split("[")[0].strip(" ▲▼")) for r in rows]
+    ap = [float(r[6].split("[")[0].strip(" ▲▼")) for r in rows]
     assert ranks == list(range(1, len(rows) + 1)) and ap == sorted(ap, reverse=True)
     # significance: a square matrix; per topic: every topic once; MAP vs GMAP and judged@k:
     # every system once
@@ -173,6 +173,8 @@ def test_pool_bias_section_and_report_options(tmp_path, capsys):
     page = Page()
     page.feed((out / "index.html").read_text())
     assert "pool-bias" in page.sections
+    pooled = {r[1].removesuffix(" (baseline)"): r[5] for r in page.tables[0][1:]}
+    assert sorted(pooled.values()) == ["yes", "yes", "yes"]  # every run is its own group
     path.write_text(path.read_text().replace("report: {pool_depth: 10, pooled_per_group: 1}",
                                              "report: {pool_dept: 10}"))
     assert cli.main(["report", str(path), "--out", str(out)]) == 1

@@ -44,6 +44,8 @@ class SystemRow:
     type: str = _f("manual / automatic / ... (participant text)")
     baseline: bool = _f("the config's baseline system")
     official: bool = _f("an official run (else unofficial)")
+    pooled: str = _f("'yes' / 'no' whether it contributed to the pool (from report."
+                     "pooled_per_group and the priorities), '' when unknown")
     cells: tuple[Cell, ...] = _f("one cell per measure, in the leaderboard's measure order")
 
 
@@ -89,6 +91,7 @@ class MatrixCell:
     """One pair of the significance matrix."""
 
     text: str = _f("the adjusted p-value, printed, or '' on the diagonal")
+    detail: str = _f("mean difference and effect size d_z (row minus column), printed")
     shade: str = _f("a CSS colour: darker for smaller p (green: row better, red: row worse)")
 
 
@@ -416,6 +419,7 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
     best = {m: max((means[(s, m)] for s in systems if (s, m) in means
                     and means[(s, m)] is not None and math.isfinite(means[(s, m)])),
                    default=None) for m in measures}
+    pooled = _pooled(config)
     table = []
     for rank, name in enumerate(systems, 1):
         cells = []
@@ -431,9 +435,27 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
                               "" if math.isnan(p) else f"{p:.4f}"))
         s = meta.get(name)
         table.append(SystemRow(rank, name, s.group if s else "", s.type if s else "",
-                               name == baseline, s.official if s else True, tuple(cells)))
+                               name == baseline, s.official if s else True,
+                               pooled.get(name, ""), tuple(cells)))
     topics = len(matrices[first][1]) if matrices else 0
     return Leaderboard(qrels, tuple(measures), tuple(table), topics, baseline, how)
+
+
+def _pooled(config) -> dict[str, str]:
+    """{system: 'yes'/'no'}: the first report.pooled_per_group runs of each group by priority
+    (then config order) contributed to the pool; {} when the config does not say."""
+    per_group = config.report.get("pooled_per_group")
+    if not per_group:
+        return {}
+    out, taken = {}, {}
+    order = sorted(enumerate(config.systems), key=lambda item: (
+        item[1].group or item[1].name,
+        item[1].priority if item[1].priority is not None else 10**9, item[0]))
+    for _, s in order:
+        group = s.group or s.name
+        taken[group] = taken.get(group, 0) + 1
+        out[s.name] = "yes" if taken[group] <= per_group else "no"
+    return out
 
 
 def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
@@ -689,16 +711,19 @@ def _significance(store, qrels: str, board: Leaderboard, measure: str,
     comparison = stats.compare(scores, test="randomized-tukey-hsd", seed=seed)
     p = stats.pairwise_matrix(comparison, measure, "p_adjusted").values
     diff = stats.pairwise_matrix(comparison, measure, "mean_diff").values
+    effect = stats.pairwise_matrix(comparison, measure, "effect_size").values
     matrix = []
     for i in range(len(order)):
         row = []
         for j in range(len(order)):
             if i == j or not np.isfinite(p[i, j]):
-                row.append(MatrixCell("", "transparent"))
+                row.append(MatrixCell("", "", "transparent"))
                 continue
             strength = max(0.0, min(1.0, -math.log10(max(p[i, j], 1e-4)) / 4))
             hue = 130 if diff[i, j] > 0 else 0
             row.append(MatrixCell(f"{p[i, j]:.3f}",
+                                  f"difference {diff[i, j]:+.4f}, effect size d_z "
+                                  f"{effect[i, j]:+.2f}",
                                   f"hsl({hue}, 60%, {95 - 45 * strength:.0f}%)"))
         matrix.append(tuple(row))
     groups = tuple(", ".join(g) for g in stats.equivalence_classes(comparison, measure))
