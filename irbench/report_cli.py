@@ -20,6 +20,9 @@ def add_parsers(sub) -> None:
                    default="html", help="html: the page (default); the others: the "
                    "leaderboard only, on stdout or to -o FILE")
     p.add_argument("-o", "--output", default=None, help="file for --format other than html")
+    p.add_argument("--table", choices=("leaderboard", "significance"), default="leaderboard",
+                   help="with --format other than html: the leaderboard (default) or the "
+                   "all-pairs significance table of report.measure")
     p.add_argument("--participants", action="store_true",
                    help="also one page per system (systems/NNN.html): its per-topic values "
                    "against the best, median and worst of all systems, to send to participants")
@@ -54,10 +57,18 @@ def cmd_report(args) -> int:
         Store(config.store, read_only=True)  # says: no score store yet
     with Store(config.store, read_only=args.format != "html") as store:  # html keeps analyses
         if args.format != "html":
-            from .report.context import leaderboard
-            from .report.exports import export_leaderboard
+            from .report.context import focus_measure, leaderboard, significance
+            from .report.exports import export_leaderboard, export_significance
 
-            text = export_leaderboard(leaderboard(config, store, seed=args.seed), args.format)
+            board = leaderboard(config, store, seed=args.seed)
+            if args.table == "significance":
+                sig = significance(config, store, board, focus_measure(config), args.seed)
+                if sig is None:
+                    raise UsageError("the significance table needs at least 3 systems with "
+                                     "scores on every topic")
+                text = export_significance(sig, args.format)
+            else:
+                text = export_leaderboard(board, args.format)
             if args.output:
                 with open(args.output, "w", encoding="utf-8") as fh:
                     fh.write(text)

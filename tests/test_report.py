@@ -192,3 +192,25 @@ def test_report_measure_option(tmp_path, capsys):
     path.write_text(path.read_text().replace("measure: nDCG@10", "measure: ERR@20"))
     assert cli.main(["report", str(path), "--out", str(out)]) == 1
     assert "measure ERR@20 is in no suite" in capsys.readouterr().err
+
+
+def test_significance_table_exports(tmp_path, capsys):
+    import csv
+    import io
+    import json
+
+    path = make_campaign(tmp_path, systems=4, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", str(path), "--format", "json", "--table", "significance"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["measure"] == "AP" and len(data["pairs"]) == 4 * 3
+    for pair in data["pairs"]:
+        back = next(p for p in data["pairs"] if (p["system_a"], p["system_b"]) ==
+                    (pair["system_b"], pair["system_a"]))
+        assert back["p_adjusted"] == pair["p_adjusted"] and back["mean_diff"] == -pair["mean_diff"]
+    assert cli.main(["report", str(path), "--format", "csv", "--table", "significance"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 12 and 0 <= float(rows[0]["p_adjusted"]) <= 1
+    assert cli.main(["report", str(path), "--format", "latex", "--table", "significance"]) == 0
+    assert r"\toprule" in capsys.readouterr().out

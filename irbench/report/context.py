@@ -93,6 +93,9 @@ class MatrixCell:
     text: str = _f("the adjusted p-value, printed, or '' on the diagonal")
     detail: str = _f("mean difference and effect size d_z (row minus column), printed")
     shade: str = _f("a CSS colour: darker for smaller p (green: row better, red: row worse)")
+    p: float = _f("the adjusted p-value (NaN on the diagonal)")
+    diff: float = _f("mean difference, row minus column (NaN on the diagonal)")
+    effect: float = _f("effect size d_z, row minus column (NaN on the diagonal)")
 
 
 @dataclass(frozen=True)
@@ -688,6 +691,12 @@ def _pool_bias(config, store) -> PoolBias | None:
                     f"{change.mean():+.4f}", f"{max(0.0, -change.min()):.4f}", rows)
 
 
+def significance(config, store, board: Leaderboard, measure: str, seed: int = 0
+                 ) -> Significance | None:
+    """Section 2 alone (for the exports), on the config's first qrels set."""
+    return _significance(store, config.qrels[0].name, board, measure, seed)
+
+
 def focus_measure(config) -> str:
     """The measure of the significance matrix, per-topic section and participant pages:
     ``report.measure``, else the first suite's first measure."""
@@ -717,14 +726,15 @@ def _significance(store, qrels: str, board: Leaderboard, measure: str,
         row = []
         for j in range(len(order)):
             if i == j or not np.isfinite(p[i, j]):
-                row.append(MatrixCell("", "", "transparent"))
+                row.append(MatrixCell("", "", "transparent", math.nan, math.nan, math.nan))
                 continue
             strength = max(0.0, min(1.0, -math.log10(max(p[i, j], 1e-4)) / 4))
             hue = 130 if diff[i, j] > 0 else 0
             row.append(MatrixCell(f"{p[i, j]:.3f}",
                                   f"difference {diff[i, j]:+.4f}, effect size d_z "
                                   f"{effect[i, j]:+.2f}",
-                                  f"hsl({hue}, 60%, {95 - 45 * strength:.0f}%)"))
+                                  f"hsl({hue}, 60%, {95 - 45 * strength:.0f}%)",
+                                  float(p[i, j]), float(diff[i, j]), float(effect[i, j])))
         matrix.append(tuple(row))
     groups = tuple(", ".join(g) for g in stats.equivalence_classes(comparison, measure))
     return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}",

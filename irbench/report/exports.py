@@ -7,9 +7,51 @@ import io
 import json
 
 from ..stats import escape_latex
-from .context import Leaderboard
+from .context import Leaderboard, Significance
 
 EXPORT_FORMATS = ("csv", "markdown", "json", "latex")
+
+
+def export_significance(sig: Significance, fmt: str) -> str:
+    """The all-pairs table of ``sig``: one row per ordered pair (row system vs column system)
+    with the adjusted p-value, mean difference and effect size, as ``fmt``; LaTeX and
+    Markdown give the matrix of adjusted p-values."""
+    pairs = []
+    for i, a in enumerate(sig.systems):
+        for j, b in enumerate(sig.systems):
+            cell = sig.matrix[i][j]
+            if i != j and cell.text:
+                pairs.append({"measure": sig.measure, "system_a": a, "system_b": b,
+                              "p_adjusted": cell.p, "mean_diff": cell.diff,
+                              "effect_size": cell.effect})
+    if fmt == "json":
+        return json.dumps({"measure": sig.measure, "test": sig.test, "groups": list(sig.groups),
+                           "pairs": pairs}, indent=1, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=["measure", "system_a", "system_b",
+                                                 "p_adjusted", "mean_diff", "effect_size"],
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(pairs)
+        return buf.getvalue()
+    n = len(sig.systems)
+    if fmt == "markdown":
+        lines = ["| | " + " | ".join(str(k) for k in range(1, n + 1)) + " |",
+                 "|" + "---|" * (n + 1)]
+        for i, a in enumerate(sig.systems):
+            lines.append(f"| {i + 1}. {a.replace('|', chr(92) + '|')} | "
+                         + " | ".join(c.text for c in sig.matrix[i]) + " |")
+        return "\n".join(lines) + "\n"
+    lines = [r"\begin{tabular}{l" + "r" * n + "}", r"\toprule",
+             " & ".join([""] + [str(k) for k in range(1, n + 1)]) + r" \\", r"\midrule"]
+    for i, a in enumerate(sig.systems):
+        cells = [rf"\textbf{{{c.text}}}" if c.text and c.p <= 0.05 else c.text
+                 for c in sig.matrix[i]]
+        lines.append(" & ".join([f"{i + 1}. {escape_latex(a)}", *cells]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              f"% adjusted p-values, {sig.measure}; bold: <= 0.05; " + sig.test]
+    return "\n".join(lines) + "\n"
 
 
 def export_leaderboard(board: Leaderboard, fmt: str) -> str:
