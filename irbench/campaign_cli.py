@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 from .config import Config, load_config
 from .errors import UsageError
 from .measures import parse_measure
+from .output import write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
     from .store import Store
@@ -190,7 +191,7 @@ def cmd_scores(args) -> int:
         text = buf.getvalue().rstrip("\n")
     else:
         text = json.dumps([dict(zip(columns, _jsonable(r))) for r in rows], indent=1)
-    _write(args.output, text + "\n")
+    write_text(args.output, text + "\n")
     return 0
 
 
@@ -291,11 +292,3 @@ def _numeric(text: str) -> bool:
 
 def _jsonable(row: Sequence) -> list:
     return [None if isinstance(v, float) and math.isnan(v) else v for v in row]
-
-
-def _write(path: str | None, text: str) -> None:
-    if path is None:
-        sys.stdout.write(text)
-        return
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)

@@ -17,6 +17,7 @@ import numpy as np
 from .config import load_config
 from .errors import UsageError
 from .measures import parse_measure
+from .output import write_text
 from .stats.choices import (ALTERNATIVES, CI_METHODS, COMPARE_TESTS, CORRECTIONS,
                             DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST)
 
@@ -131,12 +132,7 @@ def cmd_compare(args) -> int:
                      seed=args.seed, alpha=args.alpha, ci=args.ci)
     for note in result.notes:
         print(f"irbench: warning: {note}", file=sys.stderr)
-    text = FORMATTERS[args.format](result, qrels)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
+    write_text(args.output, FORMATTERS[args.format](result, qrels))
     return 0
 
 

@@ -60,6 +60,14 @@ class System:
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
 
 
+def priority_order(systems) -> list:
+    """``systems`` as pooling takes them: by group (a system without one is its own group),
+    then ``priority`` (1 first; none last), then the order given."""
+    return [s for _, s in sorted(enumerate(systems), key=lambda item: (
+        item[1].group or item[1].name,
+        item[1].priority if item[1].priority is not None else float("inf"), item[0]))]
+
+
 @dataclass(frozen=True)
 class Settings:
     """Evaluation options of a campaign; :meth:`key` is recorded with every stored score.
@@ -201,6 +209,20 @@ def parse_yaml(path: str, text: str) -> tuple[Any, _Reader]:
 # ---- loading -------------------------------------------------------------------------------
 
 
+def read_text(path: str, what: str) -> tuple[bytes, str]:
+    """(bytes, UTF-8 text) of a YAML file; ConfigError naming the file (and line) if not."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read {what} ({exc.strerror})"]) from None
+    try:
+        return raw, raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError([f"{path}:{line}: not UTF-8 text"]) from None
+
+
 def campaign_root(config_path: str) -> str:
     """The folder a config's relative paths must stay in (see the module docstring)."""
     folder = os.path.dirname(os.path.abspath(config_path))
@@ -224,16 +246,7 @@ def load_config(path: str | os.PathLike, strict: bool = True) -> Config:
     ``missing_runs``), so that the runner scores the others and reports it at the end.
     """
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read the config ({exc.strerror})"]) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError([f"{path}:{line}: not UTF-8 text"]) from None
+    raw, text = read_text(path, "the config")
     data, reader = parse_yaml(path, text)
     if not isinstance(data, dict):
         raise ConfigError([f"{path}:1: a config is a mapping with collection, systems, suites"])
@@ -420,7 +433,7 @@ class _Builder:
             return []
         systems = []
         for path in paths:
-            name = _name_from_file(path) if name_from == "file" else _run_tag(path)
+            name = run_name(path) if name_from == "file" else _run_tag(path)
             if not name:
                 self.problem(where + ("glob",), f"cannot read a run tag from '{path}'")
                 continue
@@ -577,7 +590,7 @@ class _Builder:
         return self._resolve(("store",), value, must_exist=False) or default_store(self.path)
 
 
-def _name_from_file(path: str) -> str:
+def run_name(path: str) -> str:
     """A system name from a run file name: without ``.gz`` and a run-file extension, and
     without TREC's ``input.`` prefix (``input.acsys8aln.gz`` -> ``acsys8aln``)."""
     name = os.path.basename(path)

@@ -6,8 +6,10 @@ import csv
 import io
 import json
 import math
+import sys
 from typing import Any, Iterable
 
+from .errors import UsageError
 from .evaluate import Evaluation
 from .measures import Measure
 
@@ -137,3 +139,15 @@ def format_rows(records: Iterable[dict], fmt: str) -> str:
         writer.writerow([rec["run"], rec["topic"], rec["measure"],
                          "" if value is None else repr(value) if isinstance(value, float) else value])
     return buf.getvalue()
+
+
+def write_text(path: str | None, text: str) -> None:
+    """``text`` to the file ``path``, or to stdout when ``path`` is None."""
+    if path is None:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write ({exc.strerror})") from None

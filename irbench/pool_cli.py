@@ -78,15 +78,13 @@ def _params(items: list[str]) -> dict:
 
 
 def _table(config):
+    from .config import priority_order
     from .pooling import build_table
 
-    order = sorted(range(len(config.systems)), key=lambda i: (
-        config.systems[i].group or config.systems[i].name,
-        config.systems[i].priority if config.systems[i].priority is not None else 10**9, i))
     missing = [s.name for s in config.systems if s.name in config.missing_runs]
     if missing:
         raise UsageError("run files missing: " + "; ".join(config.missing_runs[n] for n in missing))
-    systems = [config.systems[i] for i in order]
+    systems = priority_order(config.systems)
     return build_table([(s.name, s.group or s.name, s.path) for s in systems])
 
 

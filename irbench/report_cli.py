@@ -36,6 +36,7 @@ def default_folder(config) -> str:
 
 def cmd_report(args) -> int:
     from .config import load_config
+    from .output import write_text
     from .report import build_context, write_report
     from .store import Store
 
@@ -69,11 +70,7 @@ def cmd_report(args) -> int:
                 text = export_significance(sig, args.format)
             else:
                 text = export_leaderboard(board, args.format)
-            if args.output:
-                with open(args.output, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            else:
-                sys.stdout.write(text)
+            write_text(args.output, text)
             return 0
         context = build_context(config, store, seed=args.seed)
         pages = ()

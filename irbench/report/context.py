@@ -171,6 +171,13 @@ class Participant:
     topics: tuple[ParticipantTopic, ...] = _f("every topic, in topic order")
 
 
+def _spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per topic (column): best, median and worst over systems, ignoring missing values."""
+    with np.errstate(all="ignore"):
+        return (np.nanmax(values, axis=0), np.nanmedian(values, axis=0),
+                np.nanmin(values, axis=0))
+
+
 def participants(config, store) -> tuple[Participant, ...]:
     """One :class:`Participant` per system, on the first suite's first measure."""
     qrels = config.qrels[0].name
@@ -178,9 +185,8 @@ def participants(config, store) -> tuple[Participant, ...]:
     names, topics, values = store.score_matrix(qrels, measure)
     if not names:
         return ()
+    best, median, worst = _spread(values)
     with np.errstate(all="ignore"):
-        best, median, worst = (np.nanmax(values, axis=0), np.nanmedian(values, axis=0),
-                               np.nanmin(values, axis=0))
         means = np.nanmean(values, axis=1)
     ranks = _ranks(np.nan_to_num(means, nan=-np.inf))
     pages = []
@@ -450,11 +456,10 @@ def _pooled(config) -> dict[str, str]:
     per_group = config.report.get("pooled_per_group")
     if not per_group:
         return {}
+    from ..config import priority_order
+
     out, taken = {}, {}
-    order = sorted(enumerate(config.systems), key=lambda item: (
-        item[1].group or item[1].name,
-        item[1].priority if item[1].priority is not None else 10**9, item[0]))
-    for _, s in order:
+    for s in priority_order(config.systems):
         group = s.group or s.name
         taken[group] = taken.get(group, 0) + 1
         out[s.name] = "yes" if taken[group] <= per_group else "no"
@@ -550,9 +555,7 @@ def _per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
                             for n in ranked if n != baseline)
     _, texts = store.query("SELECT query_id, text FROM topics")
     text = dict(texts)
-    with np.errstate(all="ignore"):
-        best, median, worst = (np.nanmax(values, axis=0), np.nanmedian(values, axis=0),
-                               np.nanmin(values, axis=0))
+    best, median, worst = _spread(values)
     who = np.nanargmax(np.where(np.isnan(values), -np.inf, values), axis=0)
     order = np.argsort(median, kind="stable")
     rows = tuple(TopicRow(topics[t], text.get(topics[t], ""), _num(best[t]), names[who[t]],
@@ -654,10 +657,9 @@ def _pool_bias(config, store) -> PoolBias | None:
     if depth is None or not config.qrels:
         return None
     per_group = config.report.get("pooled_per_group")
-    systems = [s for s in config.systems if s.name not in config.missing_runs]
-    order = sorted(range(len(systems)), key=lambda i: (
-        systems[i].group or systems[i].name,
-        systems[i].priority if systems[i].priority is not None else 10**9, i))
+    from ..config import priority_order
+
+    systems = priority_order([s for s in config.systems if s.name not in config.missing_runs])
     _, shas = store.query("SELECT name, sha256 FROM systems")
     _, qsha = store.query("SELECT sha256 FROM qrels_sets WHERE name = ?", [config.qrels[0].name])
     key = hashlib.sha256(json.dumps({
@@ -667,8 +669,7 @@ def _pool_bias(config, store) -> PoolBias | None:
         sort_keys=True).encode()).hexdigest()
     saved = store.load_analysis(key)
     if saved is None:
-        table = build_table([(systems[i].name, systems[i].group or systems[i].name,
-                              systems[i].path) for i in order])
+        table = build_table([(s.name, s.group or s.name, s.path) for s in systems])
         pool = build_pool(table, "depth", per_group=per_group, k=int(depth))
         result = leave_one_out(table, read_qrels(config.qrels[0].path), pool, by="group",
                                measures=("AP",),

@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from ..config import RUN_SUFFIXES
+from ..config import run_name
 from ..ir_metadata import find_ir_metadata, run_fields
 from ..topics import Topics
 from .content import check_content
@@ -79,17 +79,6 @@ def _check_tag(out: Collector, tag: str, line: int, path: str, fields: dict) -> 
     if "tag" in fields and fields["tag"] != tag:
         out.add("metadata_tag", line, f"ir_metadata tag '{fields['tag']}' differs from the "
                 f"run tag '{tag}'")
-
-
-def run_name(path: str) -> str:
-    """A file's name without ``.gz``, a run-file extension and TREC's ``input.`` prefix."""
-    name = os.path.basename(path)
-    for suffix in RUN_SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    if name.startswith("input.") and len(name) > len("input."):
-        name = name[len("input."):]
-    return name
 
 
 def _group(tag: str, fields: dict, rules: Rules, configured: str | None) -> tuple[str, str]:

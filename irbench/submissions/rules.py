@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from ..config import parse_yaml  # the YAML-with-lines reader of configs
+from ..config import parse_yaml, read_text  # the YAML-with-lines reader of configs
 from ..errors import ConfigError
 
 SEVERITIES = ("error", "warning", "off")
@@ -114,16 +114,7 @@ _KEYS = {f.name for f in fields(Rules)} - {"severity", "path"} | {"checks"}
 def load_rules(path: str | os.PathLike) -> Rules:
     """Read a rules file (YAML). Every problem is reported at once in one ConfigError."""
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read the rules ({exc.strerror})"]) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError([f"{path}:{line}: not UTF-8 text"]) from None
+    _, text = read_text(path, "the rules")
     if not text.strip():
         return Rules(path=path)
     data, reader = parse_yaml(path, text)
