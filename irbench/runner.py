@@ -190,18 +190,11 @@ def _score_system(task: _Task) -> _Outcome:
     except FormatError as exc:
         return _Outcome(task.system, task.path, sha, stat, "", (), 0, error=str(exc),
                         metadata=metadata, validation=validation)
-    topic_bytes = np.unique(run.query_id)
-    topics = tuple(_display(t) for t in topic_bytes)
-    if ctx.topic_set is not None:
-        unknown = [t for t in topics if t not in ctx.topic_set]
-        if unknown:
-            first = unknown[0].encode("utf-8", "surrogateescape")
-            line = int(run.line[np.argmax(run.query_id == first)]) if first in topic_bytes else 1
-            shown = ", ".join(f"'{t}'" for t in unknown[:5])
-            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-            return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
-                            error=f"{task.path}:{line}: topics not in the topic set: "
-                                  f"{shown}{more}")
+    topics = tuple(_display(t) for t in np.unique(run.query_id))
+    stray = _unknown_topics(task.path, run.query_id, run.line, ctx.topic_set)
+    if stray is not None:
+        return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
+                        error=stray)
     options = ctx.settings.options()
     results = []
     try:
@@ -370,16 +363,10 @@ class _Campaign:
             self.fail(f"qrels '{spec.name}'", str(exc))
             return None
         self.new_hashes.append((spec.path, *stat, sha))
-        if topic_set is not None:
-            unknown = sorted({_display(t) for t in np.unique(qrels.query_id)} - topic_set)
-            if unknown:
-                first = unknown[0].encode("utf-8", "surrogateescape")
-                line = int(qrels.line[np.argmax(qrels.query_id == first)])
-                shown = ", ".join(f"'{t}'" for t in unknown[:5])
-                self.fail(f"qrels '{spec.name}'", f"{spec.path}:{line}: topics not in "
-                          f"the topic set: {shown}"
-                          + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
-                return None
+        stray = _unknown_topics(spec.path, qrels.query_id, qrels.line, topic_set)
+        if stray is not None:
+            self.fail(f"qrels '{spec.name}'", stray)
+            return None
         return sha, PreparedQrels(qrels)
 
     def measures_for(self, qrels_rows: list[dict], shas: dict) -> dict[str, tuple[Measure, ...]]:
@@ -625,6 +612,25 @@ def _provenance(outcome: _Outcome) -> dict:
     return extra
 
 
+def _listed(items: list[str], shown: int = 5) -> str:
+    """'a', 'b' ... and N more."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(f"'{t}'" for t in items[:shown]) + more
+
+
+def _unknown_topics(path: str, query_id: np.ndarray, line: np.ndarray,
+                    topic_set: frozenset | None) -> str | None:
+    """'PATH:LINE: topics not in the topic set: ...' (the line of the first), or None."""
+    if topic_set is None:
+        return None
+    unknown = [t for t in np.unique(query_id) if _display(t) not in topic_set]
+    if not unknown:
+        return None
+    first = int(line[np.argmax(query_id == unknown[0])])
+    return (f"{path}:{first}: topics not in the topic set: "
+            f"{_listed([_display(t) for t in unknown])}")
+
+
 def _unchanged(outcome: _Outcome, cache: dict) -> bool:
     """Whether a failing system's stored results stay: its file could not be read at all, or
     it is the very file they were computed from."""
@@ -656,7 +662,5 @@ def _check_unanswered(camp: _Campaign, store: Store, qrels_rows: list[dict], sha
             continue
         lonely = [t for t in row["topics"] if t not in union]
         if lonely:
-            shown = ", ".join(f"'{t}'" for t in lonely[:5])
-            more = f" and {len(lonely) - 5} more" if len(lonely) > 5 else ""
             camp.fail(f"qrels '{name}'", f"{camp.config.qrels_path(name)}: no system answers "
-                      f"topic{'s' if len(lonely) > 1 else ''} {shown}{more}")
+                      f"topic{'s' if len(lonely) > 1 else ''} {_listed(lonely)}")
