@@ -1,21 +1,35 @@
-"""irbench: TREC-style retrieval evaluation campaigns, from submitted runs to the published comparison."""
+"""irbench: TREC-style retrieval evaluation campaigns, from submitted runs to the published comparison.
+
+The names below are imported on first use, so ``import irbench`` (and the command line's start)
+does not pay for numpy and the measures until something needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-from .collection import EvalOptions, PreparedQrels, rank_run  # noqa: E402
-from .errors import (  # noqa: E402
-    EvaluationError,
-    FormatError,
-    IrbenchError,
-    MeasureParameterError,
-    UnknownMeasureError,
-)
-from .evaluate import Evaluation, evaluate  # noqa: E402
-from .measures import Measure, parse_measure  # noqa: E402
-from .trec import Qrels, Run, read_qrels, read_run  # noqa: E402
+_EXPORTS = {
+    "EvalOptions": "collection", "PreparedQrels": "collection", "rank_run": "collection",
+    "EvaluationError": "errors", "FormatError": "errors", "IrbenchError": "errors",
+    "MeasureParameterError": "errors", "UnknownMeasureError": "errors",
+    "Evaluation": "evaluation", "evaluate": "evaluation",
+    "Measure": "measures", "parse_measure": "measures",
+    "Qrels": "trec", "Run": "trec", "read_qrels": "trec", "read_run": "trec",
+}
 
-__all__ = [
-    "__version__", "EvalOptions", "PreparedQrels", "rank_run", "EvaluationError", "FormatError",
-    "IrbenchError", "MeasureParameterError", "UnknownMeasureError", "Evaluation", "evaluate",
-    "Measure", "parse_measure", "Qrels", "Run", "read_qrels", "read_run",
-]
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irbench' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -14,6 +14,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
+from . import stamp
 from .config import Config, load_config
 from .errors import UsageError
 from .measures import parse_measure
@@ -94,6 +95,9 @@ def cmd_run(args) -> int:
     from .runner import run_campaign
 
     config = load_config(args.config, strict=False)
+    stamp.forget(args.config)
+    before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
+    globs = {pattern: stamp.glob_matches(pattern) for pattern in config.globs}
     bar = None if args.quiet or not sys.stderr.isatty() else _progress_bar()
     try:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
@@ -106,13 +110,18 @@ def cmd_run(args) -> int:
     for failure in report.failures:
         for i, line in enumerate(str(failure).splitlines()):
             print(f"irbench: error: {'  ' if i else ''}{line}", file=sys.stderr)
-    print(f"irbench run: {report.systems} systems x {report.qrels} qrels sets x "
-          f"{report.measures} measures: {report.evaluated} evaluated, {report.reused} reused, "
-          f"{len(report.failures)} failed in {report.seconds:.2f} s; store {report.store}",
+    print(stamp.summary_line(report.systems, report.qrels, report.measures, report.evaluated,
+                             report.reused, len(report.failures), report.seconds, report.store),
           file=sys.stderr)
-    if not args.quiet:
-        _print_leaderboard(config)
-    return 1 if report.failures else 0
+    leaderboard = None if args.quiet else _leaderboard(config)
+    if leaderboard:
+        print(leaderboard)
+    if report.failures:
+        return 1
+    stamp.Stamp(config.sha256, os.path.abspath(config.store), before, globs,
+                report.systems, report.qrels, report.measures,
+                report.evaluated + report.reused, leaderboard).write(args.config)
+    return 0
 
 
 class _progress_bar:
@@ -134,9 +143,10 @@ class _progress_bar:
             self.bar.close()
 
 
-def _print_leaderboard(config: Config) -> None:
+def _leaderboard(config: Config) -> str:
+    """The top of the stored leaderboard on the first qrels set and suite ('' if none)."""
     if not config.qrels or not config.suites or not os.path.exists(config.store):
-        return
+        return ""
     qrels = config.qrels[0].name
     measures = [str(m) for m in next(iter(config.suites.values()))][:LEADERBOARD_COLUMNS]
     from .store import Store
@@ -145,10 +155,10 @@ def _print_leaderboard(config: Config) -> None:
         _, rows = store.means(qrels, measures=measures)
     table = _pivot(rows, measures)
     if not table:
-        return
-    print(f"top {min(LEADERBOARD_ROWS, len(table))} of {len(table)} systems on qrels "
-          f"'{qrels}', by {measures[0]}:")
-    print(_text_table(["system", *measures], table[:LEADERBOARD_ROWS]))
+        return ""
+    return (f"top {min(LEADERBOARD_ROWS, len(table))} of {len(table)} systems on qrels "
+            f"'{qrels}', by {measures[0]}:\n"
+            + _text_table(["system", *measures], table[:LEADERBOARD_ROWS]))
 
 
 # ---- scores / systems ----------------------------------------------------------------------

@@ -12,7 +12,6 @@ sits in a folder named ``configs`` (the layout ``configs/`` beside ``runs/``).
 
 from __future__ import annotations
 
-import glob as globbing
 import gzip
 import hashlib
 import json
@@ -25,6 +24,7 @@ import yaml
 from .collection import EvalOptions
 from .errors import ConfigError, IrbenchError
 from .measures import Measure, parse_measure
+from .stamp import glob_matches
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
@@ -121,6 +121,16 @@ class Config:
     missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
     validation: "Validation | None" = None
     known: str | None = None  # qrels of the documents users already know (Coverage, Novelty)
+    globs: tuple[str, ...] = ()  # the systems' glob patterns, as absolute paths
+
+    def inputs(self) -> tuple[str, ...]:
+        """Every file a run of this config reads besides the config: topics, qrels sets, the
+        known-documents qrels, runs, validation rules and their docnos list (sorted, once)."""
+        paths = {self.topics, self.known, *(q.path for q in self.qrels),
+                 *(s.path for s in self.systems)}
+        rules = self.validation.rules if self.validation is not None else None
+        paths |= {getattr(rules, "path", None), getattr(rules, "docnos", None)}
+        return tuple(sorted(p for p in paths if isinstance(p, str)))
 
     def qrels_path(self, name: str) -> str:
         return next(q.path for q in self.qrels if q.name == name)
@@ -264,6 +274,7 @@ class _Builder:
         self.root = campaign_root(path)
         self.missing_runs: dict[str, str] = {}
         self.known: str | None = None
+        self.globs: list[str] = []
 
     def problem(self, where: tuple, reason: str) -> None:
         self.reader.problem(where, reason)
@@ -295,7 +306,7 @@ class _Builder:
             raise ConfigError(sorted(problems, key=self._line_of))
         return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
                       suites, settings, store, report, self.missing_runs, validation,
-                      self.known)
+                      self.known, tuple(self.globs))
 
     # -- paths
 
@@ -427,7 +438,8 @@ class _Builder:
                 self.problem(where + ("glob",), f"'{pattern}' leaves the campaign folder "
                                                 f"{self.root} (write an absolute path)")
                 return []
-        paths = sorted(p for p in globbing.glob(full) if os.path.isfile(p))
+        self.globs.append(full)
+        paths = glob_matches(full)
         if not paths:
             self.problem(where + ("glob",), f"'{pattern}' matches no file")
             return []

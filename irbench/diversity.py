@@ -26,7 +26,7 @@ import numpy as np
 
 from .collection import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
 from .errors import FormatError
-from .evaluate import Evaluation, _as_measures, compute
+from .evaluation import Evaluation, _as_measures, compute
 from .measures import Measure
 from .measures.diversity import DIVERSITY_FAMILIES, INTENT_KEY, IntentColumns, IntentQrels
 from .measures.textbook import KNOWN_KEY, KnownColumns

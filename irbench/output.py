@@ -10,7 +10,7 @@ import sys
 from typing import Any, Iterable
 
 from .errors import UsageError
-from .evaluate import Evaluation
+from .evaluation import Evaluation
 from .measures import Measure
 
 

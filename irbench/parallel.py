@@ -23,7 +23,7 @@ from typing import Sequence
 
 from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
 from .errors import FormatError, IrbenchError
-from .evaluate import Evaluation, compute
+from .evaluation import Evaluation, compute
 from .measures import Measure
 from . import trec
 from .trec import _display

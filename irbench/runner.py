@@ -27,7 +27,7 @@ from . import __version__
 from .collection import PreparedQrels
 from .config import Config, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
-from .evaluate import compute, restrict
+from .evaluation import compute, restrict
 from .ir_metadata import find_ir_metadata, run_fields
 from .measures import Measure, parse_measure
 from .store import Evaluated, Store

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..evaluate import evaluate
+from ..evaluation import evaluate
 from ..measures import parse_measure
 from ..trec import Qrels
 from ..errors import PoolingError

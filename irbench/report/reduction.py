@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..collection import EvalOptions, PreparedQrels, rank_run
-from ..evaluate import compute
+from ..evaluation import compute
 from ..measures import parse_measure
 from ..trec import Qrels
 
