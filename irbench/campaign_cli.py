@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+import time
 from typing import TYPE_CHECKING, Sequence
 
 from . import stamp
@@ -96,6 +97,7 @@ def cmd_run(args) -> int:
 
     config = load_config(args.config, strict=False)
     stamp.forget(args.config)
+    checked = time.time_ns()
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
     globs = {pattern: stamp.glob_matches(pattern) for pattern in config.globs}
     bar = None if args.quiet or not sys.stderr.isatty() else _progress_bar()
@@ -120,7 +122,7 @@ def cmd_run(args) -> int:
         return 1
     stamp.Stamp(config.sha256, os.path.abspath(config.store), before, globs,
                 report.systems, report.qrels, report.measures,
-                report.evaluated + report.reused, leaderboard).write(args.config)
+                report.evaluated + report.reused, leaderboard, checked).write(args.config)
     return 0
 
 

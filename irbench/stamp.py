@@ -7,7 +7,11 @@ user's cache folder (``$IRBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/irbench``, e
 - the config's sha256 and the irbench version;
 - size, mtime, ctime and inode of every input the run read (topics, qrels sets, runs, the
   known-documents qrels, validation rules and their docnos list), taken before the run began
-  and checked again after it ended (a file changed meanwhile means no stamp);
+  and checked again after it ended (a file changed meanwhile means no stamp). As in git's
+  "racy clean" rule, a file whose mtime or ctime falls within the file system's timestamp
+  resolution of that moment gets no stamp either: a change right after it could keep every
+  fact. Whole-second timestamps are taken to mean a coarse file system (2 s window; a store
+  there is never stamped), others a fine one (50 ms window);
 - each ``glob:`` pattern with the files it matched;
 - size, mtime and inode of the store file once the run had closed it;
 - the summary counts and the leaderboard the run printed.
@@ -36,6 +40,8 @@ from typing import Sequence
 from . import __version__
 
 FORMAT = 1
+FINE_WINDOW_NS = 50_000_000  # ns-stamping file systems tick every few ms
+COARSE_WINDOW_NS = 2_000_000_000  # whole-second (FAT: 2 s) stamping
 # ``irbench run`` options that cannot change what an unchanged rerun does (with their arity)
 _HARMLESS = {"--quiet": 0, "--fail-fast": 0, "--workers": 1, "--wait": 1}
 
@@ -60,6 +66,15 @@ def file_facts(path: str) -> list[int] | None:
     except OSError:
         return None
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def racy(facts: list[int], checked_ns: int) -> bool:
+    """Whether a file's mtime or ctime is too close to ``checked_ns`` (when its facts were
+    taken) to tell a later change of the same size from no change."""
+    _, mtime, ctime, _ = facts
+    coarse = mtime % 1_000_000_000 == 0 and ctime % 1_000_000_000 == 0
+    window = COARSE_WINDOW_NS if coarse else FINE_WINDOW_NS
+    return max(mtime, ctime) >= checked_ns - window
 
 
 def glob_matches(pattern: str) -> list[str]:
@@ -88,6 +103,7 @@ class Stamp:
     measures: int
     results: int  # stored (system, qrels set) results a rerun finds
     leaderboard: str | None  # None after a --quiet run: a rerun that prints it goes the long way
+    checked_ns: int = 0  # time.time_ns() just before ``inputs`` were taken
     store_facts: list[int] | None = None
     version: str = __version__
     format: int = FORMAT
@@ -97,8 +113,10 @@ class Stamp:
         """Record the stamp once the run has closed the store; False if it could not be."""
         if any(file_facts(p) != facts for p, facts in self.inputs.items()):
             return False  # an input changed while the run read it: decide by hashes next time
+        if any(facts is None or racy(facts, self.checked_ns) for facts in self.inputs.values()):
+            return False
         self.store_facts = _store_facts(self.store)
-        if self.store_facts is None:
+        if self.store_facts is None or self.store_facts[1] % 1_000_000_000 == 0:
             return False
         path = stamp_path(config_path)
         try:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,7 @@ def test_a_quiet_run_leaves_no_leaderboard_to_print(tmp_path):
 
 def test_a_failed_run_leaves_no_stamp(tmp_path, capsys):
     path = make_campaign(tmp_path)
+    time.sleep(0.1)  # older than the racy window
     assert cli.main(["run", "--quiet", str(path)]) == 0
     assert os.path.exists(stamp.stamp_path(str(path)))
     (tmp_path / "runs" / "r01.txt").write_text("t01 Q0 d1 1 not-a-score tag\n")
@@ -159,9 +161,41 @@ def test_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch):
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("IRBENCH_CACHE_DIR", str(blocker))
     path = make_campaign(tmp_path)
+    time.sleep(0.1)
     assert cli.main(["run", "--quiet", str(path)]) == 0
     assert cli.main(["run", "--quiet", str(path)]) == 0
     assert stamp.answer_unchanged_run(["run", "--quiet", str(path)]) is None
+
+
+def test_a_file_changed_just_before_the_run_leaves_no_stamp(tmp_path):
+    """git's racy-clean rule: a same-size change in the same timestamp tick as the facts
+    would go unseen, so files that recent are not stamped (the next run stamps them)."""
+    path = make_campaign(tmp_path)
+    time.sleep(0.1)
+    assert cli.main(["run", "--quiet", str(path)]) == 0
+    run = str(tmp_path / "runs" / "r00.txt")
+    Path(run).write_text(Path(run).read_text())  # the same content, written now
+    facts = {run: stamp.file_facts(run)}
+    store = load_config(path).store
+
+    def attempt(checked_ns: int) -> bool:
+        return stamp.Stamp("sha", store, facts, {}, 4, 2, 6, 8, None, checked_ns).write("x.yaml")
+
+    assert not attempt(time.time_ns())
+    assert not os.path.exists(stamp.stamp_path("x.yaml"))
+    assert attempt(time.time_ns() + 100_000_000)  # as if the facts were taken 0.1 s later
+    assert json.loads(Path(stamp.stamp_path("x.yaml")).read_text())["inputs"] == facts
+
+
+@pytest.mark.parametrize("mtime, ctime, checked, want", [
+    (10**18, 10**18 + 7, 10**18 + 60_000_000, False),  # ns stamps, 60 ms before: safe
+    (10**18, 10**18 + 7, 10**18 + 40_000_000, True),  # 40 ms before: within the tick window
+    (10**18, 10**18, 10**18 + 1_500_000_000, True),  # whole seconds: coarse, 2 s window
+    (10**18, 10**18, 10**18 + 2_500_000_000, False),
+    (10**18 + 5, 10**18 + 5, 10**18, True),  # changed after the facts were taken
+])
+def test_racy(mtime, ctime, checked, want):
+    assert stamp.racy([10, mtime, ctime, 1], checked) is want
 
 
 @pytest.mark.parametrize("argv, want", [
