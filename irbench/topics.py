@@ -1,4 +1,12 @@
-"""Topic sets: a TREC topic file (``<top><num> Number: 401 ...``) or a TSV of ``query_id<TAB>text``.
+"""Topic sets: a TREC topic file (``<top><num> Number: 401 ...``), an XML topic file, or a TSV
+of ``query_id<TAB>text``.
+
+XML topic files are those of the TREC Web, Session and Deep Learning tracks
+(``<topic number="201" type="single"><query>...</query>``), CLEF
+(``<topic><identifier>10.2452/401-AH</identifier><title>...``) and NTCIR
+(``<TOPIC><NUM>0001</NUM><TITLE>...``): a topic's id is its ``number`` or ``id`` attribute, else
+its ``num``, ``number``, ``identifier`` or ``qid`` element; its text the ``query`` or ``title``,
+else the first words of the ``description`` (entities such as ``&amp;`` decoded).
 
 A topic file is only read for its ids and a short text (the title, else the first words of the
 description) shown in reports. Topic ids are strings, as everywhere in irbench.
@@ -6,6 +14,7 @@ description) shown in reports. Topic ids are strings, as everywhere in irbench.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -16,6 +25,12 @@ _TOP_RE = re.compile(rb"<top>(.*?)</top>", re.S | re.I)
 _NUM_RE = re.compile(rb"<num>\s*(?:Number:)?\s*(\S+)", re.I)
 _TITLE_RE = re.compile(rb"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<[a-z/]|\Z)", re.S | re.I)
 _DESC_RE = re.compile(rb"<desc>\s*(?:Description:)?\s*(.*?)\s*(?=<[a-z/]|\Z)", re.S | re.I)
+_XML_TOPIC_RE = re.compile(rb"<topic\b([^>]*)>(.*?)</topic\s*>", re.S | re.I)
+_XML_ID_ATTR_RE = re.compile(rb"\b(?:number|id)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
+_XML_ID_RE = re.compile(rb"<(num|number|identifier|qid)\b[^>]*>\s*(?:Number:)?(.*?)</\1\s*>",
+                        re.S | re.I)
+_XML_TEXT_RE = re.compile(rb"<(query|title)\b[^>]*>(.*?)</\1\s*>", re.S | re.I)
+_XML_DESC_RE = re.compile(rb"<(description|desc)\b[^>]*>(.*?)</\1\s*>", re.S | re.I)
 
 
 @dataclass(frozen=True)
@@ -35,14 +50,17 @@ def _clean(raw: bytes) -> str:
 
 
 def read_topics(source) -> Topics:
-    """Read a TREC topic file or a ``query_id<TAB>text`` TSV (chosen by whether ``<top>`` occurs).
+    """Read a TREC topic file, an XML topic file or a ``query_id<TAB>text`` TSV (chosen by
+    whether ``<top>``, else ``<topic``, occurs).
 
     Raises :class:`FormatError` naming the file and line of every problem: a block without
-    ``<num>``, a TSV line without a tab, a repeated topic id, no topics at all.
+    its id, a TSV line without a tab, a repeated topic id, no topics at all.
     """
     path, data = _read_source(source)
     if re.search(rb"<top>", data, re.I):
         ids, texts, lines = _trec_topics(data)
+    elif re.search(rb"<topic[\s>]", data, re.I):
+        ids, texts, lines = _xml_topics(data)
     else:
         ids, texts, lines = _tsv_topics(data)
     problems = [f"{path}:{line}: {reason}" for line, reason in lines if reason]
@@ -77,6 +95,36 @@ def _trec_topics(data: bytes):
         texts.append(text)
         lines.append((line, None))
     return ids, texts, lines
+
+
+def _xml_topics(data: bytes):
+    ids, texts, lines = [], [], []
+    for match in _XML_TOPIC_RE.finditer(data):
+        attrs, block = match.group(1), match.group(2)
+        line = data.count(b"\n", 0, match.start()) + 1
+        attr = _XML_ID_ATTR_RE.search(attrs)
+        element = _XML_ID_RE.search(block)
+        raw = (attr.group(1) if attr.group(1) is not None else attr.group(2)) if attr else (
+            element.group(2) if element else b"")
+        qid = _clean_xml(raw)
+        if not qid:
+            lines.append((line, "topic without a number attribute or <num>/<identifier>"))
+            continue
+        text = _XML_TEXT_RE.search(block)
+        desc = _XML_DESC_RE.search(block)
+        shown = _clean_xml(text.group(2)) if text else ""
+        if not shown and desc:
+            shown = " ".join(_clean_xml(desc.group(2)).split()[:12])
+        ids.append(qid)
+        texts.append(shown)
+        lines.append((line, None))
+    return ids, texts, lines
+
+
+def _clean_xml(raw: bytes) -> str:
+    """Element text without CDATA markers, nested tags and entities."""
+    raw = re.sub(rb"<!\[CDATA\[(.*?)\]\]>", rb"\1", raw, flags=re.S)
+    return html.unescape(_clean(re.sub(rb"<[^>]*>", b" ", raw)))
 
 
 def _tsv_topics(data: bytes):

@@ -42,10 +42,53 @@ def test_tsv_topics_keep_string_ids(tmp_path):
     assert topics.text == ("some query", "naïve text")
 
 
+WEB_XML = """<webtrack2010>
+<topic number="51" type="faceted">
+  <query>horse hooves</query>
+  <description>
+    Find information about horse hooves, their care, and diseases of hoofs.
+  </description>
+  <subtopic number="1" type="inf">Find information about horses' hooves and how to care for them.</subtopic>
+</topic>
+<topic number='52' type="single">
+  <query>avp &amp; sports</query>
+</topic>
+</webtrack2010>
+"""
+CLEF_XML = """<topics>
+<topic lang="en">
+<identifier>10.2452/401-AH</identifier>
+<title><![CDATA[Euro Inflation]]></title>
+<description>Find documents about rises in prices after the introduction of the Euro.</description>
+</topic>
+</topics>
+"""
+NTCIR_XML = """<TOPIC><NUM>0001</NUM><DESCRIPTION>Find pages about the 2020 Olympic Games host city
+selection.</DESCRIPTION></TOPIC>"""
+
+
+@pytest.mark.parametrize("text, ids, first", [
+    (WEB_XML, ("51", "52"), "horse hooves"),
+    (CLEF_XML, ("10.2452/401-AH",), "Euro Inflation"),
+    (NTCIR_XML, ("0001",), "Find pages about the 2020 Olympic Games host city selection."),
+])
+def test_xml_topic_files(tmp_path, text, ids, first):
+    path = tmp_path / "topics.xml"
+    path.write_text(text)
+    topics = read_topics(str(path))
+    assert topics.query_id == ids and topics.text[0] == first
+    if ids == ("51", "52"):
+        assert topics.text[1] == "avp & sports"
+
+
 @pytest.mark.parametrize("text,where,reason", [
     ("q1\ta\nq2 b\n", 2, "expected 'query_id<TAB>text'"),
     ("q1\ta\nq1\tb\n", 2, "topic 'q1' repeated (first at line 1)"),
     ("<top>\n<title> x\n</top>\n", 1, "topic without <num>"),
+    ("<topics>\n<topic type='x'><query>q</query></topic>\n<topic number=\"7\"/>\n</topics>",
+     2, "topic without a number attribute or <num>/<identifier>"),
+    ("<topic number='1'><query>a</query></topic><topic number='1'></topic>", 1,
+     "topic '1' repeated (first at line 1)"),
     ("\n\n", 1, "no topics found"),
 ])
 def test_bad_topic_files(tmp_path, text, where, reason):
