@@ -150,7 +150,10 @@ def _leaderboard(config: Config) -> str:
     if not config.qrels or not config.suites or not os.path.exists(config.store):
         return ""
     qrels = config.qrels[0].name
-    measures = [str(m) for m in next(iter(config.suites.values()))][:LEADERBOARD_COLUMNS]
+    suite = next(iter(config.suites.values()))
+    measures = [str(m) for m in config.qrels[0].measures(suite)][:LEADERBOARD_COLUMNS]
+    if not measures:
+        return ""
     from .store import Store
 
     with Store(config.store, read_only=True) as store:

@@ -91,7 +91,8 @@ def cmd_compare(args) -> int:
     if not measures:
         if not config.measures:
             raise UsageError(f"{args.config} declares no measure; give --measure")
-        measures = [str(config.measures[0])]
+        spec = next(q for q in config.qrels if q.name == qrels)
+        measures = [str((spec.measures(config.measures) or config.measures)[0])]
     if args.samples < 1:
         raise UsageError(f"--samples must be positive, got {args.samples}")
     declared = [s.name for s in config.systems]

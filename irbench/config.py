@@ -24,6 +24,7 @@ import yaml
 from .collection import EvalOptions
 from .errors import ConfigError, IrbenchError
 from .measures import Measure, parse_measure
+from .measures.diversity import DIVERSITY_FAMILIES
 from .stamp import glob_matches
 
 TOPIC_MODES = ("qrels", "intersection")
@@ -37,12 +38,43 @@ TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "r
 RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
 
 
+QRELS_KINDS = ("adhoc", "diversity")
+
+
 @dataclass(frozen=True)
 class QrelsSet:
-    """A named qrels file (``official``, ``depth10`` ...)."""
+    """A named qrels file (``official``, ``depth10`` ...). ``kind``: ``adhoc`` (``qid iter
+    docno rel``) or ``diversity`` (ndeval's ``topic subtopic docno rel``, for alpha-nDCG,
+    ERR-IA ...; ad hoc measures on it use the collapsed judgments), with optional
+    ``intent_weights`` (``topic subtopic weight`` lines; default uniform)."""
 
     name: str
     path: str
+    kind: str = "adhoc"
+    intent_weights: str | None = None
+
+    def read(self):
+        """The ad hoc judgments (a :class:`~irbench.trec.Qrels`): the file itself, or for a
+        diversity set each document at its highest level over the subtopics."""
+        if self.kind == "diversity":
+            from .diversity import collapse, read_diversity_qrels
+
+            return collapse(read_diversity_qrels(self.path, name=self.name))
+        from .trec import read_qrels
+
+        return read_qrels(self.path, name=self.name)
+
+    def takes(self, measure: Measure) -> bool:
+        """Whether this set scores ``measure``: diversity measures need a diversity set;
+        Coverage and Novelty (which need the known documents) an ad hoc one; any other
+        measure is scored on both."""
+        if self.kind == "diversity":
+            return measure.family not in EXTRA_INPUT_FAMILIES
+        return measure.family not in DIVERSITY_FAMILIES
+
+    def measures(self, measures) -> list[Measure]:
+        """Those of ``measures`` this set scores, in their order."""
+        return [m for m in measures if self.takes(m)]
 
 
 @dataclass(frozen=True)
@@ -127,7 +159,7 @@ class Config:
         """Every file a run of this config reads besides the config: topics, qrels sets, the
         known-documents qrels, runs, validation rules and their docnos list (sorted, once)."""
         paths = {self.topics, self.known, *(q.path for q in self.qrels),
-                 *(s.path for s in self.systems)}
+                 *(q.intent_weights for q in self.qrels), *(s.path for s in self.systems)}
         rules = self.validation.rules if self.validation is not None else None
         paths |= {getattr(rules, "path", None), getattr(rules, "docnos", None)}
         return tuple(sorted(p for p in paths if isinstance(p, str)))
@@ -358,14 +390,46 @@ class _Builder:
             self.problem(("collection", "qrels"), "a path, or a mapping of name: path")
         qrels = []
         for where, name, value in entries:
-            resolved = self._resolve(where, value)
-            if resolved is not None:
-                qrels.append(QrelsSet(str(name), resolved))
+            spec = self._qrels_set(where, str(name), value)
+            if spec is not None:
+                qrels.append(spec)
         size = section.get("size", 0)
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             self.problem(("collection", "size"), "must be a whole number of documents")
             size = 0
         return topics, tuple(qrels), size
+
+    def _qrels_set(self, where: tuple, name: str, value: Any) -> QrelsSet | None:
+        if not isinstance(value, dict):
+            resolved = self._resolve(where, value)
+            return None if resolved is None else QrelsSet(name, resolved)
+        for key in value:
+            if key not in ("path", "kind", "intent_weights"):
+                self.problem(where + (key,), "unknown key (path, kind, intent_weights)")
+        kind = value.get("kind", "adhoc")
+        if kind not in QRELS_KINDS:
+            self.problem(where + ("kind",), f"must be {' or '.join(QRELS_KINDS)}")
+            return None
+        if "path" not in value:
+            self.problem(where, "'path' is missing")
+            return None
+        path = self._resolve(where + ("path",), value["path"])
+        weights = None
+        if "intent_weights" in value:
+            if kind != "diversity":
+                self.problem(where + ("intent_weights",), "only a diversity qrels set has "
+                                                          "intent weights (kind: diversity)")
+                return None
+            weights = self._resolve(where + ("intent_weights",), value["intent_weights"])
+            if weights is None:
+                return None
+        return None if path is None else QrelsSet(name, path, kind, weights)
+
+    def _has_diversity_set(self) -> bool:
+        qrels = (self.data.get("collection") or {}).get("qrels") if isinstance(
+            self.data.get("collection"), dict) else None
+        return isinstance(qrels, dict) and any(
+            isinstance(v, dict) and v.get("kind") == "diversity" for v in qrels.values())
 
     def _systems(self) -> tuple[System, ...]:
         value = self.data.get("systems")
@@ -515,9 +579,9 @@ class _Builder:
             return None
         from .diversity import is_diversity_measure
 
-        if is_diversity_measure(measure):
-            self.problem(where, f"'{text}' needs diversity qrels, which campaign configs do "
-                                "not take yet; use irbench eval")
+        if is_diversity_measure(measure) and not self._has_diversity_set():
+            self.problem(where, f"'{text}' needs a diversity qrels set: give one in "
+                                "collection.qrels as {path: FILE, kind: diversity}")
             return None
         if family.name in EXTRA_INPUT_FAMILIES:
             if "known" not in (self.data.get("collection") or {}):

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
+from .collection import EvalOptions, PreparedQrels, Ranked
 from .errors import FormatError, IrbenchError
 from .evaluation import Evaluation, compute
 from .measures import Measure

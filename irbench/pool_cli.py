@@ -89,12 +89,10 @@ def _table(config):
 
 
 def _qrels(config, name: str | None):
-    from .trec import read_qrels
-
     wanted = name or config.qrels[0].name
     for q in config.qrels:
         if q.name == wanted:
-            return read_qrels(q.path, name=q.name)
+            return q.read()
     raise UsageError(f"no qrels set '{wanted}' (the config has "
                      f"{', '.join(q.name for q in config.qrels)})")
 

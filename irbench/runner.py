@@ -25,7 +25,7 @@ import numpy as np
 
 from . import __version__
 from .collection import PreparedQrels
-from .config import Config, Settings
+from .config import Config, QrelsSet, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
 from .evaluation import compute, restrict
 from .ir_metadata import find_ir_metadata, run_fields
@@ -143,13 +143,13 @@ class _Context:
 _CONTEXT: _Context | None = None
 
 
-def _init_worker(qrels_paths: dict[str, str], qrels_sha: dict[str, str],
+def _init_worker(qrels_specs: dict[str, QrelsSet], qrels_sha: dict[str, str],
                  topic_set: frozenset | None, settings: Settings, done: dict, topics,
                  validation, known) -> None:
     global _CONTEXT
     prepared = _QrelsSets(known)
-    for name, path in qrels_paths.items():
-        prepared.add(name, path)
+    for spec in qrels_specs.values():
+        prepared.add(spec)
     _CONTEXT = _Context(prepared, qrels_sha, topic_set, settings, done, topics, validation)
 
 
@@ -231,20 +231,21 @@ def _environment() -> dict:
 
 class _QrelsSets:
     """Qrels sets by name, read and prepared on first use (a rerun with nothing to compute
-    never reads them)."""
+    never reads them). An ad hoc set is a PreparedQrels (a PreparedKnown when the config has
+    known documents), a diversity set a PreparedDiversity."""
 
     def __init__(self, known=None):
-        self.paths: dict[str, str] = {}
+        self.specs: dict[str, QrelsSet] = {}
         self.known = known  # qrels of the documents users already know, or None
-        self._prepared: dict[str, PreparedQrels] = {}
+        self._prepared: dict[str, object] = {}
 
-    def add(self, name: str, path: str, prepared: PreparedQrels | None = None) -> None:
-        self.paths[name] = path
+    def add(self, spec: QrelsSet, prepared=None) -> None:
+        self.specs[spec.name] = spec
         if prepared is not None:
-            self._prepared[name] = self._with_known(prepared)
+            self._prepared[spec.name] = self._with_known(prepared)
 
-    def _with_known(self, prepared: PreparedQrels):
-        if self.known is None:
+    def _with_known(self, prepared):
+        if self.known is None or not isinstance(prepared, PreparedQrels):
             return prepared
         from .diversity import PreparedKnown
 
@@ -252,9 +253,25 @@ class _QrelsSets:
 
     def __getitem__(self, name: str):
         if name not in self._prepared:
-            qrels = read_qrels(self.paths[name], name=name)
-            self._prepared[name] = self._with_known(PreparedQrels(qrels))
+            self._prepared[name] = self._with_known(_prepare(self.specs[name]))
         return self._prepared[name]
+
+
+def _prepare(spec: QrelsSet, source=None, weights=None):
+    """A qrels set prepared for ranking runs (from ``source``, loaded bytes, if given)."""
+    if spec.kind == "diversity":
+        from .diversity import PreparedDiversity, read_diversity_qrels
+
+        qrels = read_diversity_qrels(source or spec.path, name=spec.name)
+        return PreparedDiversity(qrels, weights or spec.intent_weights)
+    return PreparedQrels(read_qrels(source or spec.path, name=spec.name))
+
+
+def _level_counts(prepared) -> list[int]:
+    """Judgments per relevance level (a diversity set: of its collapsed judgments)."""
+    if not isinstance(prepared, PreparedQrels):
+        prepared = prepared.keyed.prepared
+    return prepared.level_counts.sum(axis=0).tolist()
 
 
 class _Campaign:
@@ -314,33 +331,41 @@ class _Campaign:
                 topics)
 
     def read_qrels(self, topic_set, topics_sha: str, cache: dict):
-        """Check every qrels set; returns (lazily prepared qrels, sha256 by usable set, rows).
+        """Check every qrels set; returns (lazily prepared qrels, result key by usable set, rows).
 
-        A qrels file whose size and mtime are unchanged since it was last found usable (with
-        the same topic file) is not read again: its counts come from the store."""
+        A qrels file (and intent weights file) whose size and mtime are unchanged since it was
+        last found usable (with the same topic file) is not read again: its counts come from
+        the store. The result key of a set is its file's sha256, joined with the intent
+        weights' sha256 when it has them."""
         stored = self.store.qrels_records()
         prepared = _QrelsSets(self.known)
         shas, rows = {}, []
         for spec in self.config.qrels:
-            row = {"name": spec.name, "path": spec.path}
+            row = {"name": spec.name, "path": spec.path, "kind": spec.kind,
+                   "intent_weights": spec.intent_weights}
             rows.append(row)
             sha = _known_hash(spec.path, cache, self.rehash)
+            weights_sha = (_known_hash(spec.intent_weights, cache, self.rehash)
+                           if spec.intent_weights else None)
             prev = stored.get(spec.name)
-            if (sha is not None and prev is not None and prev["status"] == "ok"
-                    and (prev["path"], prev["sha256"], prev["topics_sha256"])
-                    == (spec.path, sha, topics_sha)):
+            if (sha is not None and (weights_sha is not None or not spec.intent_weights)
+                    and prev is not None and prev["status"] == "ok"
+                    and (prev["path"], prev["sha256"], prev["topics_sha256"], prev["kind"],
+                         prev["intent_weights_sha256"])
+                    == (spec.path, sha, topics_sha, spec.kind, weights_sha)):
                 level_counts, topics = list(prev["level_counts"]), list(prev["topics"])
-                prepared.add(spec.name, spec.path)
+                prepared.add(spec)
             else:
                 loaded = self._read_one_qrels(spec, topic_set)
                 if loaded is None:
                     continue
-                sha, prep = loaded
-                prepared.add(spec.name, spec.path, prep)
-                level_counts = prep.level_counts.sum(axis=0).tolist()
+                sha, weights_sha, prep = loaded
+                prepared.add(spec, prep)
+                level_counts = _level_counts(prep)
                 topics = [_display(t) for t in prep.topics]
             levels = [i for i, n in enumerate(level_counts) if n]
-            row.update(sha256=sha, num_topics=len(topics), num_judged=int(sum(level_counts)),
+            row.update(sha256=sha, intent_weights_sha256=weights_sha, num_topics=len(topics),
+                       num_judged=int(sum(level_counts)),
                        num_relevant=int(sum(level_counts[self.settings.relevance_level:])),
                        max_level=max(levels) if levels else 0, level_counts=level_counts,
                        topics=topics, topics_sha256=topics_sha)
@@ -348,35 +373,49 @@ class _Campaign:
                 self.fail(f"qrels '{spec.name}'", f"{spec.path}: no judgment reaches relevance "
                           f"level {self.settings.relevance_level}")
                 continue
-            shas[spec.name] = sha
+            shas[spec.name] = sha if weights_sha is None else hashlib.sha256(
+                f"{sha}+intent_weights:{weights_sha}".encode()).hexdigest()
         return prepared, shas, rows
 
-    def _read_one_qrels(self, spec, topic_set) -> tuple[str, PreparedQrels] | None:
+    def _read_one_qrels(self, spec: QrelsSet, topic_set):
+        """(sha256, intent weights' sha256 or None, prepared qrels), or None on a failure."""
+        subject = f"qrels '{spec.name}'"
         try:
             stat = _stat(spec.path)
             sha, data = _sha256_file(spec.path)
-            qrels = read_qrels(_Loaded(spec.path, data), name=spec.name)
+            weights_sha = weights = None
+            if spec.intent_weights:
+                weights_stat = _stat(spec.intent_weights)
+                weights_sha, weights_data = _sha256_file(spec.intent_weights)
+                weights = _Loaded(spec.intent_weights, weights_data)
+            prep = _prepare(spec, _Loaded(spec.path, data), weights)
         except OSError as exc:
-            self.fail(f"qrels '{spec.name}'", f"{spec.path}: cannot read ({exc.strerror})")
+            self.fail(subject, f"{exc.filename or spec.path}: cannot read ({exc.strerror})")
             return None
         except FormatError as exc:
-            self.fail(f"qrels '{spec.name}'", str(exc))
+            self.fail(subject, str(exc))
             return None
         self.new_hashes.append((spec.path, *stat, sha))
+        if weights_sha is not None:
+            self.new_hashes.append((spec.intent_weights, *weights_stat, weights_sha))
+        qrels = prep.qrels
         stray = _unknown_topics(spec.path, qrels.query_id, qrels.line, topic_set)
         if stray is not None:
-            self.fail(f"qrels '{spec.name}'", stray)
+            self.fail(subject, stray)
             return None
-        return sha, PreparedQrels(qrels)
+        return sha, weights_sha, prep
 
     def measures_for(self, qrels_rows: list[dict], shas: dict) -> dict[str, tuple[Measure, ...]]:
-        """The measures each usable qrels set can take (graded ones need graded qrels)."""
+        """The measures each usable qrels set can take: graded ones need graded qrels;
+        diversity measures are taken by diversity sets only, Coverage and Novelty (which need
+        the known documents) by ad hoc sets only."""
         out = {}
+        specs = {spec.name: spec for spec in self.config.qrels}
         for row in qrels_rows:
             if row["name"] not in shas:
                 continue
             usable = []
-            for m in self.config.measures:
+            for m in specs[row["name"]].measures(self.config.measures):
                 needed = m.definition.levels_needed(m, self.settings.relevance_level)
                 if needed > row["max_level"]:
                     self.fail(f"qrels '{row['name']}', measure {m}",
@@ -430,9 +469,9 @@ class _Campaign:
             _CONTEXT = context
             kwargs = {"mp_context": get_context("fork")}
         else:
-            paths = {name: context.qrels.paths[name] for name in context.qrels_sha}
+            specs = {name: context.qrels.specs[name] for name in context.qrels_sha}
             kwargs = {"mp_context": get_context("spawn"), "initializer": _init_worker,
-                      "initargs": (paths, context.qrels_sha, context.topic_set,
+                      "initargs": (specs, context.qrels_sha, context.topic_set,
                                    context.settings, context.done, context.topics,
                                    context.validation, context.qrels.known)}
         try:
@@ -509,7 +548,8 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
          for m in config.measures],
         [(suite, str(m), i) for suite, ms in config.suites.items() for i, m in enumerate(ms)],
         [_system_row(s) for s in config.systems],
-        [{k: row.get(k) for k in ("name", "path", "sha256", "num_topics", "num_judged",
+        [{k: row.get(k) for k in ("name", "path", "kind", "intent_weights", "sha256",
+                                  "intent_weights_sha256", "num_topics", "num_judged",
                                   "num_relevant", "max_level", "level_counts", "topics",
                                   "topics_sha256")} for row in qrels_rows])
     for row in qrels_rows:

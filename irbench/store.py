@@ -97,6 +97,11 @@ MIGRATIONS: list[tuple[str, str]] = [
     CREATE TABLE analyses (
         key VARCHAR PRIMARY KEY, kind VARCHAR, result VARCHAR, created_at TIMESTAMP);
     """),
+    ("diversity qrels sets", """
+    ALTER TABLE qrels_sets ADD COLUMN kind VARCHAR DEFAULT 'adhoc';
+    ALTER TABLE qrels_sets ADD COLUMN intent_weights VARCHAR;
+    ALTER TABLE qrels_sets ADD COLUMN intent_weights_sha256 VARCHAR;
+    """),
 ]
 
 

@@ -226,5 +226,5 @@ def test_measures_needing_other_inputs_are_refused(campaign):
     """)
     found = problems(path)
     assert len(found) == 2
-    assert "needs diversity qrels" in found[0] and "use irbench eval" in found[0]
+    assert "needs a diversity qrels set" in found[0] and "kind: diversity" in found[0]
     assert "give their qrels as collection.known" in found[1]

@@ -224,11 +224,26 @@ def test_store_is_versioned(tmp_path):
         assert rows == [(1, "create the score store"),
                         (2, "run metadata and submission checks"),
                         (3, "pools judged over days"), (4, "built pools with provenance"),
-                        (5, "analyses kept for reports")]
+                        (5, "analyses kept for reports"), (6, "diversity qrels sets")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(5,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(6,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
+
+
+def test_an_older_store_is_migrated_and_rerun(tmp_path):
+    path = make_campaign(tmp_path)
+    assert run(path).evaluated == 8
+    before = stored(load_config(path))
+    with Store(load_config(path).store) as store:  # as a store was before migration 6
+        for column in ("kind", "intent_weights", "intent_weights_sha256"):
+            store.con.execute(f"ALTER TABLE qrels_sets DROP COLUMN {column}")
+        store.con.execute("DELETE FROM migrations WHERE version = 6")
+    report = run(path)
+    assert (report.evaluated, report.reused, report.failures) == (0, 8, [])
+    assert stored(load_config(path)) == before
+    with Store(load_config(path).store, read_only=True) as store:
+        assert store.query("SELECT DISTINCT kind FROM qrels_sets")[1] == [("adhoc",)]
 
 
 # ---- whole processes ---------------------------------------------------------------------

@@ -172,7 +172,7 @@ def format_simulation(sim: BudgetSimulation, measure: str | None = None) -> str:
     lines = ["relevant found (of %d official relevant)" % int(sim.relevant.sum()), head]
     for s, name in enumerate(sim.strategies):
         lines.append(f"{name:<12}" + "".join(f"{int(x):>8d}" for x in sim.found[s].sum(axis=1)))
-    lines += ["", f"judgments spent", head]
+    lines += ["", "judgments spent", head]
     for s, name in enumerate(sim.strategies):
         lines.append(f"{name:<12}" + "".join(f"{int(x):>8d}" for x in sim.spent[s].sum(axis=1)))
     for label, arr in (("Kendall's tau", sim.tau), ("tau_AP", sim.tau_ap)):

@@ -401,7 +401,8 @@ def leaderboard(config, store, seed: int = 0) -> Leaderboard:
 def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
     from .. import stats
 
-    measures = [str(m) for m in next(iter(config.suites.values()))]
+    spec = next(q for q in config.qrels if q.name == qrels)
+    measures = [str(m) for m in spec.measures(next(iter(config.suites.values())))]
     _, rows = store.means(qrels, measures=measures)
     means: dict[tuple[str, str], float] = {(r[0], r[2]): r[3] for r in rows}
     systems = sorted({r[0] for r in rows})
@@ -571,12 +572,11 @@ def _from_runs(config, order: list[str]):
     from ..collection import PreparedQrels
     from ..measures import parse_trec_specs
     from ..parallel import evaluate_paths
-    from ..trec import read_qrels
 
     systems = [s for s in config.systems if os.path.isfile(s.path)]
     if not systems or not config.qrels:
         return None, None
-    prepared = PreparedQrels(read_qrels(config.qrels[0].path))
+    prepared = PreparedQrels(config.qrels[0].read())
     judged_m = [parse_measure("judged@10"), parse_measure("judged@100")]
     curve_m = [m for _, m in parse_trec_specs(["iprec_at_recall"])]
     results = evaluate_paths(prepared, [s.path for s in systems], judged_m + curve_m,
@@ -607,7 +607,7 @@ def _reduction(config, store) -> ReductionSection | None:
     import hashlib
     import os
 
-    from ..trec import read_qrels, read_run
+    from ..trec import read_run
     from .reduction import FRACTIONS, MEASURES, SEEDS, Reduction, judgment_reduction
 
     systems = [s for s in config.systems if os.path.isfile(s.path)]
@@ -625,7 +625,7 @@ def _reduction(config, store) -> ReductionSection | None:
         result, stored = Reduction.from_json(json.loads(saved)), True
     else:
         runs = [read_run(s.path, name=s.name) for s in systems]
-        result = judgment_reduction(runs, read_qrels(config.qrels[0].path),
+        result = judgment_reduction(runs, config.qrels[0].read(),
                                     config.settings.options())
         stored = False
         if not store.read_only:
@@ -651,7 +651,6 @@ def _pool_bias(config, store) -> PoolBias | None:
     import hashlib
 
     from ..pooling import build_pool, build_table, leave_one_out
-    from ..trec import read_qrels
 
     depth = config.report.get("pool_depth")
     if depth is None or not config.qrels:
@@ -671,7 +670,7 @@ def _pool_bias(config, store) -> PoolBias | None:
     if saved is None:
         table = build_table([(s.name, s.group or s.name, s.path) for s in systems])
         pool = build_pool(table, "depth", per_group=per_group, k=int(depth))
-        result = leave_one_out(table, read_qrels(config.qrels[0].path), pool, by="group",
+        result = leave_one_out(table, config.qrels[0].read(), pool, by="group",
                                measures=("AP",),
                                relevance_level=config.settings.relevance_level)
         saved = json.dumps({"runs": list(result.runs), "unit": list(result.unit),
@@ -700,9 +699,12 @@ def significance(config, store, board: Leaderboard, measure: str, seed: int = 0
 
 def focus_measure(config) -> str:
     """The measure of the significance matrix, per-topic section and participant pages:
-    ``report.measure``, else the first suite's first measure."""
+    ``report.measure``, else the first suite's first measure that the first qrels set takes."""
     chosen = config.report.get("measure")
-    return str(parse_measure(chosen)) if chosen else str(next(iter(config.suites.values()))[0])
+    if chosen:
+        return str(parse_measure(chosen))
+    suite = next(iter(config.suites.values()))
+    return str((config.qrels[0].measures(suite) or suite)[0])
 
 
 def _significance(store, qrels: str, board: Leaderboard, measure: str,
