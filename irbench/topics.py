@@ -8,6 +8,9 @@ XML topic files are those of the TREC Web, Session and Deep Learning tracks
 its ``num``, ``number``, ``identifier`` or ``qid`` element; its text the ``query`` or ``title``,
 else the first words of the ``description`` (entities such as ``&amp;`` decoded).
 
+In a TREC ``<top>`` file a zero-padded number is read as the number: the TREC-1 to TREC-3
+files write ``<num> Number: 051`` where their qrels and runs write ``51``.
+
 A topic file is only read for its ids and a short text (the title, else the first words of the
 description) shown in reports. Topic ids are strings, as everywhere in irbench.
 """
@@ -91,7 +94,8 @@ def _trec_topics(data: bytes):
         text = _clean(title.group(1)) if title and title.group(1).strip() else ""
         if not text and desc:
             text = " ".join(_clean(desc.group(1)).split()[:12])
-        ids.append(_clean(num.group(1)))
+        qid = _clean(num.group(1))
+        ids.append(qid.lstrip("0") or "0" if qid.isdigit() else qid)
         texts.append(text)
         lines.append((line, None))
     return ids, texts, lines

@@ -34,6 +34,18 @@ def test_trec_topic_file(tmp_path):
     assert topics.text[1].startswith("What is the status of behavioral genetics research")
 
 
+def test_zero_padded_trec_numbers_are_read_as_numbers(tmp_path):
+    """TREC-1..3 topic files write 'Number: 051'; their qrels and runs write 51."""
+    path = tmp_path / "topics.51-100"
+    path.write_text("<top>\n<head> Tipster Topic Description\n<num> Number:  051\n"
+                    "<dom> Domain:  International Economics\n<title> Topic:  Airbus Subsidies\n"
+                    "</top>\n<top>\n<num> Number: 000\n<title> zero\n</top>\n"
+                    "<top>\n<num> Number: C041\n<title> letters stay\n</top>\n")
+    topics = read_topics(str(path))
+    assert topics.query_id == ("51", "0", "C041")
+    assert topics.text[0] == "Airbus Subsidies"
+
+
 def test_tsv_topics_keep_string_ids(tmp_path):
     path = tmp_path / "topics.tsv"
     path.write_text("# comment\n2024-145763\tsome query\nq1.X\tnaïve text\n\n")
