@@ -10,7 +10,8 @@ from . import __version__
 from .errors import IrbenchError, UsageError
 
 EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2, "ConfigError": 2,
-              "MeasureParameterError": 2, "JudgmentError": 2, "StoreError": 3, "EvaluationError": 4}
+              "MeasureParameterError": 2, "JudgmentError": 2, "StoreError": 3, "EvaluationError": 4,
+              "DuplicateError": 4}
 
 
 def build_parser() -> argparse.ArgumentParser:

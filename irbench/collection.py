@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import EvaluationError, FormatError, UsageError
+from .errors import DuplicateError, EvaluationError, UsageError
 from .trec import Qrels, Run, _display
 
 FAKE_DOCNO = b"ceci_nest_pas_un_docno"
@@ -647,4 +647,4 @@ def _raise_duplicates(run, topics, topic, doc_id, line, dups, firsts) -> None:
         "use --duplicates first to keep the first occurrence"
         for d, f in zip(dups[order_d], firsts[order_d])
     ]
-    raise FormatError(problems)
+    raise DuplicateError(problems)

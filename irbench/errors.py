@@ -22,6 +22,11 @@ class FormatError(IrbenchError):
         super().__init__(text)
 
 
+class DuplicateError(FormatError):
+    """A docno retrieved twice for a topic, or judged twice: readable input that trec_eval
+    refuses to evaluate (its exit status 4, which the command line keeps)."""
+
+
 class UnknownMeasureError(IrbenchError):
     """A measure name that is not in the registry."""
 

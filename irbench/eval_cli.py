@@ -7,7 +7,7 @@ import sys
 from .collection import EvalOptions, PreparedQrels
 from .diversity import (PreparedDiversity, PreparedKnown, diversity_hint, is_diversity_measure,
                         read_diversity_qrels)
-from .errors import FormatError, UsageError
+from .errors import DuplicateError, FormatError, UsageError
 from .measures import REGISTRY, parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
 from .parallel import evaluate_paths
@@ -71,6 +71,7 @@ def _cmd_eval(args) -> int:
     measures = [m for _, m in labelled]
     problems: list[str] = []
     more = 0
+    kinds: set[type] = set()  # all DuplicateError: trec_eval's exit status 4, else 2
 
     def collect(read, source):
         nonlocal more
@@ -79,6 +80,7 @@ def _cmd_eval(args) -> int:
         except FormatError as exc:  # report every file's problems in one go
             problems.extend(exc.problems)
             more += exc.more
+            kinds.add(type(exc))
             return None
 
     diverse = any(is_diversity_measure(m) for m in measures)
@@ -107,9 +109,10 @@ def _cmd_eval(args) -> int:
             if result.stage == "read":
                 problems.extend(result.error.problems)
                 more += result.error.more
+                kinds.add(type(result.error))
     table = collect(read_zscores, args.Z) if args.Z else None
     if problems or more:
-        raise FormatError(problems, more)
+        raise (DuplicateError if kinds == {DuplicateError} else FormatError)(problems, more)
     out = sys.stdout
     evaluations = []
     for result in results:

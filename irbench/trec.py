@@ -33,7 +33,7 @@ from typing import IO, Iterable, Iterator, Mapping, Union
 
 import numpy as np
 
-from .errors import FormatError
+from .errors import DuplicateError, FormatError
 
 Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
 
@@ -98,9 +98,9 @@ class _Problems:
     def __bool__(self) -> bool:
         return bool(self.items)
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, error: type[FormatError] = FormatError) -> None:
         if self.items:
-            raise FormatError(self.shown, self.more)
+            raise error(self.shown, self.more)
 
 
 def _display(text: bytes) -> str:
@@ -571,7 +571,7 @@ def _check_qrels_duplicates(qrels: Qrels) -> None:
             f"duplicate judgment of docno '{_display(d[i])}' for topic '{_display(q[i])}'"
             f" (first at line {int(first_line[o])})",
         )
-    problems.raise_if_any()
+    problems.raise_if_any(DuplicateError)
 
 
 def _concat(parts: list[np.ndarray]) -> np.ndarray:

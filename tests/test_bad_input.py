@@ -145,7 +145,7 @@ DUP_RUN = (
 def test_duplicate_docno_in_run_names_both_lines(tmp_path, capsys, qrels):
     bad = _write(tmp_path, "dup.run", DUP_RUN)
     rc, out, err = _eval(capsys, qrels, bad)
-    assert rc == 2
+    assert rc == 4  # trec_eval's exit status
     assert out == ""
     [line] = _assert_errors(err, [f"{bad}:4"])
     assert "'d1'" in line and "'q1'" in line and "line 1" in line
@@ -168,15 +168,23 @@ def test_duplicate_cut_away_by_max_docs_is_no_error(tmp_path, capsys, qrels):
     dup = _write(tmp_path, "dup.run", DUP_RUN)
     _ok(capsys, "-M", "3", qrels, dup)
     rc, _, err = _eval(capsys, "-M", "4", qrels, dup)
-    assert rc == 2
+    assert rc == 4
     [line] = _assert_errors(err, [f"{dup}:4"])  # lines are named in file order
     assert "line 1" in line
+
+
+def test_duplicates_beside_other_problems_exit_2(tmp_path, capsys):
+    qrels = _write(tmp_path, "dup.qrels", "q1 0 d1 1\nq1 0 d1 0\n")
+    run = _write(tmp_path, "bad.run", "q1 Q0 d1 1 high r\n")
+    rc, _, err = _eval(capsys, qrels, run)
+    assert rc == 2
+    _assert_errors(err, [f"{qrels}:2", f"{run}:1"])
 
 
 def test_duplicate_qrels_rows(tmp_path, capsys, run):
     bad = _write(tmp_path, "dup.qrels", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 0\nq2 0 d1 1\n")
     rc, out, err = _eval(capsys, bad, run)
-    assert rc == 2
+    assert rc == 4
     [line] = _assert_errors(err, [f"{bad}:3"])
     assert "'d1'" in line and "line 1" in line
 
