@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from .collection import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
-from .errors import FormatError
+from .errors import DuplicateError, FormatError
 from .evaluation import Evaluation, _as_measures, compute
 from .measures import Measure
 from .measures.diversity import DIVERSITY_FAMILIES, INTENT_KEY, IntentColumns, IntentQrels
@@ -56,8 +56,12 @@ class DiversityQrels:
 # ---- reading -----------------------------------------------------------------------------
 
 
-def read_diversity_qrels(source, name: str | None = None) -> DiversityQrels:
+def read_diversity_qrels(source, name: str | None = None, *,
+                         second: str = "subtopic") -> DiversityQrels:
     """Read a diversity qrels: ``topic subtopic docno rel`` lines (ndeval's format).
+
+    ``second`` names the second column in messages (trec_eval's ``qrels_jg`` files have the
+    same shape with a judgment group there: :mod:`irbench.judgment_groups`).
 
     ``source``: a path (``.gz`` is fine, ``-`` is stdin), a binary or text file, a mapping
     ``{topic: {subtopic: {docno: rel}}}`` or an iterable of ``(topic, subtopic, docno, rel)``.
@@ -70,17 +74,17 @@ def read_diversity_qrels(source, name: str | None = None) -> DiversityQrels:
     ):
         label = name or "diversity qrels"
         rows = _memory_rows(source)
-        columns = _columns_of_rows(rows, f"<{label}>")
+        columns = _columns_of_rows(rows, f"<{label}>", second)
         path = None
     else:
         path, data = _read_source(source)
-        columns = _parse(data, path)
+        columns = _parse(data, path, second)
         label = name or os.path.basename(path)
     where = path or f"<{label}>"
     if len(columns[0]) == 0:
-        raise FormatError([f"{where}:1: empty diversity qrels: no judgment lines"])
+        raise FormatError([f"{where}:1: empty qrels: no judgment lines"])
     qrels = DiversityQrels(label, *columns, path=path)
-    _check_duplicates(qrels, where)
+    _check_duplicates(qrels, where, second)
     return qrels
 
 
@@ -95,11 +99,11 @@ def _as_bytes(value) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode("utf-8")
 
 
-def _columns_of_rows(rows: list[tuple], where: str) -> tuple:
+def _columns_of_rows(rows: list[tuple], where: str, second: str = "subtopic") -> tuple:
     problems = []
     for i, row in enumerate(rows, 1):
         if len(row) != 4:
-            problems.append(f"{where}:{i}: expected (topic, subtopic, docno, rel), "
+            problems.append(f"{where}:{i}: expected (topic, {second}, docno, rel), "
                             f"got {len(row)} values")
         elif isinstance(row[3], (bool, str, bytes)) or int(row[3]) != row[3]:
             problems.append(f"{where}:{i}: relevance {row[3]!r} is not an integer")
@@ -117,7 +121,7 @@ def _bytes(values: list[bytes]) -> np.ndarray:
     return np.array(values, dtype=bytes) if values else np.zeros(0, dtype="S1")
 
 
-def _parse(data: bytes, path: str) -> tuple:
+def _parse(data: bytes, path: str, second: str = "subtopic") -> tuple:
     """Columns of a diversity qrels file: whole-array when every line is 4 plain fields,
     else line by line with every problem reported."""
     fast = _parse_regular(data)
@@ -133,7 +137,7 @@ def _parse(data: bytes, path: str) -> tuple:
             continue
         reason = None
         if len(fields) != 4:
-            reason = f"expected 4 columns (topic subtopic docno rel), got {len(fields)}"
+            reason = f"expected 4 columns (topic {second} docno rel), got {len(fields)}"
         else:
             try:
                 rel = int(fields[3])
@@ -152,7 +156,7 @@ def _parse(data: bytes, path: str) -> tuple:
         lines.append(line_no)
     if problems:
         raise FormatError(problems, more)
-    q, s, d, r, _ = _columns_of_rows(rows, path)
+    q, s, d, r, _ = _columns_of_rows(rows, path, second)
     return q, s, d, r, np.array(lines, dtype=np.int64)
 
 
@@ -192,7 +196,7 @@ def _parse_regular(data: bytes) -> tuple | None:
             fields_line[:, 0].astype(np.int64) + 1)
 
 
-def _check_duplicates(q: DiversityQrels, where: str) -> None:
+def _check_duplicates(q: DiversityQrels, where: str, second: str = "subtopic") -> None:
     order = np.lexsort((q.line, q.doc_id, q.subtopic, q.query_id))
     t, s, d = q.query_id[order], q.subtopic[order], q.doc_id[order]
     same = (t[1:] == t[:-1]) & (s[1:] == s[:-1]) & (d[1:] == d[:-1])
@@ -202,10 +206,10 @@ def _check_duplicates(q: DiversityQrels, where: str) -> None:
     lines = q.line[order]
     problems = [
         f"{where}:{int(lines[i])}: duplicate judgment of docno '{_display(d[i])}' for topic "
-        f"'{_display(t[i])}' subtopic '{_display(s[i])}' (first at line {int(lines[i - 1])})"
+        f"'{_display(t[i])}' {second} '{_display(s[i])}' (first at line {int(lines[i - 1])})"
         for i in dup[:_MAX_PROBLEMS]
     ]
-    raise FormatError(problems, max(0, len(dup) - _MAX_PROBLEMS))
+    raise DuplicateError(problems, max(0, len(dup) - _MAX_PROBLEMS))
 
 
 def check_diversity_kind(qrels: DiversityQrels) -> None:

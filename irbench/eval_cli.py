@@ -8,6 +8,8 @@ from .collection import EvalOptions, PreparedQrels
 from .diversity import (PreparedDiversity, PreparedKnown, diversity_hint, is_diversity_measure,
                         read_diversity_qrels)
 from .errors import DuplicateError, FormatError, UsageError
+from .judgment_groups import (ANY_QRELS_FAMILIES, PreparedJudgmentGroups, is_jg_measure,
+                              read_qrels_jg)
 from .measures import REGISTRY, parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
 from .parallel import evaluate_paths
@@ -48,6 +50,10 @@ def _eval_parser(sub) -> None:
                    help="a docno retrieved twice for a topic: error (trec_eval) or keep the first")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes for several or large runs (default: the CPUs)")
+    p.add_argument("-R", choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"), default="qrels",
+                   help="qrels format, as trec_eval -R: qrels (default) or qrels_jg (qid jg "
+                   "docno rel: judgment groups, for map_avgjg, P_avgjg, Rprec_mult_avgjg; "
+                   "the default measures then are trec_eval's qrels_jg set)")
     p.add_argument("--known", metavar="FILE", default=None,
                    help="qrels of the documents the user already knows (Coverage, Novelty)")
     p.add_argument("--intent-weights", metavar="FILE", default=None,
@@ -67,8 +73,10 @@ def _cmd_eval(args) -> int:
         collection_size=args.N,
         duplicates=args.duplicates,
     )
-    labelled = parse_trec_specs(args.m or ["official"])
+    jg = _judgment_groups(args)
+    labelled = parse_trec_specs(args.m or ["qrels_jg" if jg else "official"])
     measures = [m for _, m in labelled]
+    _check_judgment_kind(measures, jg, args)
     problems: list[str] = []
     more = 0
     kinds: set[type] = set()  # all DuplicateError: trec_eval's exit status 4, else 2
@@ -86,8 +94,9 @@ def _cmd_eval(args) -> int:
     diverse = any(is_diversity_measure(m) for m in measures)
     if diverse and args.known:
         raise UsageError("--known and diversity measures need two evaluations: run them apart")
-    qrels = collect(read_diversity_qrels if diverse else read_qrels, args.qrels)
-    if qrels is None and not diverse and args.qrels != "-":
+    reader = read_qrels_jg if jg else read_diversity_qrels if diverse else read_qrels
+    qrels = collect(reader, args.qrels)
+    if qrels is None and not diverse and not jg and args.qrels != "-":
         hint = diversity_hint(args.qrels)
         if hint:
             problems.append(hint)
@@ -97,7 +106,9 @@ def _cmd_eval(args) -> int:
         for path in args.runs:
             collect(read_run, path)
     else:  # runs read and scored by worker processes, results in input order
-        if diverse:
+        if jg:
+            prepared = PreparedJudgmentGroups(qrels)
+        elif diverse:
             prepared = PreparedDiversity(qrels, args.intent_weights)
         elif known is not None:
             prepared = PreparedKnown(qrels, known)
@@ -131,6 +142,27 @@ def _cmd_eval(args) -> int:
     if args.format != "trec":
         out.write(format_rows(rows(evaluations, labelled, args.q), args.format))
     return 0
+
+
+def _judgment_groups(args) -> bool:
+    """Whether ``-R`` asks for judgment-group qrels (``qrels_jg``); preferences are refused."""
+    if args.R in ("prefs", "qrels_prefs"):
+        raise UsageError(f"-R {args.R}: preference judgments (trec_eval's all_prefs measures) "
+                         "are not supported; irbench reads -R qrels and -R qrels_jg")
+    return args.R == "qrels_jg"
+
+
+def _check_judgment_kind(measures, jg: bool, args) -> None:
+    """Judgment-group measures need -R qrels_jg, and -R qrels_jg takes nothing else."""
+    wrong = [str(m) for m in measures
+             if is_jg_measure(m) != jg and m.family not in ANY_QRELS_FAMILIES]
+    if wrong and jg:
+        raise UsageError("-R qrels_jg takes only the judgment-group measures (map_avgjg, "
+                         f"P_avgjg, Rprec_mult_avgjg, runid, num_q), not {', '.join(wrong)}")
+    if wrong:
+        raise UsageError(f"{', '.join(wrong)}: judgment-group measures need -R qrels_jg")
+    if jg and args.known:
+        raise UsageError("--known does not apply to -R qrels_jg")
 
 
 def _measures_parser(sub) -> None:

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
+from .collection import EvalOptions, PreparedQrels, Ranked
 from .measures import Measure, parse_measure, summarise
 from .trec import Qrels, Run, _display, read_qrels, read_run
 
@@ -82,6 +82,12 @@ def restrict(ranked: Ranked, keep: np.ndarray) -> Ranked:
     )
 
 
+def _is_prepared(qrels) -> bool:
+    """Prepared judgments: a PreparedQrels, or another object that ranks runs and has topics."""
+    return isinstance(qrels, PreparedQrels) or (
+        hasattr(qrels, "rank") and hasattr(qrels, "topics") and not hasattr(qrels, "columns"))
+
+
 def evaluate(
     qrels: Qrels | PreparedQrels | Any,
     run: Run | Any,
@@ -92,18 +98,21 @@ def evaluate(
     """Evaluate ``run`` against ``qrels`` for ``measures`` (names or Measure values).
 
     ``qrels`` and ``run`` may be paths, in-memory data (see :func:`irbench.read_run`), or
-    already read objects; pass a :class:`PreparedQrels` to reuse one qrels across many runs.
+    already read objects; pass a :class:`PreparedQrels` to reuse one qrels across many runs
+    (or any prepared judgments with a ``rank(run, options)`` method:
+    ``irbench.diversity.PreparedDiversity``, ``PreparedKnown``,
+    ``irbench.judgment_groups.PreparedJudgmentGroups``).
     Options are :class:`EvalOptions` fields, e.g. ``relevance_level=2, complete=True``.
     """
     if options is None:
         options = EvalOptions(**option_values)
     elif option_values:
         raise TypeError("give either options= or option keywords, not both")
-    prepared = qrels if isinstance(qrels, PreparedQrels) else PreparedQrels(
+    prepared = qrels if _is_prepared(qrels) else PreparedQrels(
         qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     )
     run = run if isinstance(run, Run) else read_run(run)
-    ranked = rank_run(run, prepared, options)
+    ranked = prepared.rank(run, options)
     wanted = _as_measures(measures)
     values, summaries = compute(ranked, wanted)
     return Evaluation(

@@ -82,6 +82,10 @@ QUICKTEST = [
                               "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4",
                               "-msuccess.2,5,20", "qrels.test", "results.test"]),
     ("out.test.aqZ", ["-q", "-m", "all_trec", "-Z", "zscores_file", "qrels.test", "results.test"]),
+    ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg", "qrels.123",
+                           "results.test"]),
+    ("out.test.qrels_jg", ["-m", "qrels_jg", "-q", "-R", "qrels_jg", "qrels.comments.123",
+                           "results.test"]),
 ]
 
 

@@ -71,6 +71,10 @@ TREC_FAMILIES: dict[str, TrecFamily] = {
         TrecFamily("set_map", "set_map"),
         TrecFamily("set_F", "set_F", "float_params", "values"),
         TrecFamily("num_nonrel_judged_ret", "num_nonrel_judged_ret"),
+        TrecFamily("map_avgjg", "AP_avgjg"),
+        TrecFamily("P_avgjg", "P_avgjg", "long_cutoffs", "cutoff", _P_CUTS),
+        TrecFamily("Rprec_mult_avgjg", "Rprec_mult_avgjg", "float_cutoffs", "mult",
+                   tuple(round(0.2 * i, 1) for i in range(1, 11))),
         TrecFamily("rbp", "RBP", "pairs"),
         TrecFamily("rbp_resid", "rbp_resid", "pairs"),
         TrecFamily("unj", "unj", "long_cutoffs", "cutoff", (5, 10, 20)),
@@ -88,6 +92,7 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
                  "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj"),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
             "set_recall", "set_relative_P", "set_map", "set_F"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 
 _LONG_RE = re.compile(r"\s*([+-]?\d+)")
