@@ -24,6 +24,7 @@ import yaml
 from .collection import EvalOptions
 from .errors import ConfigError, IrbenchError
 from .measures import Measure, parse_measure
+from .measures.avgjg import JG_FAMILIES
 from .measures.diversity import DIVERSITY_FAMILIES
 from .stamp import glob_matches
 
@@ -579,6 +580,10 @@ class _Builder:
             return None
         from .diversity import is_diversity_measure
 
+        if measure.family in JG_FAMILIES:
+            self.problem(where, f"'{text}' needs judgment-group qrels, which campaign configs "
+                                "do not take; use irbench eval -R qrels_jg")
+            return None
         if is_diversity_measure(measure) and not self._has_diversity_set():
             self.problem(where, f"'{text}' needs a diversity qrels set: give one in "
                                 "collection.qrels as {path: FILE, kind: diversity}")

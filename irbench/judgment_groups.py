@@ -16,10 +16,9 @@ import numpy as np
 
 from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
 from .diversity import DiversityQrels, collapse, read_diversity_qrels
-from .measures.avgjg import JG_KEY
+from .measures.avgjg import JG_FAMILIES, JG_KEY
 from .trec import Qrels, Run
 
-JG_FAMILIES = ("AP_avgjg", "P_avgjg", "Rprec_mult_avgjg")
 ANY_QRELS_FAMILIES = ("RunId", "NumQ")  # measures that need no judgments of their own
 
 

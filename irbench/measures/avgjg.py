@@ -17,6 +17,7 @@ from ..errors import EvaluationError
 from .base import REGISTRY, Family, Param, register
 
 JG_KEY = "judgment_groups"
+JG_FAMILIES = ("AP_avgjg", "P_avgjg", "Rprec_mult_avgjg")
 
 
 def _groups(ranked, measure):
