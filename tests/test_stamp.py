@@ -213,3 +213,22 @@ def test_racy(mtime, ctime, checked, want):
 ])
 def test_which_command_lines_may_be_answered(argv, want):
     assert stamp._run_arguments(argv) == want
+
+
+def test_the_readme_demo_command(tmp_path):
+    """README's first command on a copy of the bundled demo: scores, prints the leaderboard,
+    and an unchanged second run is answered at once."""
+    import shutil
+
+    shutil.copytree(REPO / "configs", tmp_path / "configs")
+    shutil.copytree(REPO / "runs" / "demo", tmp_path / "runs" / "demo")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    first = subprocess.run([sys.executable, "-m", "irbench", "run", "configs/demo.yaml"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("top 10 of 12 systems on qrels 'official', by AP:")
+    assert ": 24 evaluated, 0 reused, 0 failed" in first.stderr
+    assert (tmp_path / "runs" / "demo.duckdb").exists()
+    again = irbench("run", str(tmp_path / "configs" / "demo.yaml"))
+    assert again.returncode == 0 and "heavy: []" in again.stderr
+    assert again.stdout == first.stdout
