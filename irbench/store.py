@@ -375,19 +375,10 @@ class Store:
                                  [name, qrels, eid])
             if status != "ok" and not keep_current:
                 self.con.execute("DELETE FROM current WHERE system = ?", [name])
-            self.con.execute(
-                "UPDATE systems SET sha256 = coalesce(nullif(?, ''), sha256), "
-                "run_tag = coalesce(nullif(?, ''), run_tag), status = ?, error = ?, "
-                "runner_id = ?, num_topics = coalesce(?, num_topics), "
-                "num_docs = coalesce(?, num_docs), answered = CASE WHEN ? THEN ? "
-                "ELSE answered END WHERE name = ?",
-                [sha256, run_tag, status, error, runner_id, num_topics, num_docs,
-                 status == "ok" and answered is not None, list(answered or ()), name])
-            if ir_metadata is not None or validation is not None:
-                self.con.execute(
-                    "UPDATE systems SET ir_metadata = coalesce(?, ir_metadata), "
-                    "validation = coalesce(?, validation), problems = coalesce(?, problems) "
-                    "WHERE name = ?", [ir_metadata, validation, problems, name])
+            self._pending["systems"][name] = (
+                sha256, run_tag, status, error, runner_id, num_topics, num_docs,
+                status == "ok" and answered is not None, list(answered or ()), ir_metadata,
+                validation, problems)
             for column, value in (fields or {}).items():
                 if column in ("group", "type"):
                     self.con.execute(f'UPDATE systems SET "{column}" = ? WHERE name = ? AND '
@@ -450,6 +441,8 @@ class Store:
             if parts:
                 rows = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
                 self._insert_columns(verb, table, rows)
+        if self._pending["systems"]:
+            self._update_systems(self._pending["systems"])
         current = self._pending["current"]
         if current:
             rows = {"system": np.array([c[0] for c in current], dtype=object),
@@ -457,6 +450,30 @@ class Store:
                     "evaluation_id": np.array([c[2] for c in current], dtype=np.int64)}
             self._insert_columns("INSERT OR REPLACE INTO", "current", rows)
         self._clear_pending()
+
+    def _update_systems(self, status: dict[str, tuple]) -> None:
+        """The recorded systems' status columns in one UPDATE (list parameters unnested into
+        rows), whatever the number of systems in the transaction."""
+        columns = list(zip(*status.values()))
+        self.con.execute(
+            "UPDATE systems SET sha256 = coalesce(nullif(r.sha256, ''), systems.sha256), "
+            "run_tag = coalesce(nullif(r.run_tag, ''), systems.run_tag), status = r.status, "
+            "error = r.error, runner_id = r.runner_id, "
+            "num_topics = coalesce(r.num_topics, systems.num_topics), "
+            "num_docs = coalesce(r.num_docs, systems.num_docs), "
+            "answered = CASE WHEN r.set_answered THEN r.answered ELSE systems.answered END, "
+            "ir_metadata = coalesce(r.ir_metadata, systems.ir_metadata), "
+            "validation = coalesce(r.validation, systems.validation), "
+            "problems = coalesce(r.problems, systems.problems) "
+            "FROM (SELECT unnest(?::VARCHAR[]) AS name, unnest(?::VARCHAR[]) AS sha256, "
+            "unnest(?::VARCHAR[]) AS run_tag, unnest(?::VARCHAR[]) AS status, "
+            "unnest(?::VARCHAR[]) AS error, unnest(?::INTEGER[]) AS runner_id, "
+            "unnest(?::INTEGER[]) AS num_topics, unnest(?::BIGINT[]) AS num_docs, "
+            "unnest(?::BOOLEAN[]) AS set_answered, unnest(?::VARCHAR[][]) AS answered, "
+            "unnest(?::VARCHAR[]) AS ir_metadata, unnest(?::VARCHAR[]) AS validation, "
+            "unnest(?::VARCHAR[]) AS problems) r "
+            "WHERE systems.name = r.name",
+            [list(status), *(list(c) for c in columns)])
 
     def _insert_columns(self, verb: str, table: str, rows: dict) -> None:
         self.con.register("irbench_rows", rows)
@@ -466,7 +483,8 @@ class Store:
             self.con.unregister("irbench_rows")
 
     def _clear_pending(self) -> None:
-        self._pending = {"evaluations": [], "scores": [], "summaries": [], "current": []}
+        self._pending = {"evaluations": [], "scores": [], "summaries": [], "current": [],
+                         "systems": {}}
 
     def collect_garbage(self) -> int:
         """Delete evaluations no (system, qrels set) shows any more; returns how many."""
