@@ -25,6 +25,7 @@ from .collection import EvalOptions
 from .errors import ConfigError, IrbenchError
 from .measures import Measure, parse_measure
 from .measures.avgjg import JG_FAMILIES
+from .measures.prefs import PREFS_MEASURES
 from .measures.diversity import DIVERSITY_FAMILIES
 from .stamp import glob_matches
 
@@ -580,9 +581,12 @@ class _Builder:
             return None
         from .diversity import is_diversity_measure
 
-        if measure.family in JG_FAMILIES:
-            self.problem(where, f"'{text}' needs judgment-group qrels, which campaign configs "
-                                "do not take; use irbench eval -R qrels_jg")
+        if measure.family in JG_FAMILIES + PREFS_MEASURES:
+            kind, option = (("judgment-group qrels", "-R qrels_jg")
+                            if measure.family in JG_FAMILIES
+                            else ("preference judgments", "-R prefs or -R qrels_prefs"))
+            self.problem(where, f"'{text}' needs {kind}, which campaign configs do not take; "
+                                f"use irbench eval {option}")
             return None
         if is_diversity_measure(measure) and not self._has_diversity_set():
             self.problem(where, f"'{text}' needs a diversity qrels set: give one in "

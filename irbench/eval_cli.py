@@ -10,6 +10,7 @@ from .diversity import (PreparedDiversity, PreparedKnown, diversity_hint, is_div
 from .errors import DuplicateError, FormatError, UsageError
 from .judgment_groups import (ANY_QRELS_FAMILIES, PreparedJudgmentGroups, is_jg_measure,
                               read_qrels_jg)
+from .preferences import PreparedPrefs, is_prefs_measure, read_prefs, read_qrels_prefs
 from .measures import REGISTRY, parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
 from .parallel import evaluate_paths
@@ -51,9 +52,11 @@ def _eval_parser(sub) -> None:
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes for several or large runs (default: the CPUs)")
     p.add_argument("-R", choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"), default="qrels",
-                   help="qrels format, as trec_eval -R: qrels (default) or qrels_jg (qid jg "
-                   "docno rel: judgment groups, for map_avgjg, P_avgjg, Rprec_mult_avgjg; "
-                   "the default measures then are trec_eval's qrels_jg set)")
+                   help="judgments format, as trec_eval -R: qrels (default); qrels_jg (qid jg "
+                   "docno rel: judgment groups, for map_avgjg, P_avgjg, Rprec_mult_avgjg); "
+                   "prefs (qid jg jsg docno rel_level) or qrels_prefs (a qrels read as "
+                   "preferences) for the prefs_* measures; the default measures follow "
+                   "trec_eval's nicknames qrels_jg and prefs")
     p.add_argument("--known", metavar="FILE", default=None,
                    help="qrels of the documents the user already knows (Coverage, Novelty)")
     p.add_argument("--intent-weights", metavar="FILE", default=None,
@@ -73,10 +76,11 @@ def _cmd_eval(args) -> int:
         collection_size=args.N,
         duplicates=args.duplicates,
     )
-    jg = _judgment_groups(args)
-    labelled = parse_trec_specs(args.m or ["qrels_jg" if jg else "official"])
+    kind = _judgment_kind(args)
+    labelled = parse_trec_specs(args.m or [DEFAULT_MEASURES[kind]])
     measures = [m for _, m in labelled]
-    _check_judgment_kind(measures, jg, args)
+    _check_judgment_kind(measures, kind, args)
+    jg, prefs = kind == "qrels_jg", kind == "prefs"
     problems: list[str] = []
     more = 0
     kinds: set[type] = set()  # all DuplicateError: trec_eval's exit status 4, else 2
@@ -94,9 +98,10 @@ def _cmd_eval(args) -> int:
     diverse = any(is_diversity_measure(m) for m in measures)
     if diverse and args.known:
         raise UsageError("--known and diversity measures need two evaluations: run them apart")
-    reader = read_qrels_jg if jg else read_diversity_qrels if diverse else read_qrels
+    reader = (read_qrels_jg if jg else read_prefs if args.R == "prefs"
+              else read_qrels_prefs if prefs else read_diversity_qrels if diverse else read_qrels)
     qrels = collect(reader, args.qrels)
-    if qrels is None and not diverse and not jg and args.qrels != "-":
+    if qrels is None and kind == "qrels" and not diverse and args.qrels != "-":
         hint = diversity_hint(args.qrels)
         if hint:
             problems.append(hint)
@@ -106,7 +111,9 @@ def _cmd_eval(args) -> int:
         for path in args.runs:
             collect(read_run, path)
     else:  # runs read and scored by worker processes, results in input order
-        if jg:
+        if prefs:
+            prepared = PreparedPrefs(qrels)
+        elif jg:
             prepared = PreparedJudgmentGroups(qrels)
         elif diverse:
             prepared = PreparedDiversity(qrels, args.intent_weights)
@@ -144,25 +151,35 @@ def _cmd_eval(args) -> int:
     return 0
 
 
-def _judgment_groups(args) -> bool:
-    """Whether ``-R`` asks for judgment-group qrels (``qrels_jg``); preferences are refused."""
-    if args.R in ("prefs", "qrels_prefs"):
-        raise UsageError(f"-R {args.R}: preference judgments (trec_eval's all_prefs measures) "
-                         "are not supported; irbench reads -R qrels and -R qrels_jg")
-    return args.R == "qrels_jg"
+DEFAULT_MEASURES = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "prefs"}
+KIND_MEASURES = {"qrels_jg": ("judgment-group", "map_avgjg, P_avgjg, Rprec_mult_avgjg",
+                              "-R qrels_jg"),
+                 "prefs": ("preference", "the prefs_* measures", "-R prefs or -R qrels_prefs")}
 
 
-def _check_judgment_kind(measures, jg: bool, args) -> None:
-    """Judgment-group measures need -R qrels_jg, and -R qrels_jg takes nothing else."""
-    wrong = [str(m) for m in measures
-             if is_jg_measure(m) != jg and m.family not in ANY_QRELS_FAMILIES]
-    if wrong and jg:
-        raise UsageError("-R qrels_jg takes only the judgment-group measures (map_avgjg, "
-                         f"P_avgjg, Rprec_mult_avgjg, runid, num_q), not {', '.join(wrong)}")
-    if wrong:
-        raise UsageError(f"{', '.join(wrong)}: judgment-group measures need -R qrels_jg")
-    if jg and args.known:
-        raise UsageError("--known does not apply to -R qrels_jg")
+def _judgment_kind(args) -> str:
+    """What -R reads: ``qrels``, ``qrels_jg`` (judgment groups) or ``prefs`` (preferences,
+    from a prefs file or a qrels file read as preferences)."""
+    return "prefs" if args.R in ("prefs", "qrels_prefs") else args.R
+
+
+def _measure_kind(measure) -> str:
+    return ("qrels_jg" if is_jg_measure(measure) else "prefs" if is_prefs_measure(measure)
+            else "any" if measure.family in ANY_QRELS_FAMILIES else "qrels")
+
+
+def _check_judgment_kind(measures, kind: str, args) -> None:
+    """Judgment-group and preference measures need their -R format, which takes nothing else."""
+    wrong = [m for m in measures if _measure_kind(m) not in (kind, "any")]
+    if wrong and kind != "qrels":
+        what, names, _ = KIND_MEASURES[kind]
+        raise UsageError(f"-R {args.R} takes only the {what} measures ({names}, runid, "
+                         f"num_q), not {', '.join(map(str, wrong))}")
+    for m in wrong:
+        what, _, option = KIND_MEASURES[_measure_kind(m)]
+        raise UsageError(f"{m}: {what} measures need {option}")
+    if kind != "qrels" and args.known:
+        raise UsageError(f"--known does not apply to -R {args.R}")
 
 
 def _measures_parser(sub) -> None:

@@ -222,10 +222,11 @@ def test_measures_needing_other_inputs_are_refused(campaign):
     path = write(campaign, """
         collection: {qrels: ../runs/qrels.txt}
         systems: {b: ../runs/beta.txt}
-        suites: {core: [AP, alpha-nDCG@10, Coverage, map_avgjg]}
+        suites: {core: [AP, alpha-nDCG@10, Coverage, map_avgjg, prefs_simp]}
     """)
     found = problems(path)
-    assert len(found) == 3
+    assert len(found) == 4
     assert "needs judgment-group qrels" in found[2] and "-R qrels_jg" in found[2]
+    assert "needs preference judgments" in found[3] and "-R prefs" in found[3]
     assert "needs a diversity qrels set" in found[0] and "kind: diversity" in found[0]
     assert "give their qrels as collection.known" in found[1]

@@ -87,9 +87,9 @@ def test_usage_errors(files, capsys):
     assert cli.main(["eval", "-R", "qrels_jg", "-m", "map", *files]) == 1
     assert "-R qrels_jg takes only the judgment-group measures" in capsys.readouterr().err
     assert cli.main(["eval", "-m", "map_avgjg", *files]) == 1
-    assert "need -R qrels_jg" in capsys.readouterr().err
-    assert cli.main(["eval", "-R", "prefs", *files]) == 1
-    assert "preference judgments" in capsys.readouterr().err
+    assert "judgment-group measures need -R qrels_jg" in capsys.readouterr().err
+    assert cli.main(["eval", "-R", "qrels_jg", "-m", "prefs_simp", *files]) == 1
+    assert "not prefs_simp" in capsys.readouterr().err
 
 
 def test_the_default_measures_are_the_qrels_jg_set(files, capsys):

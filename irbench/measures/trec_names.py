@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import MeasureParameterError, UnknownMeasureError
 from .base import REGISTRY, Measure, _fmt, parse_measure, unknown_message
+from .prefs import PREFS_MEASURES
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ TREC_FAMILIES: dict[str, TrecFamily] = {
         TrecFamily("set_map", "set_map"),
         TrecFamily("set_F", "set_F", "float_params", "values"),
         TrecFamily("num_nonrel_judged_ret", "num_nonrel_judged_ret"),
+        *(TrecFamily(name, name) for name in PREFS_MEASURES),
         TrecFamily("map_avgjg", "AP_avgjg"),
         TrecFamily("P_avgjg", "P_avgjg", "long_cutoffs", "cutoff", _P_CUTS),
         TrecFamily("Rprec_mult_avgjg", "Rprec_mult_avgjg", "float_cutoffs", "mult",
@@ -93,6 +95,8 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
             "set_recall", "set_relative_P", "set_map", "set_F"),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+    "all_prefs": ("runid", "num_q", *PREFS_MEASURES),
+    "prefs": ("runid", "num_q", *PREFS_MEASURES[:6]),
 }
 
 _LONG_RE = re.compile(r"\s*([+-]?\d+)")
