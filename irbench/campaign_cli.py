@@ -95,11 +95,11 @@ def cmd_check(args) -> int:
 def cmd_run(args) -> int:
     from .runner import run_campaign
 
+    checked = time.time_ns()  # before the config reads anything (run tags, rules files)
     config = load_config(args.config, strict=False)
     stamp.forget(args.config)
-    checked = time.time_ns()
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
-    globs = {pattern: stamp.glob_matches(pattern) for pattern in config.globs}
+    globs = {pattern: list(matched) for pattern, matched in config.globs}
     bar = None if args.quiet or not sys.stderr.isatty() else _progress_bar()
     try:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,

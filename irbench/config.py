@@ -155,7 +155,8 @@ class Config:
     missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
     validation: "Validation | None" = None
     known: str | None = None  # qrels of the documents users already know (Coverage, Novelty)
-    globs: tuple[str, ...] = ()  # the systems' glob patterns, as absolute paths
+    # the systems' glob patterns (absolute) with the files each matched when the config was read
+    globs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def inputs(self) -> tuple[str, ...]:
         """Every file a run of this config reads besides the config: topics, qrels sets, the
@@ -308,7 +309,7 @@ class _Builder:
         self.root = campaign_root(path)
         self.missing_runs: dict[str, str] = {}
         self.known: str | None = None
-        self.globs: list[str] = []
+        self.globs: list[tuple[str, tuple[str, ...]]] = []
 
     def problem(self, where: tuple, reason: str) -> None:
         self.reader.problem(where, reason)
@@ -504,8 +505,8 @@ class _Builder:
                 self.problem(where + ("glob",), f"'{pattern}' leaves the campaign folder "
                                                 f"{self.root} (write an absolute path)")
                 return []
-        self.globs.append(full)
         paths = glob_matches(full)
+        self.globs.append((full, tuple(paths)))
         if not paths:
             self.problem(where + ("glob",), f"'{pattern}' matches no file")
             return []

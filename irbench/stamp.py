@@ -8,11 +8,12 @@ user's cache folder (``$IRBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/irbench``, e
 - size, mtime, ctime and inode of every input the run read (topics, qrels sets, runs, the
   known-documents qrels, validation rules and their docnos list), taken before the run began
   and checked again after it ended (a file changed meanwhile means no stamp). As in git's
-  "racy clean" rule, a file whose mtime or ctime falls within the file system's timestamp
-  resolution of that moment gets no stamp either: a change right after it could keep every
-  fact. Whole-second timestamps are taken to mean a coarse file system (2 s window; a store
-  there is never stamped), others a fine one (50 ms window);
-- each ``glob:`` pattern with the files it matched;
+  "racy clean" rule, a file whose mtime or ctime is not clearly older than the moment before
+  the config was read gets no stamp either: it may have changed after irbench read it, or
+  change again within one timestamp tick and keep every fact. Whole-second timestamps are
+  taken to mean a coarse file system (2 s window; a store there is never stamped), others a
+  fine one (50 ms window);
+- each ``glob:`` pattern with the files it matched when the config was read;
 - size, mtime and inode of the store file once the run had closed it;
 - the summary counts and the leaderboard the run printed.
 

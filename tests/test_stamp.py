@@ -232,3 +232,26 @@ def test_the_readme_demo_command(tmp_path):
     again = irbench("run", str(tmp_path / "configs" / "demo.yaml"))
     assert again.returncode == 0 and "heavy: []" in again.stderr
     assert again.stdout == first.stdout
+
+
+def test_a_run_arriving_while_the_config_is_read_is_scored_next_time(tmp_path, monkeypatch,
+                                                                      capsys):
+    from irbench import campaign_cli
+
+    path = make_campaign(tmp_path)
+    time.sleep(0.1)
+    read = campaign_cli.load_config
+
+    def arriving(*args, **kwargs):
+        config = read(*args, **kwargs)
+        _new_run(tmp_path)  # after the glob was expanded
+        return config
+
+    monkeypatch.setattr(campaign_cli, "load_config", arriving)
+    assert cli.main(["run", "--quiet", "--workers", "1", str(path)]) == 0
+    monkeypatch.undo()
+    assert "4 systems" in capsys.readouterr().err
+    assert stamp.answer_unchanged_run(["run", "--quiet", str(path)]) is None
+    assert cli.main(["run", "--quiet", "--workers", "1", str(path)]) == 0
+    assert "5 systems x 2 qrels sets x 6 measures: 2 evaluated, 8 reused" in (
+        capsys.readouterr().err)
