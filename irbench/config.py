@@ -447,17 +447,21 @@ class _Builder:
             self.problem(("systems",), "a list of systems, or a mapping of name: run file")
             return ()
         systems: list[System] = []
-        seen: dict[str, tuple] = {}
+        seen: dict[str, tuple[tuple, str]] = {}
         for where, entry in items:
             if not isinstance(entry, dict):
                 self.problem(where, "a system is a mapping with name and run (or glob)")
                 continue
             for system in self._system(where, entry):
                 if system.name in seen:
-                    self.problem(where, f"system name '{system.name}' also used at "
-                                        f"{_yaml_path(seen[system.name])}")
+                    first, path = seen[system.name]
+                    hint = ("; name the glob's runs by their run tag (name_from: tag)"
+                            if "glob" in entry and entry.get("name_from", "file") == "file"
+                            else "")
+                    self.problem(where, f"system name '{system.name}' ({system.path}) also "
+                                        f"used at {_yaml_path(first)} ({path}){hint}")
                     continue
-                seen[system.name] = where
+                seen[system.name] = (where, system.path)
                 systems.append(system)
         if not systems and not self.reader.problems:
             self.problem(("systems",), "no systems")

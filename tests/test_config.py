@@ -138,7 +138,7 @@ def test_every_problem_at_once_with_line_and_path(campaign):
     expected = [
         (5, "collection.qrels.missing: no such file '../runs/nope.txt'"),
         (6, "collection.colour: unknown key"),
-        (10, "systems[1]: system name 'a' also used at systems[0]"),
+        (10, "systems[1]: system name 'a' ("),
         (13, "systems[2].run: no such file '../runs/x.txt'"),
         (14, "systems[3].glob: '../runs/*.none' matches no file"),
         (16, "systems[4].run: '../../../etc/passwd' leaves the campaign folder"),
@@ -154,6 +154,22 @@ def test_every_problem_at_once_with_line_and_path(campaign):
     for line, text in expected:
         assert any(p.startswith(f"{path}:{line}: {text}") for p in found), (line, text, found)
     assert len(found) == len(expected)
+
+
+def test_a_glob_naming_two_runs_alike_suggests_run_tags(campaign):
+    for group in ("x", "y"):
+        (campaign / "runs" / group).mkdir()
+        (campaign / "runs" / group / "run.txt").write_text(
+            (campaign / "runs" / "beta.txt").read_text())
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems:
+          - glob: ../runs/*/run.txt
+        suites: {core: [AP]}
+    """)
+    [problem] = problems(path)
+    assert "system name 'run' (" in problem and "x/run.txt)" in problem
+    assert problem.endswith("name the glob's runs by their run tag (name_from: tag)")
 
 
 def test_missing_run_is_not_fatal_for_the_runner(campaign):
