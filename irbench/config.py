@@ -455,9 +455,12 @@ class _Builder:
             for system in self._system(where, entry):
                 if system.name in seen:
                     first, path = seen[system.name]
-                    hint = ("; name the glob's runs by their run tag (name_from: tag)"
-                            if "glob" in entry and entry.get("name_from", "file") == "file"
-                            else "")
+                    hint = ""
+                    if "glob" in entry:
+                        hint = ("; name the glob's runs by their run tag (name_from: tag)"
+                                if entry.get("name_from", "file") == "file" else
+                                "; two runs share this run tag: name the glob's runs by "
+                                "their file names (name_from: file)")
                     self.problem(where, f"system name '{system.name}' ({system.path}) also "
                                         f"used at {_yaml_path(first)} ({path}){hint}")
                     continue
