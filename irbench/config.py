@@ -40,15 +40,19 @@ TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "r
 RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
 
 
-QRELS_KINDS = ("adhoc", "diversity")
+QRELS_KINDS = ("adhoc", "diversity", "qrels_jg", "prefs", "qrels_prefs")
+_KIND_FAMILIES = {"qrels_jg": JG_FAMILIES, "prefs": PREFS_MEASURES,
+                  "qrels_prefs": PREFS_MEASURES}  # kinds that take only their own measures
 
 
 @dataclass(frozen=True)
 class QrelsSet:
     """A named qrels file (``official``, ``depth10`` ...). ``kind``: ``adhoc`` (``qid iter
-    docno rel``) or ``diversity`` (ndeval's ``topic subtopic docno rel``, for alpha-nDCG,
-    ERR-IA ...; ad hoc measures on it use the collapsed judgments), with optional
-    ``intent_weights`` (``topic subtopic weight`` lines; default uniform)."""
+    docno rel``), ``diversity`` (ndeval's ``topic subtopic docno rel``, for alpha-nDCG,
+    ERR-IA ...; ad hoc measures on it use the collapsed judgments, with optional
+    ``intent_weights``: ``topic subtopic weight`` lines, default uniform), or trec_eval's
+    ``-R`` formats ``qrels_jg`` (judgment groups, for the ``*_avgjg`` measures), ``prefs``
+    and ``qrels_prefs`` (preferences, for the ``prefs_*`` measures)."""
 
     name: str
     path: str
@@ -56,20 +60,31 @@ class QrelsSet:
     intent_weights: str | None = None
 
     def read(self):
-        """The ad hoc judgments (a :class:`~irbench.trec.Qrels`): the file itself, or for a
-        diversity set each document at its highest level over the subtopics."""
-        if self.kind == "diversity":
+        """The ad hoc judgments (a :class:`~irbench.trec.Qrels`): the file itself, or each
+        document at its highest level over subtopics or judgment groups (for preferences:
+        1 when some judgment gives it a positive level, else 0)."""
+        if self.kind in ("diversity", "qrels_jg"):
             from .diversity import collapse, read_diversity_qrels
 
-            return collapse(read_diversity_qrels(self.path, name=self.name))
+            second = "subtopic" if self.kind == "diversity" else "jg"
+            return collapse(read_diversity_qrels(self.path, name=self.name, second=second))
+        if self.kind == "prefs":
+            from .preferences import PreparedPrefs, read_prefs
+
+            return PreparedPrefs(read_prefs(self.path, name=self.name)).judged.qrels
         from .trec import read_qrels
 
         return read_qrels(self.path, name=self.name)
 
     def takes(self, measure: Measure) -> bool:
-        """Whether this set scores ``measure``: diversity measures need a diversity set;
-        Coverage and Novelty (which need the known documents) an ad hoc one; any other
-        measure is scored on both."""
+        """Whether this set scores ``measure``: judgment-group and preference sets only their
+        own measures; diversity measures need a diversity set; Coverage and Novelty (which
+        need the known documents) an ad hoc one; any other measure both of those."""
+        own = _KIND_FAMILIES.get(self.kind)
+        if own is not None:
+            return measure.family in own
+        if measure.family in JG_FAMILIES + PREFS_MEASURES:
+            return False
         if self.kind == "diversity":
             return measure.family not in EXTRA_INPUT_FAMILIES
         return measure.family not in DIVERSITY_FAMILIES
@@ -411,7 +426,8 @@ class _Builder:
                 self.problem(where + (key,), "unknown key (path, kind, intent_weights)")
         kind = value.get("kind", "adhoc")
         if kind not in QRELS_KINDS:
-            self.problem(where + ("kind",), f"must be {' or '.join(QRELS_KINDS)}")
+            self.problem(where + ("kind",), f"must be {', '.join(QRELS_KINDS[:-1])} or "
+                                            f"{QRELS_KINDS[-1]}")
             return None
         if "path" not in value:
             self.problem(where, "'path' is missing")
@@ -428,11 +444,11 @@ class _Builder:
                 return None
         return None if path is None else QrelsSet(name, path, kind, weights)
 
-    def _has_diversity_set(self) -> bool:
+    def _has_set_of(self, kinds: tuple[str, ...]) -> bool:
         qrels = (self.data.get("collection") or {}).get("qrels") if isinstance(
             self.data.get("collection"), dict) else None
         return isinstance(qrels, dict) and any(
-            isinstance(v, dict) and v.get("kind") == "diversity" for v in qrels.values())
+            isinstance(v, dict) and v.get("kind") in kinds for v in qrels.values())
 
     def _systems(self) -> tuple[System, ...]:
         value = self.data.get("systems")
@@ -587,19 +603,14 @@ class _Builder:
         if family.kind == "str" or family.aggregate in ("none", "summary"):
             self.problem(where, f"'{text}' is not a number per topic, so it cannot be stored")
             return None
-        from .diversity import is_diversity_measure
-
-        if measure.family in JG_FAMILIES + PREFS_MEASURES:
-            kind, option = (("judgment-group qrels", "-R qrels_jg")
-                            if measure.family in JG_FAMILIES
-                            else ("preference judgments", "-R prefs or -R qrels_prefs"))
-            self.problem(where, f"'{text}' needs {kind}, which campaign configs do not take; "
-                                f"use irbench eval {option}")
-            return None
-        if is_diversity_measure(measure) and not self._has_diversity_set():
-            self.problem(where, f"'{text}' needs a diversity qrels set: give one in "
-                                "collection.qrels as {path: FILE, kind: diversity}")
-            return None
+        for kinds, what, families in (
+                (("diversity",), "a diversity qrels set", DIVERSITY_FAMILIES),
+                (("qrels_jg",), "a judgment-group qrels set", JG_FAMILIES),
+                (("prefs", "qrels_prefs"), "a preference qrels set", PREFS_MEASURES)):
+            if measure.family in families and not self._has_set_of(kinds):
+                self.problem(where, f"'{text}' needs {what}: give one in collection.qrels as "
+                                    f"{{path: FILE, kind: {kinds[0]}}}")
+                return None
         if family.name in EXTRA_INPUT_FAMILIES:
             if "known" not in (self.data.get("collection") or {}):
                 self.problem(where, f"'{text}' needs the documents the user already knows: "

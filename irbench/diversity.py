@@ -428,6 +428,11 @@ class PreparedDiversity:
     def topics(self) -> np.ndarray:
         return self.keyed.topics
 
+    @property
+    def adhoc(self) -> PreparedQrels:
+        """The collapsed judgments, prepared (topics and level counts)."""
+        return self.keyed.prepared
+
     def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
         """The run ranked against the collapsed qrels, its intent columns attached."""
         ranked, row = self.keyed.rank(run, options)

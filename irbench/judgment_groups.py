@@ -46,6 +46,11 @@ class PreparedJudgmentGroups:
     def topics(self) -> np.ndarray:
         return self.union.topics
 
+    @property
+    def adhoc(self) -> PreparedQrels:
+        """The union of the groups' judgments, prepared (topics and level counts)."""
+        return self.union
+
     def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
         ranked = rank_run(run, self.union, options)
         groups = [rank_run(run, group, options) for group in self.groups]

@@ -112,16 +112,17 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
 
 class PreparedPrefs:
     """Preferences prepared for many runs: the judged documents per topic (for the topics,
-    ``num_q`` and ``runid``) and the preference lines grouped by topic."""
+    ``num_q``, ``runid`` and a campaign's counts) and the preference lines grouped by topic."""
 
     def __init__(self, prefs: Prefs):
         self.prefs = prefs
         order = np.lexsort((prefs.doc_id, prefs.query_id))
         q, d = prefs.query_id[order], prefs.doc_id[order]
-        first = np.concatenate(([True], (q[1:] != q[:-1]) | (d[1:] != d[:-1])))
-        self.judged = PreparedQrels(Qrels(
+        first = np.flatnonzero(np.concatenate(([True], (q[1:] != q[:-1]) | (d[1:] != d[:-1]))))
+        positive = np.maximum.reduceat(prefs.rel_level[order] > 0, first) if len(first) else []
+        self.judged = PreparedQrels(Qrels(  # 1: some judgment gives the document a level > 0
             name=prefs.name, query_id=q[first], doc_id=d[first],
-            relevance=np.zeros(int(first.sum()), dtype=np.int64),
+            relevance=np.asarray(positive, dtype=np.int64),
             line=prefs.line[order][first], path=prefs.path))
         topic_order = np.argsort(prefs.query_id, kind="stable")
         qids = prefs.query_id[topic_order]
@@ -132,6 +133,15 @@ class PreparedPrefs:
     @property
     def topics(self) -> np.ndarray:
         return self.judged.topics
+
+    @property
+    def adhoc(self) -> PreparedQrels:
+        """Each judged document once, relevant (1) when some judgment gives it a level > 0."""
+        return self.judged
+
+    @property
+    def qrels(self) -> Prefs:
+        return self.prefs
 
     def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
         ranked = rank_run(run, self.judged, options)  # topics, -c, duplicates as everywhere

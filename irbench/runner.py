@@ -257,20 +257,57 @@ class _QrelsSets:
         return self._prepared[name]
 
 
+def _prepare_adhoc(source, name, weights):
+    return PreparedQrels(read_qrels(source, name=name))
+
+
+def _prepare_diversity(source, name, weights):
+    from .diversity import PreparedDiversity, read_diversity_qrels
+
+    return PreparedDiversity(read_diversity_qrels(source, name=name), weights)
+
+
+def _prepare_jg(source, name, weights):
+    from .judgment_groups import PreparedJudgmentGroups, read_qrels_jg
+
+    return PreparedJudgmentGroups(read_qrels_jg(source, name=name))
+
+
+def _prepare_prefs(reader: str):
+    def prepare(source, name, weights):
+        from . import preferences
+
+        return preferences.PreparedPrefs(getattr(preferences, reader)(source, name=name))
+
+    return prepare
+
+
+PREPARERS = {"adhoc": _prepare_adhoc, "diversity": _prepare_diversity,
+             "qrels_jg": _prepare_jg, "prefs": _prepare_prefs("read_prefs"),
+             "qrels_prefs": _prepare_prefs("read_qrels_prefs")}
+
+
 def _prepare(spec: QrelsSet, source=None, weights=None):
     """A qrels set prepared for ranking runs (from ``source``, loaded bytes, if given)."""
-    if spec.kind == "diversity":
-        from .diversity import PreparedDiversity, read_diversity_qrels
+    return PREPARERS[spec.kind](source or spec.path, spec.name,
+                                weights or spec.intent_weights)
 
-        qrels = read_diversity_qrels(source or spec.path, name=spec.name)
-        return PreparedDiversity(qrels, weights or spec.intent_weights)
-    return PreparedQrels(read_qrels(source or spec.path, name=spec.name))
+
+def _result_key(sha: str, kind: str, weights_sha: str | None) -> str:
+    """What stored results of a qrels set are keyed by: its file's sha256 for ad hoc qrels;
+    otherwise the sha256 of that joined with the kind (one file read as qrels and as
+    preferences gives different judgments) and the intent weights' sha256."""
+    if kind == "adhoc" and weights_sha is None:
+        return sha
+    return hashlib.sha256(f"{sha}+kind:{kind}+intent_weights:{weights_sha or ''}".encode()
+                          ).hexdigest()
 
 
 def _level_counts(prepared) -> list[int]:
-    """Judgments per relevance level (a diversity set: of its collapsed judgments)."""
+    """Judgments per relevance level (of the ad hoc judgments of a diversity, judgment-group
+    or preference set)."""
     if not isinstance(prepared, PreparedQrels):
-        prepared = prepared.keyed.prepared
+        prepared = prepared.adhoc
     return prepared.level_counts.sum(axis=0).tolist()
 
 
@@ -335,8 +372,7 @@ class _Campaign:
 
         A qrels file (and intent weights file) whose size and mtime are unchanged since it was
         last found usable (with the same topic file) is not read again: its counts come from
-        the store. The result key of a set is its file's sha256, joined with the intent
-        weights' sha256 when it has them."""
+        the store. The result key of a set: see :func:`_result_key`."""
         stored = self.store.qrels_records()
         prepared = _QrelsSets(self.known)
         shas, rows = {}, []
@@ -373,8 +409,7 @@ class _Campaign:
                 self.fail(f"qrels '{spec.name}'", f"{spec.path}: no judgment reaches relevance "
                           f"level {self.settings.relevance_level}")
                 continue
-            shas[spec.name] = sha if weights_sha is None else hashlib.sha256(
-                f"{sha}+intent_weights:{weights_sha}".encode()).hexdigest()
+            shas[spec.name] = _result_key(sha, spec.kind, weights_sha)
         return prepared, shas, rows
 
     def _read_one_qrels(self, spec: QrelsSet, topic_set):

@@ -242,7 +242,7 @@ def test_measures_needing_other_inputs_are_refused(campaign):
     """)
     found = problems(path)
     assert len(found) == 4
-    assert "needs judgment-group qrels" in found[2] and "-R qrels_jg" in found[2]
-    assert "needs preference judgments" in found[3] and "-R prefs" in found[3]
+    assert "needs a judgment-group qrels set" in found[2] and "kind: qrels_jg" in found[2]
+    assert "needs a preference qrels set" in found[3] and "kind: prefs" in found[3]
     assert "needs a diversity qrels set" in found[0] and "kind: diversity" in found[0]
     assert "give their qrels as collection.known" in found[1]
