@@ -70,8 +70,8 @@ def file_facts(path: str) -> list[int] | None:
 
 
 def racy(facts: list[int], checked_ns: int) -> bool:
-    """Whether a file's mtime or ctime is too close to ``checked_ns`` (when its facts were
-    taken) to tell a later change of the same size from no change."""
+    """Whether a file's mtime or ctime is too close to ``checked_ns`` (just before irbench read
+    anything) to tell a change after that moment, of the same size, from no change."""
     _, mtime, ctime, _ = facts
     coarse = mtime % 1_000_000_000 == 0 and ctime % 1_000_000_000 == 0
     window = COARSE_WINDOW_NS if coarse else FINE_WINDOW_NS
@@ -104,7 +104,7 @@ class Stamp:
     measures: int
     results: int  # stored (system, qrels set) results a rerun finds
     leaderboard: str | None  # None after a --quiet run: a rerun that prints it goes the long way
-    checked_ns: int = 0  # time.time_ns() just before ``inputs`` were taken
+    checked_ns: int = 0  # time.time_ns() just before the config (and so any input) was read
     store_facts: list[int] | None = None
     version: str = __version__
     format: int = FORMAT
