@@ -178,7 +178,7 @@ def _topic_values(prefs: Prefs, rows: np.ndarray, retrieved: np.ndarray) -> list
     nj = len(numbered)
     by_docno = np.argsort(numbered)
     rank = by_docno[np.searchsorted(numbered[by_docno], docs)].astype(np.int64)
-    counts = np.zeros((nj, nj), dtype=np.int64)
+    counts = np.zeros((nj, nj), dtype=np.int32)  # preferences per ordered pair, over JGs
     groups = []
     jg = prefs.jg[rows]
     for label in np.unique(jg):  # a topic's judgment groups: a few users
@@ -359,14 +359,15 @@ def _measures(groups: list[_Group], counts: np.ndarray, njr: int, nj: int) -> li
     def part_or_zero(num: int, den: int) -> float:
         return num / den if den else 0.0
 
-    either = (counts > 0) | (counts.T > 0)
-    share = np.divide(counts, counts + counts.T, out=np.zeros(counts.shape),
-                      where=either)
-    ret_pairs = np.triu(either[:njr, :njr], 1)
-    imp_pairs = either[:njr, njr:]
-    none_pairs = np.triu(either[njr:, njr:], 1)
-    ret_sum = share[:njr, :njr][ret_pairs].sum()
-    imp_sum = share[:njr, njr:][imp_pairs].sum()
+    top, back = counts[:njr], counts[:, :njr].T  # rows of the retrieved documents
+    either = (top > 0) | (back > 0)
+    share = np.divide(top, top + back, out=np.zeros(top.shape), where=either)
+    ret_pairs = np.triu(either[:, :njr], 1)
+    imp_pairs = either[:, njr:]
+    rest = counts[njr:, njr:]
+    none_pairs = np.triu((rest > 0) | (rest.T > 0), 1)
+    ret_sum = share[:, :njr][ret_pairs].sum()
+    imp_sum = share[:, njr:][imp_pairs].sum()
     n_ret, n_imp, n_none = int(ret_pairs.sum()), int(imp_pairs.sum()), int(none_pairs.sum())
     return [
         poss, ful, ful_ret,
