@@ -112,3 +112,34 @@ def test_usage(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert [line.split("\t")[0].strip() for line in lines][:3] == [
         "runid", "num_q", "prefs_num_prefs_poss"]
+
+
+def test_both_representations_count_alike():
+    """A judgment group of one sub-group is counted by equivalence classes; written as two
+    identical sub-groups it goes through the preference matrix instead: the counts agree."""
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from irbench.preferences import _class_group, _matrix_group
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.integers(0, 3), min_size=2, max_size=12), st.data())
+    def check(levels, data):
+        n = len(levels)
+        order = np.array(data.draw(st.permutations(range(n))), dtype=np.int64)
+        njr = data.draw(st.integers(0, n))
+        level = np.array(levels, dtype=float)
+        lines = np.arange(n)
+        by_class = np.zeros((n, n), dtype=np.int32)
+        by_matrix = np.zeros((n, n), dtype=np.int32)
+        ec = _class_group(level, order, njr, by_class, None, lines)
+        twice = np.concatenate((np.zeros(n, dtype="S1"), np.ones(n, dtype="S1")))
+        pa = _matrix_group(twice, np.tile(level, 2), np.tile(order, 2), n, njr, by_matrix,
+                           None, np.tile(lines, 2))
+        assert (by_class == by_matrix).all()
+        for name in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur", "num_rel",
+                     "num_rel_ret", "num_nonrel", "num_nonrel_ret"):
+            assert getattr(ec, name) == getattr(pa, name), name
+
+    check()
