@@ -269,27 +269,40 @@ def _matrix_group(jsg, level, r, nj, njr, counts, prefs, lines) -> _Group:
                   (b1, b1 + b2))
 
 
+def _lower_pairs(level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (a, b) of every pair with level[a] > level[b], for ``level`` sorted descending:
+    each document against the suffix after its class."""
+    n = len(level)
+    first_lower = np.searchsorted(-level, -level, side="right")
+    per = n - first_lower
+    a = np.repeat(np.arange(n), per)
+    start = np.repeat(np.cumsum(per) - per, per)
+    b = np.arange(len(a)) - start + np.repeat(first_lower, per)
+    return a, b
+
+
 def _class_group(level, r, njr, counts, prefs, lines) -> _Group:
-    """A JG with one JSG: equivalence classes by rel_level, highest first, ranks ascending."""
+    """A JG with one JSG: equivalence classes by rel_level, highest first, ranks ascending.
+    Every preference is a pair (a, b) of a higher class and a lower one: counted on the pairs,
+    never on a documents x documents matrix."""
     order = np.lexsort((r, -level))
     level, r = level[order], r[order]
-    above = level[:, None] > level[None, :]  # pairs (a, b): a preferred to b
-    if (above & (r[:, None] == r[None, :])).any():
-        i = int(np.argwhere(above & (r[:, None] == r[None, :]))[0][0])
-        line = lines[order][i]
+    a, b = _lower_pairs(level)
+    ra, rb = r[a], r[b]
+    clash = np.flatnonzero(ra == rb)
+    if len(clash):
+        line = lines[order][a[clash[0]]]
         raise FormatError([f"{prefs.path}:{int(prefs.line[line])}: docno "
                            f"'{_display(prefs.doc_id[line])}' has two rel_levels in one "
                            "judgment sub-group"])
-    np.add.at(counts, (np.broadcast_to(r[:, None], above.shape)[above],
-                       np.broadcast_to(r[None, :], above.shape)[above]), 1)
-    ra, rb = r[:, None], r[None, :]
-    ful = above & (ra < rb)
-    unful = above & (ra > rb)
-    ful_ret = int((ful & (rb < njr)).sum())
-    ful_imp = int((ful & (rb >= njr) & (ra < njr)).sum())
-    not_ret = int((unful & (ra < njr)).sum())
-    not_imp = int((unful & (ra >= njr) & (rb < njr)).sum())
-    notoccur = int((ful & (ra >= njr)).sum() + (unful & (rb >= njr)).sum())
+    np.add.at(counts, (ra, rb), 1)
+    ful = ra < rb
+    a_ret, b_ret = ra < njr, rb < njr
+    ful_ret = int((ful & b_ret).sum())
+    ful_imp = int((ful & ~b_ret & a_ret).sum())
+    not_ret = int((~ful & a_ret).sum())
+    not_imp = int((~ful & ~a_ret & b_ret).sum())
+    notoccur = int((ful & ~a_ret).sum() + (~ful & ~b_ret).sum())
     relevant = level > 0
     retrieved = r < njr
     num_rel, num_nonrel = int(relevant.sum()), int((~relevant).sum())
@@ -297,34 +310,32 @@ def _class_group(level, r, njr, counts, prefs, lines) -> _Group:
     num_nonrel_ret = int((~relevant & retrieved).sum())
     # Rnonrel recalculation: the last class's first R documents stand for the non-relevant
     last = level == level[-1]
+    pairs = (ra, rb, ~last[b])
     return _Group(ful_ret, ful_ret + not_ret, ful_imp, ful_imp + not_imp, notoccur, num_rel,
                   num_rel_ret, num_nonrel, num_nonrel_ret,
-                  _class_rnonrel(level, r, last, num_rel, njr, retrieved_only=False),
-                  _class_rnonrel(level, r, last, num_rel_ret, njr, retrieved_only=True))
+                  _class_rnonrel(r, last, pairs, num_rel, njr, retrieved_only=False),
+                  _class_rnonrel(r, last, pairs, num_rel_ret, njr, retrieved_only=True))
 
 
-def _class_rnonrel(level, r, last, size, njr, retrieved_only) -> tuple[int, int]:
+def _class_rnonrel(r, last, pairs, size, njr, retrieved_only) -> tuple[int, int]:
     """trec_eval's recalculation for equivalence classes: pairs between classes other than the
-    last, and every document against the first ``size`` of the last class (itself included)."""
-    stand_in = r[np.flatnonzero(last)[:size]]
-    keep = r < njr if retrieved_only else np.ones(len(r), dtype=bool)
+    last, and every document against the first ``size`` of the last class (itself included).
+    A pair is fulfilled when the preferred document is retrieved and ranked first;
+    ``retrieved_only`` counts only pairs of retrieved documents."""
+    ra, rb, b_not_last = pairs
+    stand_in = np.sort(r[np.flatnonzero(last)[:size]])
+    docs = r
     if retrieved_only:
         stand_in = stand_in[stand_in < njr]
-    above = (level[:, None] > level[None, :]) & ~last[None, :]
-    pairs_a = above & keep[:, None] & keep[None, :]
-    ra, rb = r[:, None], r[None, :]
-    if retrieved_only:
-        ful_a = pairs_a & (ra < rb)
+        docs = r[r < njr]
+        kept = b_not_last & (ra < njr) & (rb < njr)
     else:
-        ful_a = pairs_a & (ra < rb) & (ra < njr)
-    sa = keep[:, None] & np.ones((1, len(stand_in)), dtype=bool)
-    sb = stand_in[None, :]
-    if retrieved_only:
-        ful_b = sa & (ra < sb)
-    else:
-        ful_b = sa & (ra < sb) & (ra < njr)
-    ful = int(ful_a.sum() + ful_b.sum())
-    return ful, int(pairs_a.sum() + sa.sum())
+        kept = b_not_last
+    ful = int((kept & (ra < rb) & (ra < njr)).sum())
+    # every document against the stand-ins: fulfilled when it is retrieved and ranked above
+    above = len(stand_in) - np.searchsorted(stand_in, docs, side="right")
+    ful += int(above[docs < njr].sum())
+    return ful, int(kept.sum()) + len(docs) * len(stand_in)
 
 
 def _ratio(num: int, den: int) -> float:
