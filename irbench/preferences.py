@@ -74,6 +74,12 @@ def read_qrels_prefs(source, name: str | None = None) -> Prefs:
 def _read(source, name: str | None, qrels_form: bool) -> Prefs:
     path, data = _read_source(source)
     width = 4 if qrels_form else 5
+    label = name or os.path.basename(path)
+    columns = _regular_columns(data, width)
+    if columns is not None:
+        if qrels_form:
+            columns = columns[:2] + [np.full(len(columns[0]), b"0")] + columns[2:]
+        return Prefs(label, *columns, path=path)
     shape = "qid jg docno rel_level" if qrels_form else "qid jg jsg docno rel_level"
     rows, lines, problems, more = [], [], [], 0
     for line_no, raw in enumerate(data.split(b"\n"), 1):
@@ -105,9 +111,34 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
     if not rows:
         raise FormatError([f"{path}:1: no preference lines"])
     columns = list(zip(*rows))
-    return Prefs(name or os.path.basename(path), *(np.array(c) for c in columns[:4]),
+    return Prefs(label, *(np.array(c) for c in columns[:4]),
                  np.array(columns[4], dtype=np.float64), np.array(lines, dtype=np.int64),
                  path=path)
+
+
+def _regular_columns(data: bytes, width: int) -> list | None:
+    """The columns (strings..., rel_level, line) when every non-blank line has ``width``
+    fields, none is a comment and every rel_level is a finite number; None otherwise (the
+    line-by-line path then says what is wrong)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if buf.size == 0:
+        return None
+    ws = (buf == 32) | ((buf >= 9) & (buf <= 13))
+    starts = np.flatnonzero(~ws & np.concatenate(([True], ws[:-1])))
+    if len(starts) == 0 or len(starts) % width or np.any(buf[starts[::width]] == 35):
+        return None  # 35: '#'
+    line = np.searchsorted(np.flatnonzero(buf == 10), starts).reshape(-1, width)
+    if np.any(line[:, 0] != line[:, -1]) or np.any(line[1:, 0] == line[:-1, -1]):
+        return None
+    tokens = data.split()
+    try:
+        level = np.array(tokens[width - 1::width]).astype(np.float64)
+    except ValueError:
+        return None
+    if not np.isfinite(level).all():
+        return None
+    return ([np.array(tokens[i::width]) for i in range(width - 1)]
+            + [level, line[:, 0].astype(np.int64) + 1])
 
 
 class PreparedPrefs:
