@@ -181,7 +181,9 @@ def cmd_scores(args) -> int:
     if qrels not in [q.name for q in config.qrels]:
         raise UsageError(f"no qrels set '{args.qrels}' in {args.config} "
                          f"(it has {', '.join(q.name for q in config.qrels)})")
-    measures = [str(parse_measure(m)) for m in args.measure] or [str(m) for m in config.measures]
+    spec = next(q for q in config.qrels if q.name == qrels)
+    measures = ([str(parse_measure(m)) for m in args.measure]
+                or [str(m) for m in spec.measures(config.measures)])
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
     with _store_for(config) as store:
@@ -267,9 +269,12 @@ def cmd_simulate(args) -> int:
 
 def _pivot(rows: Sequence[tuple], measures: Sequence[str]) -> list[tuple]:
     """(system, qrels, measure, value, n) rows -> one row per system, sorted by the first
-    measure descending, then by name."""
+    measure descending, then by name; counts (NumRet, prefs_num_prefs_poss ...) as ints."""
+    counts = {m for m in measures if parse_measure(m).definition.kind == "int"}
     by_system: dict[str, dict[str, float]] = {}
     for system, _, measure, value, _ in rows:
+        if measure in counts and value is not None and math.isfinite(value):
+            value = int(round(value))  # counts print as whole numbers
         by_system.setdefault(system, {})[measure] = value
     table = [(s, *[v.get(m) for m in measures]) for s, v in by_system.items()]
     table.sort(key=lambda r: (-(r[1] if r[1] is not None and not math.isnan(r[1]) else -math.inf),

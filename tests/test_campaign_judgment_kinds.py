@@ -79,3 +79,17 @@ def test_measures_without_their_kind_of_set_are_refused(tmp_path, campaign):
         load_config(campaign)
     assert any("'map_avgjg' needs a judgment-group qrels set" in p
                for p in info.value.problems)
+
+
+def test_scores_show_the_measures_of_the_chosen_set(campaign, capsys):
+    from irbench import cli
+
+    assert cli.main(["run", "--quiet", "--workers", "1", str(campaign)]) == 0
+    capsys.readouterr()
+    assert cli.main(["scores", str(campaign), "--qrels", "preferences"]) == 0
+    header, _, first, *_ = capsys.readouterr().out.splitlines()
+    assert header.split() == ["system", "prefs_simp", "prefs_num_prefs_poss",
+                              "prefs_avgjg_Rnonrel"]
+    assert first.split()[2] == "669704"  # a count, printed whole
+    assert cli.main(["scores", str(campaign), "--qrels", "users"]) == 0
+    assert capsys.readouterr().out.split()[:3] == ["system", "AP_avgjg", "P_avgjg@10"]
