@@ -93,3 +93,19 @@ def test_scores_show_the_measures_of_the_chosen_set(campaign, capsys):
     assert first.split()[2] == "669704"  # a count, printed whole
     assert cli.main(["scores", str(campaign), "--qrels", "users"]) == 0
     assert capsys.readouterr().out.split()[:3] == ["system", "AP_avgjg", "P_avgjg@10"]
+
+
+def test_the_report_leads_with_a_preference_set(campaign, capsys):
+    from irbench import cli
+
+    lines = campaign.read_text().splitlines(keepends=True)
+    prefs = next(line for line in lines if "preferences:" in line)
+    lines.remove(prefs)
+    lines.insert(lines.index("  qrels:\n") + 1, prefs)
+    campaign.write_text("".join(lines))
+    assert cli.main(["run", "--quiet", "--workers", "1", str(campaign)]) == 0
+    assert cli.main(["report", str(campaign), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| prefs_simp | prefs_num_prefs_poss | prefs_avgjg_Rnonrel |" in out
+    assert "**669704** |" in out and "669704.0000" not in out
+    assert cli.main(["report", str(campaign), "--out", str(campaign.parent.parent / "r")]) == 0

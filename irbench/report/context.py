@@ -436,10 +436,13 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
         for m in measures:
             value = means.get((name, m))
             names, _, values = matrices[m]
-            arithmetic = parse_measure(m).definition.aggregate == "mean"  # not GMAP's
+            family = parse_measure(m).definition
+            arithmetic = family.aggregate == "mean"  # not GMAP's
             ci = _ci(values[names.index(name)]) if name in names and arithmetic else None
             mark, p = marks.get((name, m), ("", float("nan")))
-            cells.append(Cell(value, _num(value),
+            shown = (str(int(round(value))) if family.kind == "int" and value is not None
+                     and math.isfinite(value) else _num(value))  # counts print whole
+            cells.append(Cell(value, shown,
                               f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "",
                               value is not None and value == best[m], mark,
                               "" if math.isnan(p) else f"{p:.4f}"))
