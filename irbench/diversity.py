@@ -30,7 +30,8 @@ from .evaluation import Evaluation, _as_measures, compute
 from .measures import Measure
 from .measures.diversity import DIVERSITY_FAMILIES, INTENT_KEY, IntentColumns, IntentQrels
 from .measures.textbook import KNOWN_KEY, KnownColumns
-from .trec import MAX_RELEVANCE, MIN_RELEVANCE, Qrels, Run, _display, _read_source, read_qrels
+from .trec import (MAX_RELEVANCE, MIN_RELEVANCE, Qrels, Run, _display, _read_source,
+                   _regular_lines, read_qrels)
 from .trec import read_run
 
 _MAX_PROBLEMS = 20
@@ -168,21 +169,9 @@ def _out_of_range(rel: int) -> str:
 def _parse_regular(data: bytes) -> tuple | None:
     """The columns when no line is a comment and every non-blank line has 4 fields and an
     integer relevance; None otherwise (the line-by-line path then says what is wrong)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    if buf.size == 0:
+    lines = _regular_lines(data, 4, hash_anywhere=True)
+    if lines is None or len(lines) == 0:
         return None
-    ws = (buf == 32) | ((buf >= 9) & (buf <= 13))
-    starts = np.flatnonzero(~ws & np.concatenate(([True], ws[:-1])))
-    newlines = np.flatnonzero(buf == 10)
-    line_of = np.searchsorted(newlines, starts)  # 0-based line of each field
-    first = starts[::4]
-    if len(starts) % 4 or np.any(buf[first] == 35):  # 35: '#'
-        return None
-    fields_line = line_of.reshape(-1, 4)
-    if np.any(fields_line[:, 0] != fields_line[:, 3]) or np.any(
-        fields_line[1:, 0] == fields_line[:-1, 3]
-    ):
-        return None  # some line has more or fewer than 4 fields
     tokens = data.split()
     try:
         rel = np.array(tokens[3::4]).astype(np.int64)
@@ -193,7 +182,7 @@ def _parse_regular(data: bytes) -> tuple | None:
     if np.any(~np.char.isdigit(np.char.lstrip(np.array(tokens[3::4]), b"+-"))):
         return None  # e.g. "1.0": astype would read it, the strict path rejects it
     return (np.array(tokens[0::4]), np.array(tokens[1::4]), np.array(tokens[2::4]), rel,
-            fields_line[:, 0].astype(np.int64) + 1)
+            lines.astype(np.int64) + 1)
 
 
 def _check_duplicates(q: DiversityQrels, where: str, second: str = "subtopic") -> None:

@@ -39,7 +39,7 @@ import numpy as np
 from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
 from .errors import EvaluationError, FormatError
 from .measures.prefs import PREFS_KEY, PREFS_MEASURES
-from .trec import Qrels, Run, _display, _read_source
+from .trec import Qrels, Run, _display, _read_source, _regular_lines
 
 _MAX_PROBLEMS = 20
 
@@ -120,15 +120,8 @@ def _regular_columns(data: bytes, width: int) -> list | None:
     """The columns (strings..., rel_level, line) when every non-blank line has ``width``
     fields, none is a comment and every rel_level is a finite number; None otherwise (the
     line-by-line path then says what is wrong)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    if buf.size == 0:
-        return None
-    ws = (buf == 32) | ((buf >= 9) & (buf <= 13))
-    starts = np.flatnonzero(~ws & np.concatenate(([True], ws[:-1])))
-    if len(starts) == 0 or len(starts) % width or np.any(buf[starts[::width]] == 35):
-        return None  # 35: '#'
-    line = np.searchsorted(np.flatnonzero(buf == 10), starts).reshape(-1, width)
-    if np.any(line[:, 0] != line[:, -1]) or np.any(line[1:, 0] == line[:-1, -1]):
+    lines = _regular_lines(data, width, hash_anywhere=True)
+    if lines is None or len(lines) == 0:
         return None
     tokens = data.split()
     try:
@@ -138,7 +131,7 @@ def _regular_columns(data: bytes, width: int) -> list | None:
     if not np.isfinite(level).all():
         return None
     return ([np.array(tokens[i::width]) for i in range(width - 1)]
-            + [level, line[:, 0].astype(np.int64) + 1])
+            + [level, lines.astype(np.int64) + 1])
 
 
 class PreparedPrefs:
