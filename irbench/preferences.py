@@ -37,9 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
+from .diversity import DiversityQrels, collapse
 from .errors import EvaluationError, FormatError
 from .measures.prefs import PREFS_KEY, PREFS_MEASURES
-from .trec import Qrels, Run, _display, _read_source, _regular_lines
+from .trec import Run, _display, _read_source, _regular_lines
 
 _MAX_PROBLEMS = 20
 
@@ -140,14 +141,10 @@ class PreparedPrefs:
 
     def __init__(self, prefs: Prefs):
         self.prefs = prefs
-        order = np.lexsort((prefs.doc_id, prefs.query_id))
-        q, d = prefs.query_id[order], prefs.doc_id[order]
-        first = np.flatnonzero(np.concatenate(([True], (q[1:] != q[:-1]) | (d[1:] != d[:-1]))))
-        positive = np.maximum.reduceat(prefs.rel_level[order] > 0, first) if len(first) else []
-        self.judged = PreparedQrels(Qrels(  # 1: some judgment gives the document a level > 0
-            name=prefs.name, query_id=q[first], doc_id=d[first],
-            relevance=np.asarray(positive, dtype=np.int64),
-            line=prefs.line[order][first], path=prefs.path))
+        # each judged document once, 1 when some judgment gives it a level > 0, else 0
+        self.judged = PreparedQrels(collapse(DiversityQrels(
+            prefs.name, prefs.query_id, prefs.jg, prefs.doc_id,
+            (prefs.rel_level > 0).astype(np.int64), prefs.line, path=prefs.path)))
         topic_order = np.argsort(prefs.query_id, kind="stable")
         qids = prefs.query_id[topic_order]
         starts = np.flatnonzero(np.concatenate(([True], qids[1:] != qids[:-1])))
