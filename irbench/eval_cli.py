@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from .collection import EvalOptions, PreparedQrels
-from .diversity import (PreparedDiversity, PreparedKnown, diversity_hint, is_diversity_measure,
-                        read_diversity_qrels)
+from .collection import EvalOptions
+from .diversity import PreparedKnown, diversity_hint, is_diversity_measure
 from .errors import DuplicateError, FormatError, UsageError
-from .judgment_groups import (ANY_QRELS_FAMILIES, PreparedJudgmentGroups, is_jg_measure,
-                              read_qrels_jg)
-from .preferences import PreparedPrefs, is_prefs_measure, read_prefs, read_qrels_prefs
+from .judgment_groups import ANY_QRELS_FAMILIES, is_jg_measure
+from .judgments import prepare
+from .preferences import is_prefs_measure
 from .measures import REGISTRY, parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
 from .parallel import evaluate_paths
@@ -80,7 +79,6 @@ def _cmd_eval(args) -> int:
     labelled = parse_trec_specs(args.m or [DEFAULT_MEASURES[kind]])
     measures = [m for _, m in labelled]
     _check_judgment_kind(measures, kind, args)
-    jg, prefs = kind == "qrels_jg", kind == "prefs"
     problems: list[str] = []
     more = 0
     kinds: set[type] = set()  # all DuplicateError: trec_eval's exit status 4, else 2
@@ -98,29 +96,22 @@ def _cmd_eval(args) -> int:
     diverse = any(is_diversity_measure(m) for m in measures)
     if diverse and args.known:
         raise UsageError("--known and diversity measures need two evaluations: run them apart")
-    reader = (read_qrels_jg if jg else read_prefs if args.R == "prefs"
-              else read_qrels_prefs if prefs else read_diversity_qrels if diverse else read_qrels)
-    qrels = collect(reader, args.qrels)
-    if qrels is None and kind == "qrels" and not diverse and args.qrels != "-":
+    source_kind = "adhoc" if kind == "qrels" and not diverse else (
+        "diversity" if kind == "qrels" else args.R)
+    prepared = collect(lambda source: prepare(source_kind, source,
+                                              intent_weights=args.intent_weights), args.qrels)
+    if prepared is None and source_kind == "adhoc" and args.qrels != "-":
         hint = diversity_hint(args.qrels)
         if hint:
             problems.append(hint)
     known = collect(read_qrels, args.known) if args.known else None
     results = []
-    if qrels is None or (args.known and known is None):  # still report the runs' problems
+    if prepared is None or (args.known and known is None):  # still report the runs' problems
         for path in args.runs:
             collect(read_run, path)
     else:  # runs read and scored by worker processes, results in input order
-        if prefs:
-            prepared = PreparedPrefs(qrels)
-        elif jg:
-            prepared = PreparedJudgmentGroups(qrels)
-        elif diverse:
-            prepared = PreparedDiversity(qrels, args.intent_weights)
-        elif known is not None:
-            prepared = PreparedKnown(qrels, known)
-        else:
-            prepared = PreparedQrels(qrels)
+        if known is not None:
+            prepared = PreparedKnown(prepared.qrels, known)
         results = evaluate_paths(prepared, args.runs, measures, options,
                                  workers=args.workers, keep_ranked=args.Z is not None)
         for result in results:

@@ -29,6 +29,7 @@ from .config import Config, QrelsSet, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
 from .evaluation import compute, restrict
 from .ir_metadata import find_ir_metadata, run_fields
+from .judgments import adhoc, prepare
 from .measures import Measure, parse_measure
 from .store import Evaluated, Store
 from .topics import read_topics
@@ -257,40 +258,9 @@ class _QrelsSets:
         return self._prepared[name]
 
 
-def _prepare_adhoc(source, name, weights):
-    return PreparedQrels(read_qrels(source, name=name))
-
-
-def _prepare_diversity(source, name, weights):
-    from .diversity import PreparedDiversity, read_diversity_qrels
-
-    return PreparedDiversity(read_diversity_qrels(source, name=name), weights)
-
-
-def _prepare_jg(source, name, weights):
-    from .judgment_groups import PreparedJudgmentGroups, read_qrels_jg
-
-    return PreparedJudgmentGroups(read_qrels_jg(source, name=name))
-
-
-def _prepare_prefs(reader: str):
-    def prepare(source, name, weights):
-        from . import preferences
-
-        return preferences.PreparedPrefs(getattr(preferences, reader)(source, name=name))
-
-    return prepare
-
-
-PREPARERS = {"adhoc": _prepare_adhoc, "diversity": _prepare_diversity,
-             "qrels_jg": _prepare_jg, "prefs": _prepare_prefs("read_prefs"),
-             "qrels_prefs": _prepare_prefs("read_qrels_prefs")}
-
-
 def _prepare(spec: QrelsSet, source=None, weights=None):
     """A qrels set prepared for ranking runs (from ``source``, loaded bytes, if given)."""
-    return PREPARERS[spec.kind](source or spec.path, spec.name,
-                                weights or spec.intent_weights)
+    return prepare(spec.kind, source or spec.path, spec.name, weights or spec.intent_weights)
 
 
 def _result_key(sha: str, kind: str, weights_sha: str | None) -> str:
@@ -306,9 +276,7 @@ def _result_key(sha: str, kind: str, weights_sha: str | None) -> str:
 def _level_counts(prepared) -> list[int]:
     """Judgments per relevance level (of the ad hoc judgments of a diversity, judgment-group
     or preference set)."""
-    if not isinstance(prepared, PreparedQrels):
-        prepared = prepared.adhoc
-    return prepared.level_counts.sum(axis=0).tolist()
+    return adhoc(prepared).level_counts.sum(axis=0).tolist()
 
 
 class _Campaign:
