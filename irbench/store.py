@@ -121,13 +121,16 @@ class Evaluated:
 class Store:
     """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
 
-    def __init__(self, path: str, read_only: bool = False, wait: float = 0.0):
+    def __init__(self, path: str, read_only: bool = False, wait: float = 0.0, *,
+                 _in_place: bool = False):
         self.path = path
         self.read_only = read_only
         if read_only and not os.path.exists(path):
             raise StoreError(f"{path}: no score store yet (run 'irbench run CONFIG' first)")
         if not read_only:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            if not os.path.exists(path) and not _in_place:
+                _create(path)
         self.con = _connect(path, read_only, wait)
         self._ids: dict | None = None  # evaluation key -> id, loaded on first use
         self._created: set[int] = set()  # ids made by this connection
@@ -669,6 +672,28 @@ def _connect(path: str, read_only: bool, wait: float):
             time.sleep(0.2)
         except duckdb.Error as exc:
             raise StoreError(f"{path}: cannot open the score store ({exc})") from None
+
+
+def _create(path: str) -> None:
+    """A new store, made whole beside ``path`` and linked into place only once its schema is
+    written: a run killed while creating the file leaves no half-made store behind (a stray
+    ``.new-PID`` file at most). If another process got there first, its store is kept."""
+    new = f"{path}.new-{os.getpid()}"
+    for leftover in (new, new + ".wal"):
+        if os.path.exists(leftover):
+            os.unlink(leftover)
+    with Store(new, _in_place=True):
+        pass  # migrations applied, closed (checkpointed)
+    try:
+        os.link(new, path)  # fails if the store appeared meanwhile: never replaces one
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links
+        if not os.path.exists(path):
+            os.rename(new, path)
+    finally:
+        if os.path.exists(new):
+            os.unlink(new)
 
 
 def _lock_holder(text: str) -> str:

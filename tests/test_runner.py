@@ -360,3 +360,26 @@ def test_coverage_and_novelty_with_known_documents(tmp_path):
     assert list(got[("r00", "official", "Novelty")].values()) == list(ev["Novelty"])
     known.write_text("".join(line + "\n" for line in qrels[::2]))  # the known set changes
     assert run(path).evaluated == 2  # recomputed: the known documents are part of the key
+
+
+def test_a_store_is_created_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A run killed while creating the store leaves no half-made file at its path (the next
+    run starts afresh), and a store another process created meanwhile is never replaced."""
+    import irbench.store as store_module
+
+    path = str(tmp_path / "s.duckdb")
+
+    def crash(self):
+        raise KeyboardInterrupt  # as a kill while the schema is being written
+
+    monkeypatch.setattr(store_module.Store, "_migrate", crash)
+    with pytest.raises(KeyboardInterrupt):
+        Store(path)
+    monkeypatch.undo()
+    assert not os.path.exists(path)
+    with Store(path) as store:
+        store.con.execute("CREATE TABLE mark (x INTEGER)")
+    store_module._create(path)  # someone else's creation, too late: the store is kept
+    with Store(path, read_only=True) as store:
+        assert store.query("SELECT count(*) FROM mark")[1] == [(0,)]
+    assert sorted(os.listdir(tmp_path)) == ["s.duckdb"]
