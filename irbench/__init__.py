@@ -11,7 +11,7 @@ import importlib
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "EvalOptions": "collection", "PreparedQrels": "collection", "rank_run": "collection",
+    "EvalOptions": "ranked", "PreparedQrels": "ranked", "rank_run": "ranked",
     "EvaluationError": "errors", "FormatError": "errors", "IrbenchError": "errors",
     "MeasureParameterError": "errors", "UnknownMeasureError": "errors",
     "Evaluation": "evaluation", "evaluate": "evaluation",

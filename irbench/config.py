@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from .collection import EvalOptions
+from .ranked import EvalOptions
 from .errors import ConfigError, IrbenchError
 from .measures import Measure, parse_measure
 from .measures.avgjg import JG_FAMILIES
@@ -64,12 +64,12 @@ class QrelsSet:
         document at its highest level over subtopics or judgment groups (for preferences:
         1 when some judgment gives it a positive level, else 0)."""
         if self.kind in ("diversity", "qrels_jg"):
-            from .diversity import collapse, read_diversity_qrels
+            from .judgments.diversity import collapse, read_diversity_qrels
 
             second = "subtopic" if self.kind == "diversity" else "jg"
             return collapse(read_diversity_qrels(self.path, name=self.name, second=second))
         if self.kind == "prefs":
-            from .preferences import PreparedPrefs, read_prefs
+            from .judgments.preferences import PreparedPrefs, read_prefs
 
             return PreparedPrefs(read_prefs(self.path, name=self.name)).judged.qrels
         from .trec import read_qrels

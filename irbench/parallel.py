@@ -21,9 +21,9 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-from .collection import EvalOptions, PreparedQrels, Ranked
+from .ranked import EvalOptions, PreparedQrels, Ranked
 from .errors import FormatError, IrbenchError
-from .evaluation import Evaluation, compute
+from .measures.compute import Evaluation, compute
 from .measures import Measure
 from . import trec
 from .trec import _display

@@ -24,10 +24,10 @@ from typing import Callable
 import numpy as np
 
 from . import __version__
-from .collection import PreparedQrels
+from .ranked import PreparedQrels
 from .config import Config, QrelsSet, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
-from .evaluation import compute, restrict
+from .measures.compute import compute, restrict
 from .ir_metadata import find_ir_metadata, run_fields
 from .judgments import adhoc, prepare
 from .measures import Measure, parse_measure
@@ -248,7 +248,7 @@ class _QrelsSets:
     def _with_known(self, prepared):
         if self.known is None or not isinstance(prepared, PreparedQrels):
             return prepared
-        from .diversity import PreparedKnown
+        from .judgments.diversity import PreparedKnown
 
         return PreparedKnown(prepared.qrels, self.known)
 

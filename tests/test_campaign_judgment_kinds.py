@@ -11,8 +11,8 @@ import pytest
 
 import irbench
 from irbench.config import load_config
-from irbench.judgment_groups import PreparedJudgmentGroups, read_qrels_jg
-from irbench.preferences import PreparedPrefs, read_qrels_prefs
+from irbench.judgments.groups import PreparedJudgmentGroups, read_qrels_jg
+from irbench.judgments.preferences import PreparedPrefs, read_qrels_prefs
 from irbench.runner import run_campaign
 from irbench.store import Store
 

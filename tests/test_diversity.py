@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import irbench
-from irbench.diversity import (
+from irbench.judgments.diversity import (
     PreparedDiversity,
     collapse,
     evaluate_diversity,
@@ -423,7 +423,7 @@ def test_against_reference(seed, k, alpha):
 
 
 def test_diversity_hint(tmp_path):
-    from irbench.diversity import diversity_hint
+    from irbench.judgments.diversity import diversity_hint
 
     div_path = tmp_path / "div.qrels"
     div_path.write_text(TEXT)

@@ -13,7 +13,7 @@ from campaigns import make_campaign
 import irbench
 from irbench import cli
 from irbench.config import load_config
-from irbench.diversity import collapse, evaluate_diversity, read_diversity_qrels
+from irbench.judgments.diversity import collapse, evaluate_diversity, read_diversity_qrels
 from irbench.errors import ConfigError
 from irbench.runner import run_campaign
 from irbench.store import Store

@@ -7,7 +7,7 @@ import pytest
 
 import irbench
 from irbench import cli
-from irbench.judgment_groups import PreparedJudgmentGroups, read_qrels_jg
+from irbench.judgments.groups import PreparedJudgmentGroups, read_qrels_jg
 from irbench.trec import read_run
 
 # t1 judged by groups a and b (b finds d3 relevant, a does not); t2 by group a only

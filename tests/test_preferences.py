@@ -121,7 +121,7 @@ def test_both_representations_count_alike():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from irbench.preferences import _class_group, _matrix_group
+    from irbench.judgments.preferences import _class_group, _matrix_group
 
     @settings(max_examples=200, deadline=None)
     @given(st.lists(st.integers(0, 3), min_size=2, max_size=12), st.data())

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import irbench
-import irbench.collection as collection
+import irbench.arrays as arrays
+import irbench.ranked as ranked
 import irbench.trec as trec
-from irbench.collection import EvalOptions, PreparedQrels, rank_run
+from irbench.ranked import EvalOptions, PreparedQrels, rank_run
 from irbench.errors import EvaluationError, FormatError
 from irbench.parallel import evaluate_paths
 
@@ -170,7 +171,7 @@ def _reference_rank(run, prepared, options):
     if missing.any():
         fake = np.flatnonzero(missing)
         topic = np.concatenate((topic, fake))
-        doc_id = np.concatenate((doc_id.astype("S64"), np.full(len(fake), collection.FAKE_DOCNO)))
+        doc_id = np.concatenate((doc_id.astype("S64"), np.full(len(fake), ranked.FAKE_DOCNO)))
         score = np.concatenate((score, np.ones(len(fake))))
     code = np.unique(doc_id, return_inverse=True)[1]
     order = np.lexsort((-code, -score, topic))
@@ -249,7 +250,7 @@ def test_ties_with_long_shared_prefixes():
 
 def test_many_tie_groups_use_two_radix_passes():
     values = np.random.default_rng(3).integers(0, 200_000, 5000)
-    got = collection._stable_int_order(values)
+    got = arrays.stable_int_order(values)
     assert got.tolist() == np.argsort(values, kind="stable").tolist()
 
 
@@ -259,14 +260,14 @@ def test_hash_collisions_never_change_results(bad_hash, monkeypatch):
         return np.zeros(len(doc_id), dtype=np.uint64)
 
     def prefix(doc_id, words=None):  # docnos sharing their first 8 bytes collide
-        return collection.doc_words(doc_id)[:, 0].copy()
+        return arrays.doc_words(doc_id)[:, 0].copy()
 
     rng = random.Random(5)
     cases = [_random_case(rng, 4, 20, 15, True) for _ in range(6)]
     qrels_extra = {"q1": {"abcdefgh1": 1, "zz": 0}}
     run_extra = [("q1", "abcdefgh2", 3.0), ("q1", "abcdefgh1", 2.0), ("q1", "zz", 2.0)]
     cases.append((qrels_extra, run_extra))
-    monkeypatch.setattr(collection, "doc_hash", constant if bad_hash == "constant" else prefix)
+    monkeypatch.setattr(ranked, "doc_hash", constant if bad_hash == "constant" else prefix)
     for qrels, table in cases:
         prepared = PreparedQrels(irbench.read_qrels(qrels))
         run = irbench.read_run(table)
@@ -278,7 +279,7 @@ def test_hash_collisions_never_change_results(bad_hash, monkeypatch):
 
 
 def test_duplicates_found_in_big_runs_across_slices(monkeypatch):
-    monkeypatch.setattr(collection, "_SLICE", 4)
+    monkeypatch.setattr(ranked, "_SLICE", 4)
     table = [(f"q{t}", f"d{i}", float(i % 3)) for t in range(5) for i in range(7)]
     prepared = PreparedQrels(irbench.read_qrels({f"q{t}": {"d1": 1} for t in range(5)}))
     _assert_same_ranking(irbench.read_run(table), prepared, EvalOptions())
@@ -292,7 +293,7 @@ def test_key_table_finds_every_key():
     rng = np.random.default_rng(1)
     keys = np.concatenate((np.arange(1000, dtype=np.uint64),  # clustered: long probe runs
                            rng.integers(0, 2**63, 3000, dtype=np.uint64)))
-    table = collection._KeyTable(keys)
+    table = arrays.KeyTable(keys)
     probe = np.concatenate((keys, rng.integers(0, 2**63, 3000, dtype=np.uint64),
                             np.arange(1000, 3000, dtype=np.uint64)))
     want = {int(k): i for i, k in enumerate(keys)}

@@ -236,7 +236,7 @@ def test_the_readme_demo_command(tmp_path):
 
 def test_a_run_arriving_while_the_config_is_read_is_scored_next_time(tmp_path, monkeypatch,
                                                                       capsys):
-    from irbench import campaign_cli
+    from irbench.cli import campaign as campaign_cli
 
     path = make_campaign(tmp_path)
     time.sleep(0.1)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from campaigns import make_campaign
 
-from irbench import compare_cli
+from irbench.cli import compare as compare_cli
 from irbench import stats as S
 from irbench.config import load_config
 from irbench.errors import EvaluationError, UsageError

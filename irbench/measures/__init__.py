@@ -4,8 +4,8 @@ from . import (  # noqa: F401  (registration)
     avgjg, counts, diversity, extra, gain, graded, judged, precision, prefs, qmeasure, ranking,
     sets, textbook,
 )
-from .base import REGISTRY, Family, Measure, Param, parse_measure, register, summarise
-from .trec_names import NICKNAMES, TREC_FAMILIES, parse_trec_specs
+from .base import REGISTRY, Family, Measure, Param, register, summarise
+from .names import NICKNAMES, TREC_FAMILIES, parse_measure, parse_trec_specs
 
 __all__ = [
     "REGISTRY",

@@ -5,7 +5,7 @@ A qrels_jg file (``-R qrels_jg``) holds several judgment groups per topic (one p
 assessor). Each measure is the per-group measure (AP, P@k, trec_eval's Rprec_mult) computed
 against each group's judgments alone, then averaged over the groups that judged the topic.
 The groups' rankings are attached to the run by
-:class:`irbench.judgment_groups.PreparedJudgmentGroups` under :data:`JG_KEY`; on ordinary
+:class:`irbench.judgments.groups.PreparedJudgmentGroups` under :data:`JG_KEY`; on ordinary
 qrels these measures are an :class:`EvaluationError`.
 """
 
@@ -33,7 +33,7 @@ def averaged(base: str, *params: str):
     averaged over the groups of each topic."""
 
     def compute(ranked, measure) -> np.ndarray:
-        from ..evaluation import compute as evaluate_measures
+        from .compute import compute as evaluate_measures
 
         per_group = REGISTRY[base].make(**{p: measure.get(p) for p in params})
         total = np.zeros(ranked.num_topics)

@@ -5,20 +5,18 @@ canonical name and its identity everywhere (the store's ``measure`` column, repo
 ir_measures where a measure has a common name (``AP``, ``P@10``, ``nDCG@10``, ``RBP(p=0.8)``);
 trec_eval-only measures keep trec_eval's output name (``relative_P_5``, ``utility``, ``binG``).
 
-:func:`parse_measure` is the only parser of canonical names.
+:func:`irbench.measures.names.parse_measure` is the only parser of measure names.
 """
 
 from __future__ import annotations
 
-import difflib
 import math
-import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import MeasureParameterError, UnknownMeasureError
+from ..errors import MeasureParameterError
 
 GEO_MEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
 
@@ -185,58 +183,6 @@ def register_spelling(spelling: str, name: str) -> None:
     if spelling in SPELLINGS or spelling in REGISTRY or name not in REGISTRY:
         raise ValueError(f"measure spelling {spelling!r} for {name!r}: taken or no such family")
     SPELLINGS[spelling] = name
-
-
-_SPELLING_RE = re.compile(r"^[A-Za-z_][\w-]*")
-_CANON_RE = re.compile(r"^(?P<name>[A-Za-z_][\w]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<at>[^@()]+))?$")
-
-
-def parse_measure(text: str) -> Measure:
-    """Parse a canonical measure name (``nDCG(gain=exp)@10``) or a trec_eval output name
-    (``ndcg_cut_10``, ``iprec_at_recall_0.10``) into a :class:`Measure`."""
-    from . import trec_names  # the trec_eval names live beside the registry
-
-    text = text.strip()
-    head = _SPELLING_RE.match(text)
-    if head and head.group(0) in SPELLINGS:
-        text = SPELLINGS[head.group(0)] + text[head.end():]
-    match = _CANON_RE.match(text)
-    if match and match.group("name") in REGISTRY:
-        family = REGISTRY[match.group("name")]
-        values: dict[str, Any] = {}
-        if match.group("params"):
-            for item in match.group("params").split(","):
-                item = item.strip()
-                if not item:
-                    continue
-                if "=" in item:
-                    key, _, value = item.partition("=")
-                    values[key.strip()] = value.strip()
-                else:
-                    positional = [p for p in family.params if p.positional]
-                    if not positional:
-                        raise MeasureParameterError(f"{family.name}: unexpected {item!r}")
-                    values[positional[0].name] = item
-        if match.group("at") is not None:
-            if family.cutoff is None:
-                raise MeasureParameterError(f"{family.name} takes no @cutoff")
-            values[family.cutoff] = match.group("at")
-        return family.make(**values)
-    measure = trec_names.parse_output_name(text)
-    if measure is not None:
-        return measure
-    raise UnknownMeasureError(unknown_message(text))
-
-
-def unknown_message(text: str) -> str:
-    from . import trec_names
-
-    known = sorted(set(REGISTRY) | set(trec_names.TREC_FAMILIES) | set(trec_names.NICKNAMES))
-    base = text.split("@")[0].split("(")[0].split(".")[0]
-    close = difflib.get_close_matches(base, known, n=3, cutoff=0.6)
-    rest = text[len(base):] if text.startswith(base) else ""
-    hint = f" (did you mean {' or '.join(c + rest for c in close)}?)" if close else ""
-    return f"unknown measure '{text}'{hint}; 'irbench measures' lists them all"
 
 
 # ---- aggregation -------------------------------------------------------------------------

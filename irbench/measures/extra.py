@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collection import Ranked, segment_cumsum, segment_reverse_cummax
+from ..arrays import segment_cumsum, segment_reverse_cummax
+from ..ranked import Ranked
 from ..errors import MeasureParameterError
 from .base import Family, Param, register
 from .sets import ratio

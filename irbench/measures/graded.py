@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..collection import segment_cumsum
+from ..arrays import segment_cumsum
 from ..errors import MeasureParameterError
 from .base import Family, Param, register
 from .precision import safe_div

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collection import NOT_IN_QRELS, UNJUDGED
+from ..ranked import NOT_IN_QRELS, UNJUDGED
 from .base import Family, Param, register
 from .precision import _CUTOFF, _check_cutoff
 

@@ -1,6 +1,6 @@
 """trec_eval's preference measures (``-R prefs``, ``-R qrels_prefs``): families that read the
-per-topic values :class:`irbench.preferences.PreparedPrefs` attaches to a ranked run under
-:data:`PREFS_KEY` (definitions in :mod:`irbench.preferences`). On ordinary qrels they are an
+per-topic values :class:`irbench.judgments.preferences.PreparedPrefs` attaches to a ranked run under
+:data:`PREFS_KEY` (definitions in :mod:`irbench.judgments.preferences`). On ordinary qrels they are an
 :class:`EvaluationError`."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collection import segment_cumsum
+from ..arrays import segment_cumsum
 from ..errors import MeasureParameterError
 from .base import Family, Param, register
 from .graded import level_gains, max_levels

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collection import UNJUDGED, segment_reverse_cummax
+from ..arrays import segment_reverse_cummax
+from ..ranked import UNJUDGED
 from .base import Family, Param, register
 from .extra import bpref_ten, condense
 from .precision import _CUTOFF, REL, parse_float_list, safe_div

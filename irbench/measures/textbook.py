@@ -8,7 +8,7 @@ retrieving nothing here, as in ``sets.py``.
 
 Coverage and novelty need a second set of documents, those the user already knows. The
 ranking alone cannot say which retrieved documents those are, so the evaluation attaches a
-:class:`KnownColumns` to the ranked run (``irbench.diversity.evaluate_known`` or
+:class:`KnownColumns` to the ranked run (``irbench.judgments.diversity.evaluate_known`` or
 ``PreparedKnown.rank``); without it the two measures raise an :class:`EvaluationError` that
 says how to give the known documents.
 """
@@ -51,7 +51,7 @@ def known_columns(r, m) -> KnownColumns:
     def absent():
         raise EvaluationError(
             f"{m} needs the documents the user already knows: give them with --known FILE "
-            "(irbench eval) or irbench.diversity.evaluate_known"
+            "(irbench eval) or irbench.judgments.diversity.evaluate_known"
         )
 
     return r.cached(KNOWN_KEY, absent)

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..collection import doc_hash
+from ..arrays import doc_hash
 from ..errors import FormatError, UsageError
 from ..trec import Run, _display, read_run
 

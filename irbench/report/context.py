@@ -572,7 +572,7 @@ def _from_runs(config, order: list[str]):
     qrels (measures a campaign's suites need not contain)."""
     import os
 
-    from ..collection import PreparedQrels
+    from ..ranked import PreparedQrels
     from ..measures import parse_trec_specs
     from ..parallel import evaluate_paths
 

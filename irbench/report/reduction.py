@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..collection import EvalOptions, PreparedQrels, rank_run
-from ..evaluation import compute
+from ..ranked import EvalOptions, PreparedQrels, rank_run
+from ..measures.compute import compute
 from ..measures import parse_measure
 from ..trec import Qrels
 

@@ -25,6 +25,10 @@ from typing import Callable
 import numpy as np
 
 from .errors import DuplicateError, EvaluationError, UsageError
+from .arrays import (
+    KeyTable, block_order, doc_hash, doc_words, duplicate_rows, index_type, lookup_topics,
+    may_repeat, segment_cumsum, stable_int_order, topic_keys,
+)
 from .trec import Qrels, Run, _display
 
 FAKE_DOCNO = b"ceci_nest_pas_un_docno"
@@ -81,7 +85,7 @@ class PreparedQrels:
         self.topics = query_id[first]
         self.row_topic = np.cumsum(first) - 1
         key = topic_keys(self.row_topic, doc_hash(self.doc_id), len(self.topics))
-        self._table = _KeyTable(key)
+        self._table = KeyTable(key)
         if np.any(self._table.sorted_keys[1:] == self._table.sorted_keys[:-1]):
             self._table = None  # two docnos of a topic share a key: compare strings
         judged = self.relevance >= 0
@@ -97,7 +101,7 @@ class PreparedQrels:
 
     def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> "Ranked":
         """:func:`rank_run` of ``run`` against these qrels (the method every prepared qrels has:
-        ``irbench.diversity.PreparedDiversity`` and ``PreparedKnown`` rank with extra columns)."""
+        ``irbench.judgments.diversity.PreparedDiversity`` and ``PreparedKnown`` rank with extra columns)."""
         return rank_run(run, self, options)
 
     def lookup(self, topic: np.ndarray, doc_id: np.ndarray,
@@ -136,162 +140,6 @@ class PreparedQrels:
         return out
 
 
-class _KeyTable:
-    """Row numbers of distinct uint64 keys: a hash table probed with whole-array steps.
-
-    Open addressing with linear probing, at most a quarter full, so one probe settles most
-    keys; the few still unsettled after ``_PROBES`` probes are found by binary search.
-    """
-
-    _PROBES = 2
-
-    def __init__(self, keys: np.ndarray):
-        self.keys = keys
-        self.sorted_rows = np.argsort(keys)
-        self.sorted_keys = keys[self.sorted_rows]
-        size = 1 << max(4, (4 * len(keys)).bit_length())
-        self.mask = size - 1
-        self.rows = np.full(size, -1, dtype=np.int64)
-        pending = np.arange(len(keys))
-        slot = (keys & np.uint64(self.mask)).astype(np.int64)
-        while len(pending):
-            free = np.flatnonzero(self.rows[slot] < 0)
-            _, first = np.unique(slot[free], return_index=True)  # one winner per free slot
-            won = free[first]
-            self.rows[slot[won]] = pending[won]
-            lost = np.ones(len(pending), dtype=bool)
-            lost[won] = False
-            pending, slot = pending[lost], (slot[lost] + 1) & self.mask
-
-    def find(self, keys: np.ndarray) -> np.ndarray:
-        """Row number of each key, -1 for keys not in the table."""
-        out = np.full(len(keys), -1, dtype=np.int64)
-        todo = np.arange(len(keys))
-        slot = (keys & np.uint64(self.mask)).astype(np.int64)
-        for _ in range(self._PROBES):
-            row = self.rows[slot]
-            filled = row >= 0
-            hit = filled & (self.keys[row] == keys[todo])  # row -1 reads a key, masked off
-            out[todo[hit]] = row[hit]
-            more = filled & ~hit
-            todo, slot = todo[more], (slot[more] + 1) & self.mask
-            if len(todo) == 0:
-                return out
-        rest = keys[todo]
-        pos = np.minimum(np.searchsorted(self.sorted_keys, rest), len(self.sorted_keys) - 1)
-        hit = self.sorted_keys[pos] == rest
-        out[todo[hit]] = self.sorted_rows[pos[hit]]
-        return out
-
-
-_HASH_SEED = np.uint64(0x9E3779B97F4A7C15)
-_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finaliser, in place: every output bit depends on every input bit."""
-    x ^= x >> _S30
-    x *= _MIX1
-    x ^= x >> _S27
-    x *= _MIX2
-    x ^= x >> _S31
-    return x
-
-
-def doc_words(doc_id: np.ndarray) -> np.ndarray:
-    """Docnos as rows of little-endian uint64 words of their bytes, zero-padded."""
-    n, width = len(doc_id), doc_id.dtype.itemsize
-    nwords = max(1, -(-width // 8))
-    if width == 0 or n == 0:
-        return np.zeros((n, nwords), dtype="<u8")
-    raw = np.ascontiguousarray(doc_id).view(np.uint8).reshape(n, width)
-    if width == 8 * nwords:
-        return raw.view("<u8")
-    padded = np.zeros((n, 8 * nwords), dtype=np.uint8)
-    padded[:, :width] = raw
-    return padded.view("<u8")
-
-
-def doc_hash(doc_id: np.ndarray, words: np.ndarray | None = None) -> np.ndarray:
-    """A 64-bit hash of each docno's bytes, the same whatever the array's string width.
-
-    Words that are all zero (padding) are skipped, so ``b"d1"`` hashes alike in ``S2`` and
-    ``S20`` arrays. Equal docnos hash equal; unequal ones may collide, so callers compare
-    bytes on every match.
-    """
-    words = doc_words(doc_id) if words is None else words
-    h = _mix(words[:, 0] ^ _HASH_SEED)
-    for j in range(1, words.shape[1]):
-        w = words[:, j]
-        used = w != 0
-        if not used.any():
-            break
-        step = _mix(h ^ w)
-        h = step if used.all() else np.where(used, step, h)
-    return h
-
-
-def topic_keys(topic: np.ndarray, hashes: np.ndarray, num_topics: int) -> np.ndarray:
-    """uint64 keys: the topic index in the high bits (exact), the top of the hash below."""
-    bits = np.uint64(max(1, int(num_topics).bit_length()))
-    return (topic.astype(np.uint64) << (np.uint64(64) - bits)) | (hashes >> bits)
-
-
-def _may_repeat(topic: np.ndarray, hashes: np.ndarray, num_topics: int) -> bool:
-    """False when no two rows share (topic, docno); True means they might (check exactly)."""
-    keys = np.sort(topic_keys(topic, hashes, num_topics))
-    return bool(np.any(keys[1:] == keys[:-1]))
-
-
-def _duplicate_rows(topic: np.ndarray, doc_id: np.ndarray, order_key: np.ndarray) -> tuple:
-    """Rows repeating an earlier (by ``order_key``) row's (topic, docno): (dups, their firsts).
-
-    Exact: sorts the docno strings themselves. Callers first rule duplicates out cheaply with
-    :func:`_may_repeat`.
-    """
-    o = np.lexsort((order_key, doc_id, topic))
-    t, d = topic[o], doc_id[o]
-    same = (t[1:] == t[:-1]) & (d[1:] == d[:-1])
-    if not same.any():
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], ~same)))
-    dup_pos = np.flatnonzero(same) + 1
-    first_pos = starts[np.searchsorted(starts, dup_pos, side="right") - 1]
-    return o[dup_pos], o[first_pos]
-
-
-def _topic_index(query_id: np.ndarray, topics: np.ndarray) -> np.ndarray:
-    """Index into ``topics`` of each row's topic (int32), -1 if absent; one lookup per block."""
-    n = len(query_id)
-    if n == 0 or len(topics) == 0:
-        return np.full(n, -1, dtype=np.int32)
-    starts = np.concatenate(([0], np.flatnonzero(query_id[1:] != query_id[:-1]) + 1))
-    block_qid = query_id[starts]
-    pos = np.minimum(np.searchsorted(topics, block_qid), len(topics) - 1)
-    block_topic = np.where(topics[pos] == block_qid, pos, -1).astype(np.int32)
-    return np.repeat(block_topic, np.diff(np.append(starts, n)))
-
-
-def _block_order(topic: np.ndarray) -> np.ndarray | bool | None:
-    """The permutation putting topic blocks in topic order, when each topic is one block of
-    consecutive rows: None if they already are in order, False if some topic is split."""
-    n = len(topic)
-    if n == 0:
-        return None
-    starts = np.concatenate(([0], np.flatnonzero(topic[1:] != topic[:-1]) + 1))
-    block_topic = topic[starts]
-    by_topic = np.argsort(block_topic, kind="stable")
-    sorted_topic = block_topic[by_topic]
-    if np.any(sorted_topic[1:] == sorted_topic[:-1]):
-        return False
-    if np.all(by_topic[1:] > by_topic[:-1]):
-        return None
-    lengths = np.diff(np.append(starts, n))[by_topic]
-    new_starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    return np.arange(n) + np.repeat(starts[by_topic] - new_starts, lengths)
-
-
 def _rank_order(topic: np.ndarray, score: np.ndarray, doc_id: np.ndarray) -> np.ndarray | None:
     """Permutation sorting by topic, score descending, docno descending (bytes); None when
     the rows are in that order already.
@@ -299,7 +147,7 @@ def _rank_order(topic: np.ndarray, score: np.ndarray, doc_id: np.ndarray) -> np.
     Runs usually list each topic once with scores already descending: then only blocks move
     and only tied rows are sorted. Otherwise one stable (topic, -score) sort comes first.
     """
-    order = _block_order(topic)
+    order = block_order(topic)
     same_topic = topic[1:] == topic[:-1]
     if order is False or np.any(same_topic & (score[1:] > score[:-1])):
         order = np.lexsort((-score, topic))
@@ -338,7 +186,7 @@ def _desc_within(group: np.ndarray, words: np.ndarray, j: int = 0) -> np.ndarray
     on every word (the same docno) are left in any order.
     """
     perm = np.argsort(~words[:, j])
-    perm = perm[_stable_int_order(group[perm])]
+    perm = perm[stable_int_order(group[perm])]
     if j + 1 == words.shape[1]:
         return perm
     g, w = group[perm], words[perm, j]
@@ -353,14 +201,6 @@ def _desc_within(group: np.ndarray, words: np.ndarray, j: int = 0) -> np.ndarray
     sub = perm[pos]
     perm[pos] = sub[_desc_within(run, words[sub], j + 1)]
     return perm
-
-
-def _stable_int_order(values: np.ndarray) -> np.ndarray:
-    """Stable argsort of non-negative integers below 2**32 (LSD radix over 16-bit digits)."""
-    if len(values) == 0 or int(values.max()) < (1 << 16):
-        return np.argsort(values.astype(np.uint16), kind="stable")
-    low = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
-    return low[np.argsort((values[low] >> 16).astype(np.uint16), kind="stable")]
 
 
 class Ranked:
@@ -426,13 +266,13 @@ class Ranked:
     @cached_property
     def topic_index(self) -> np.ndarray:
         """Topic of each document (int32 when that fits: half the memory of int64)."""
-        return np.repeat(np.arange(self.num_topics, dtype=_index_type(self.num_topics)),
+        return np.repeat(np.arange(self.num_topics, dtype=index_type(self.num_topics)),
                          self.num_ret)
 
     @cached_property
     def rank(self) -> np.ndarray:
         """1-based rank of each document within its topic (int32 when that fits)."""
-        kind = _index_type(len(self.level) + 1)
+        kind = index_type(len(self.level) + 1)
         starts = self.offsets[:-1].astype(kind)
         return np.arange(len(self.level), dtype=kind) - starts[self.topic_index] + kind(1)
 
@@ -498,50 +338,18 @@ class Ranked:
         return out
 
 
-def _index_type(n: int):
-    return np.int32 if n < 2**31 - 1 else np.int64
-
-
-def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Inclusive cumulative sum restarting at every segment start."""
-    cs = np.cumsum(values)
-    if len(cs) == 0:
-        return cs
-    counts = np.diff(offsets)
-    base = np.concatenate(([0], cs))[offsets[:-1]]
-    return cs - np.repeat(base, counts)
-
-
-def segment_reverse_cummax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """For each position, the maximum of ``values`` from there to its segment's end.
-
-    Exact for any floats: values are replaced by their order codes, and earlier segments are
-    lifted above later ones, so one running maximum over the reversed integer codes never
-    carries a value across a segment boundary.
-    """
-    n = len(values)
-    if n == 0:
-        return values.astype(np.float64)
-    distinct, code = np.unique(values, return_inverse=True)
-    counts = np.diff(offsets)
-    width = np.int64(len(distinct))
-    lift = np.repeat(np.arange(len(counts), 0, -1, dtype=np.int64), counts) * width
-    best = np.maximum.accumulate((code + lift)[::-1])[::-1] - lift
-    return distinct[best]
-
-
 def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptions()) -> Ranked:
     """Rank ``run`` against ``prepared`` qrels under ``options`` (see the module docstring)."""
     topics = prepared.topics
     num_topics = len(topics)
-    topic = _topic_index(run.query_id, topics)
+    topic = lookup_topics(run.query_id, topics)
     doc_id, score, line = run.doc_id, run.score, run.line
     keep = topic >= 0
     if not keep.all():
         topic, doc_id, score, line = topic[keep], doc_id[keep], score[keep], line[keep]
 
-    if options.duplicates == "first" and _may_repeat(topic, doc_hash(doc_id), num_topics):
-        dups, _ = _duplicate_rows(topic, doc_id, line)
+    if options.duplicates == "first" and may_repeat(topic, doc_hash(doc_id), num_topics):
+        dups, _ = duplicate_rows(topic, doc_id, line)
         if len(dups):
             mask = np.ones(len(topic), dtype=bool)
             mask[dups] = False
@@ -603,10 +411,10 @@ def _levels(run: Run, prepared: PreparedQrels, topic: np.ndarray, doc_id: np.nda
         t, d = topic[start:end], doc_id[start:end]
         hashes = doc_hash(d)
         if options.duplicates == "error" and not maybe_repeats:
-            maybe_repeats = _may_repeat(t, hashes, num_topics)
+            maybe_repeats = may_repeat(t, hashes, num_topics)
         level[start:end] = prepared.lookup(t, d, hashes)
     if maybe_repeats:
-        dups, firsts = _duplicate_rows(topic, doc_id, line)
+        dups, firsts = duplicate_rows(topic, doc_id, line)
         if len(dups):
             _raise_duplicates(run, prepared.topics, topic, doc_id, line, dups, firsts)
     return level

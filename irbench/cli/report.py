@@ -35,21 +35,21 @@ def default_folder(config) -> str:
 
 
 def cmd_report(args) -> int:
-    from .config import load_config
+    from ..config import load_config
     from .output import write_text
-    from .report import build_context, write_report
-    from .store import Store
+    from ..report import build_context, write_report
+    from ..store import Store
 
     config = load_config(args.config, strict=False)
-    from .errors import UsageError
-    from .report.context import REPORT_OPTIONS
+    from ..errors import UsageError
+    from ..report.context import REPORT_OPTIONS
 
     unknown = sorted(set(config.report) - set(REPORT_OPTIONS))
     if unknown:
         raise UsageError(f"{args.config}: report: unknown option {', '.join(unknown)} "
                          f"(report takes {', '.join(REPORT_OPTIONS)})")
     if config.report.get("measure") is not None:
-        from .measures import parse_measure
+        from ..measures import parse_measure
 
         chosen = str(parse_measure(str(config.report["measure"])))
         if chosen not in [str(m) for m in config.measures]:
@@ -58,8 +58,8 @@ def cmd_report(args) -> int:
         Store(config.store, read_only=True)  # says: no score store yet
     with Store(config.store, read_only=args.format != "html") as store:  # html keeps analyses
         if args.format != "html":
-            from .report.context import focus_measure, leaderboard, significance
-            from .report.exports import export_leaderboard, export_significance
+            from ..report.context import focus_measure, leaderboard, significance
+            from ..report.exports import export_leaderboard, export_significance
 
             board = leaderboard(config, store, seed=args.seed)
             if args.table == "significance":
@@ -75,7 +75,7 @@ def cmd_report(args) -> int:
         context = build_context(config, store, seed=args.seed)
         pages = ()
         if args.participants:
-            from .report.context import participants
+            from ..report.context import participants
 
             pages = participants(config, store)
     path = write_report(context, args.out or default_folder(config), pages)

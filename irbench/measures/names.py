@@ -1,4 +1,9 @@
-"""trec_eval's measure names: ``-m`` specifications, nicknames, output names and order.
+"""Measure names: the parser of canonical names and trec_eval's names, one module.
+
+:func:`parse_measure` turns a canonical name (``nDCG(gain=exp)@10``) or a trec_eval output name
+into a :class:`~irbench.measures.base.Measure`; nothing else parses measure names.
+
+trec_eval's names: ``-m`` specifications, nicknames, output names and order.
 
 ``parse_trec_specs(["P.5,10", "all_trec"])`` returns ``(label, Measure)`` pairs in trec_eval's
 print order (its ``te_trec_measures[]`` table), labels being trec_eval's output names
@@ -10,11 +15,13 @@ parameters decides them; a bare name or a nickname never resets them.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import MeasureParameterError, UnknownMeasureError
-from .base import REGISTRY, Measure, _fmt, parse_measure, unknown_message
+from .base import REGISTRY, SPELLINGS, Measure, _fmt
 from .prefs import PREFS_MEASURES
 
 
@@ -225,3 +232,54 @@ def parse_output_name(text: str) -> Measure | None:
             except MeasureParameterError:  # ndcg_cutt_10 is a misspelling, not pairs
                 return None
     return None
+
+
+# ---- canonical names ---------------------------------------------------------------------
+
+
+_SPELLING_RE = re.compile(r"^[A-Za-z_][\w-]*")
+_CANON_RE = re.compile(r"^(?P<name>[A-Za-z_][\w]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<at>[^@()]+))?$")
+
+
+def parse_measure(text: str) -> Measure:
+    """Parse a canonical measure name (``nDCG(gain=exp)@10``) or a trec_eval output name
+    (``ndcg_cut_10``, ``iprec_at_recall_0.10``) into a :class:`Measure`."""
+    text = text.strip()
+    head = _SPELLING_RE.match(text)
+    if head and head.group(0) in SPELLINGS:
+        text = SPELLINGS[head.group(0)] + text[head.end():]
+    match = _CANON_RE.match(text)
+    if match and match.group("name") in REGISTRY:
+        family = REGISTRY[match.group("name")]
+        values: dict[str, Any] = {}
+        if match.group("params"):
+            for item in match.group("params").split(","):
+                item = item.strip()
+                if not item:
+                    continue
+                if "=" in item:
+                    key, _, value = item.partition("=")
+                    values[key.strip()] = value.strip()
+                else:
+                    positional = [p for p in family.params if p.positional]
+                    if not positional:
+                        raise MeasureParameterError(f"{family.name}: unexpected {item!r}")
+                    values[positional[0].name] = item
+        if match.group("at") is not None:
+            if family.cutoff is None:
+                raise MeasureParameterError(f"{family.name} takes no @cutoff")
+            values[family.cutoff] = match.group("at")
+        return family.make(**values)
+    measure = parse_output_name(text)
+    if measure is not None:
+        return measure
+    raise UnknownMeasureError(unknown_message(text))
+
+
+def unknown_message(text: str) -> str:
+    known = sorted(set(REGISTRY) | set(TREC_FAMILIES) | set(NICKNAMES))
+    base = text.split("@")[0].split("(")[0].split(".")[0]
+    close = difflib.get_close_matches(base, known, n=3, cutoff=0.6)
+    rest = text[len(base):] if text.startswith(base) else ""
+    hint = f" (did you mean {' or '.join(c + rest for c in close)}?)" if close else ""
+    return f"unknown measure '{text}'{hint}; 'irbench measures' lists them all"

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
+from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
 from .diversity import DiversityQrels, collapse
-from .errors import EvaluationError, FormatError
-from .measures.prefs import PREFS_KEY, PREFS_MEASURES
-from .trec import Run, _display, _read_source, _regular_lines
+from ..errors import EvaluationError, FormatError
+from ..measures.prefs import PREFS_KEY, PREFS_MEASURES
+from ..trec import Run, _display, _read_source, _regular_lines
 
 _MAX_PROBLEMS = 20
 

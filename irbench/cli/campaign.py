@@ -15,14 +15,14 @@ import sys
 import time
 from typing import TYPE_CHECKING, Sequence
 
-from . import stamp
-from .config import Config, load_config
-from .errors import UsageError
-from .measures import parse_measure
+from .. import stamp
+from ..config import Config, load_config
+from ..errors import UsageError
+from ..measures import parse_measure
 from .output import write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
-    from .store import Store
+    from ..store import Store
 
 LEADERBOARD_ROWS = 10
 LEADERBOARD_COLUMNS = 6
@@ -93,7 +93,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .runner import run_campaign
+    from ..runner import run_campaign
 
     checked = time.time_ns()  # before the config reads anything (run tags, rules files)
     config = load_config(args.config, strict=False)
@@ -154,7 +154,7 @@ def _leaderboard(config: Config) -> str:
     measures = [str(m) for m in config.qrels[0].measures(suite)][:LEADERBOARD_COLUMNS]
     if not measures:
         return ""
-    from .store import Store
+    from ..store import Store
 
     with Store(config.store, read_only=True) as store:
         _, rows = store.means(qrels, measures=measures)
@@ -170,7 +170,7 @@ def _leaderboard(config: Config) -> str:
 
 
 def _store_for(config: Config) -> Store:
-    from .store import Store
+    from ..store import Store
 
     return Store(config.store, read_only=True)
 
@@ -252,7 +252,7 @@ def cmd_systems(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .simulate import CampaignSpec, simulate
+    from ..simulate import CampaignSpec, simulate
 
     spec = CampaignSpec(groups=args.groups, runs_per_group=args.runs_per_group,
                         topics=args.topics, depth=args.depth, pool_depth=args.pool_depth,

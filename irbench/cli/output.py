@@ -9,9 +9,9 @@ import math
 import sys
 from typing import Any, Iterable
 
-from .errors import UsageError
-from .evaluation import Evaluation
-from .measures import Measure
+from ..errors import UsageError
+from ..measures.compute import Evaluation
+from ..measures import Measure
 
 
 def trec_value(kind: str, value: Any) -> str:
@@ -81,8 +81,8 @@ def zscore(
 
     import numpy as np
 
-    from .measures import summarise
-    from .measures.base import sequential_sum
+    from ..measures import summarise
+    from ..measures.base import sequential_sum
 
     values, summaries = dict(evaluation.values), dict(evaluation.summaries)
     for label, measure in labelled:

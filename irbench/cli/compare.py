@@ -14,15 +14,15 @@ import sys
 
 import numpy as np
 
-from .config import load_config
-from .errors import UsageError
-from .measures import parse_measure
+from ..config import load_config
+from ..errors import UsageError
+from ..measures import parse_measure
 from .output import write_text
-from .stats.choices import (ALTERNATIVES, CI_METHODS, COMPARE_TESTS, CORRECTIONS,
+from ..stats.choices import (ALTERNATIVES, CI_METHODS, COMPARE_TESTS, CORRECTIONS,
                             DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST)
 
 ALL_PAIRS_TEST = "randomized-tukey-hsd"
-from . import stats
+from .. import stats
 
 FORMATS = ("table", "csv", "json", "latex")
 COLUMNS = ("measure", "system_a", "system_b", "mean_a", "mean_b", "mean_diff", "ci_low",
@@ -96,7 +96,7 @@ def cmd_compare(args) -> int:
     if args.samples < 1:
         raise UsageError(f"--samples must be positive, got {args.samples}")
     declared = [s.name for s in config.systems]
-    from .store import Store
+    from ..store import Store
 
     with Store(config.store, read_only=True) as store:
         systems = list(args.system)

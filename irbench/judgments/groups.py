@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .collection import EvalOptions, PreparedQrels, Ranked, rank_run
+from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
 from .diversity import DiversityQrels, collapse, read_diversity_qrels
-from .measures.avgjg import JG_FAMILIES, JG_KEY
-from .trec import Qrels, Run
+from ..measures.avgjg import JG_FAMILIES, JG_KEY
+from ..trec import Qrels, Run
 
 ANY_QRELS_FAMILIES = ("RunId", "NumQ")  # measures that need no judgments of their own
 

@@ -3,33 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Sequence
 
-from . import __version__
-from .errors import IrbenchError, UsageError
+from .. import __version__
+from ..errors import IrbenchError, UsageError
 
 EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2, "ConfigError": 2,
               "MeasureParameterError": 2, "JudgmentError": 2, "StoreError": 3, "EvaluationError": 4,
               "DuplicateError": 4}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import campaign_cli, compare_cli, eval_cli, pool_cli, report_cli, validate_cli
+COMMAND_MODULES = ("eval", "campaign", "compare", "validate", "pool", "report")
 
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="irbench", description="TREC-style retrieval evaluation campaigns, end to end."
     )
     parser.add_argument("--version", action="version", version=f"irbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (eval_cli, campaign_cli, compare_cli, validate_cli, pool_cli, report_cli):
-        module.add_parsers(sub)
+    for name in COMMAND_MODULES:  # imported here: 'irbench run' may answer before any of them
+        importlib.import_module(f".{name}", __name__).add_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    from .stamp import answer_unchanged_run
+    from ..stamp import answer_unchanged_run
 
     answered = answer_unchanged_run(argv)  # before any heavy import: see irbench.stamp
     if answered is not None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sys
 
-from .config import load_config
-from .errors import UsageError
-from .submissions import check_submissions, load_rules, report_lines
-from .submissions.rules import CHECKS, Rules
-from .topics import read_topics
+from ..config import load_config
+from ..errors import UsageError
+from ..submissions import check_submissions, load_rules, report_lines
+from ..submissions.rules import CHECKS, Rules
+from ..topics import read_topics
 
 
 def add_parsers(sub) -> None:

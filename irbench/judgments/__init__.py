@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .collection import PreparedQrels
-from .trec import read_qrels
+from ..ranked import PreparedQrels
+from ..trec import read_qrels
 
 
 def _adhoc(source, name, weights):
@@ -26,7 +26,7 @@ def _diversity(source, name, weights):
 
 
 def _judgment_groups(source, name, weights):
-    from .judgment_groups import PreparedJudgmentGroups, read_qrels_jg
+    from .groups import PreparedJudgmentGroups, read_qrels_jg
 
     return PreparedJudgmentGroups(read_qrels_jg(source, name=name))
 

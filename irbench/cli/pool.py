@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from .errors import UsageError
+from ..errors import UsageError
 
 SUBCOMMANDS = ("build", "stats", "simulate", "bias", "strategies", "start", "next", "judge",
                "status")
@@ -78,8 +78,8 @@ def _params(items: list[str]) -> dict:
 
 
 def _table(config):
-    from .config import priority_order
-    from .pooling import build_table
+    from ..config import priority_order
+    from ..pooling import build_table
 
     missing = [s.name for s in config.systems if s.name in config.missing_runs]
     if missing:
@@ -98,7 +98,7 @@ def _qrels(config, name: str | None):
 
 
 def _contributing(table, args):
-    from .pooling import contributing_runs
+    from ..pooling import contributing_runs
 
     unknown = [n for n in args.pooled if n not in table.runs]
     if unknown:
@@ -108,8 +108,8 @@ def _contributing(table, args):
 
 
 def cmd_pool(args) -> int:
-    from . import pooling
-    from .config import load_config
+    from .. import pooling
+    from ..config import load_config
 
     if args.action == "strategies":
         print(pooling.describe())
@@ -177,9 +177,9 @@ def cmd_pool(args) -> int:
 
 
 def _judging(args, config, table, level) -> int:
-    from .pooling import PoolingState, read_assessor_file
-    from .pooling.persist import decode_state, encode_state
-    from .store import Store
+    from ..pooling import PoolingState, read_assessor_file
+    from ..pooling.persist import decode_state, encode_state
+    from ..store import Store
 
     if not args.name:
         raise UsageError(f"irbench pool {args.action} needs --name POOL")
@@ -246,7 +246,7 @@ def _store_built(config, name: str, pool) -> None:
 
     import numpy as np
 
-    from .store import Store
+    from ..store import Store
 
     def text(values) -> np.ndarray:
         return np.array([_text(v) for v in values], dtype=object)

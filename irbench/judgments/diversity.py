@@ -2,12 +2,12 @@
 for ``alpha_nDCG``, ``ERR_IA``, ...) and documents the user already knows (``Coverage``,
 ``Novelty``).
 
-A :class:`~irbench.collection.Ranked` run keeps each document's qrels level but not its docno,
+A :class:`~irbench.ranked.Ranked` run keeps each document's qrels level but not its docno,
 so a measure cannot look a ranked document up in a second table afterwards. :class:`KeyedQrels`
 ranks the run once against a qrels in which each document of the table carries its own number
 (encoded above the highest qrels level), then decodes the levels back: the result is the
 ordinary ranking (same order, ``-M``, ``-J``, ``-c`` and duplicate rules, since
-:func:`~irbench.collection.rank_run` does the ranking) plus, per ranked document, its row in
+:func:`~irbench.ranked.rank_run` does the ranking) plus, per ranked document, its row in
 the table. The columns the measures read are attached with ``Ranked.cached``.
 
 Diversity qrels are ndeval's format, ``topic subtopic docno rel`` (TREC Web track 2009-2014):
@@ -24,15 +24,15 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .collection import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
-from .errors import DuplicateError, FormatError
-from .evaluation import Evaluation, _as_measures, compute
-from .measures import Measure
-from .measures.diversity import DIVERSITY_FAMILIES, INTENT_KEY, IntentColumns, IntentQrels
-from .measures.textbook import KNOWN_KEY, KnownColumns
-from .trec import (MAX_RELEVANCE, MIN_RELEVANCE, Qrels, Run, _display, _read_source,
+from ..ranked import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
+from ..errors import DuplicateError, FormatError
+from ..measures.compute import Evaluation, as_measures, compute
+from ..measures import Measure
+from ..measures.diversity import DIVERSITY_FAMILIES, INTENT_KEY, IntentColumns, IntentQrels
+from ..measures.textbook import KNOWN_KEY, KnownColumns
+from ..trec import (MAX_RELEVANCE, MIN_RELEVANCE, Qrels, Run, _display, _read_source,
                    _regular_lines, read_qrels)
-from .trec import read_run
+from ..trec import read_run
 
 _MAX_PROBLEMS = 20
 
@@ -62,7 +62,7 @@ def read_diversity_qrels(source, name: str | None = None, *,
     """Read a diversity qrels: ``topic subtopic docno rel`` lines (ndeval's format).
 
     ``second`` names the second column in messages (trec_eval's ``qrels_jg`` files have the
-    same shape with a judgment group there: :mod:`irbench.judgment_groups`).
+    same shape with a judgment group there: :mod:`irbench.judgments.groups`).
 
     ``source``: a path (``.gz`` is fine, ``-`` is stdin), a binary or text file, a mapping
     ``{topic: {subtopic: {docno: rel}}}`` or an iterable of ``(topic, subtopic, docno, rel)``.
@@ -501,7 +501,7 @@ def evaluate_diversity(
 
 
 def _evaluation(ranked: Ranked, run: Run, measures, options: EvalOptions) -> Evaluation:
-    values, summaries = compute(ranked, _as_measures(measures))
+    values, summaries = compute(ranked, as_measures(measures))
     return Evaluation(run_name=run.name, runid=run.runid,
                       topics=tuple(_display(t) for t in ranked.topics), values=values,
                       summaries=summaries, options=options)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from .collection import EvalOptions
-from .diversity import PreparedKnown, diversity_hint, is_diversity_measure
-from .errors import DuplicateError, FormatError, UsageError
-from .judgment_groups import ANY_QRELS_FAMILIES, is_jg_measure
-from .judgments import prepare
-from .preferences import is_prefs_measure
-from .measures import REGISTRY, parse_trec_specs
+from ..ranked import EvalOptions
+from ..judgments.diversity import PreparedKnown, diversity_hint, is_diversity_measure
+from ..errors import DuplicateError, FormatError, UsageError
+from ..judgments.groups import ANY_QRELS_FAMILIES, is_jg_measure
+from ..judgments import prepare
+from ..judgments.preferences import is_prefs_measure
+from ..measures import REGISTRY, parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
-from .parallel import evaluate_paths
-from .trec import read_qrels, read_run, read_zscores
+from ..parallel import evaluate_paths
+from ..trec import read_qrels, read_run, read_zscores
 
 
 def add_parsers(sub) -> None:

@@ -1,0 +1,205 @@
+"""Whole-array primitives the ranking and the measures share: docno hashing, a hash table of
+keys probed with array steps, topic lookups, segment-wise sums and maxima, a stable radix order.
+
+Nothing here knows about runs or qrels: inputs and outputs are numpy arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class KeyTable:
+    """Row numbers of distinct uint64 keys: a hash table probed with whole-array steps.
+
+    Open addressing with linear probing, at most a quarter full, so one probe settles most
+    keys; the few still unsettled after ``_PROBES`` probes are found by binary search.
+    """
+
+    _PROBES = 2
+
+    def __init__(self, keys: np.ndarray):
+        self.keys = keys
+        self.sorted_rows = np.argsort(keys)
+        self.sorted_keys = keys[self.sorted_rows]
+        size = 1 << max(4, (4 * len(keys)).bit_length())
+        self.mask = size - 1
+        self.rows = np.full(size, -1, dtype=np.int64)
+        pending = np.arange(len(keys))
+        slot = (keys & np.uint64(self.mask)).astype(np.int64)
+        while len(pending):
+            free = np.flatnonzero(self.rows[slot] < 0)
+            _, first = np.unique(slot[free], return_index=True)  # one winner per free slot
+            won = free[first]
+            self.rows[slot[won]] = pending[won]
+            lost = np.ones(len(pending), dtype=bool)
+            lost[won] = False
+            pending, slot = pending[lost], (slot[lost] + 1) & self.mask
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Row number of each key, -1 for keys not in the table."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        todo = np.arange(len(keys))
+        slot = (keys & np.uint64(self.mask)).astype(np.int64)
+        for _ in range(self._PROBES):
+            row = self.rows[slot]
+            filled = row >= 0
+            hit = filled & (self.keys[row] == keys[todo])  # row -1 reads a key, masked off
+            out[todo[hit]] = row[hit]
+            more = filled & ~hit
+            todo, slot = todo[more], (slot[more] + 1) & self.mask
+            if len(todo) == 0:
+                return out
+        rest = keys[todo]
+        pos = np.minimum(np.searchsorted(self.sorted_keys, rest), len(self.sorted_keys) - 1)
+        hit = self.sorted_keys[pos] == rest
+        out[todo[hit]] = self.sorted_rows[pos[hit]]
+        return out
+
+
+_HASH_SEED = np.uint64(0x9E3779B97F4A7C15)
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser, in place: every output bit depends on every input bit."""
+    x ^= x >> _S30
+    x *= _MIX1
+    x ^= x >> _S27
+    x *= _MIX2
+    x ^= x >> _S31
+    return x
+
+
+def doc_words(doc_id: np.ndarray) -> np.ndarray:
+    """Docnos as rows of little-endian uint64 words of their bytes, zero-padded."""
+    n, width = len(doc_id), doc_id.dtype.itemsize
+    nwords = max(1, -(-width // 8))
+    if width == 0 or n == 0:
+        return np.zeros((n, nwords), dtype="<u8")
+    raw = np.ascontiguousarray(doc_id).view(np.uint8).reshape(n, width)
+    if width == 8 * nwords:
+        return raw.view("<u8")
+    padded = np.zeros((n, 8 * nwords), dtype=np.uint8)
+    padded[:, :width] = raw
+    return padded.view("<u8")
+
+
+def doc_hash(doc_id: np.ndarray, words: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit hash of each docno's bytes, the same whatever the array's string width.
+
+    Words that are all zero (padding) are skipped, so ``b"d1"`` hashes alike in ``S2`` and
+    ``S20`` arrays. Equal docnos hash equal; unequal ones may collide, so callers compare
+    bytes on every match.
+    """
+    words = doc_words(doc_id) if words is None else words
+    h = _mix(words[:, 0] ^ _HASH_SEED)
+    for j in range(1, words.shape[1]):
+        w = words[:, j]
+        used = w != 0
+        if not used.any():
+            break
+        step = _mix(h ^ w)
+        h = step if used.all() else np.where(used, step, h)
+    return h
+
+
+def topic_keys(topic: np.ndarray, hashes: np.ndarray, num_topics: int) -> np.ndarray:
+    """uint64 keys: the topic index in the high bits (exact), the top of the hash below."""
+    bits = np.uint64(max(1, int(num_topics).bit_length()))
+    return (topic.astype(np.uint64) << (np.uint64(64) - bits)) | (hashes >> bits)
+
+
+def may_repeat(topic: np.ndarray, hashes: np.ndarray, num_topics: int) -> bool:
+    """False when no two rows share (topic, docno); True means they might (check exactly)."""
+    keys = np.sort(topic_keys(topic, hashes, num_topics))
+    return bool(np.any(keys[1:] == keys[:-1]))
+
+
+def duplicate_rows(topic: np.ndarray, doc_id: np.ndarray, order_key: np.ndarray) -> tuple:
+    """Rows repeating an earlier (by ``order_key``) row's (topic, docno): (dups, their firsts).
+
+    Exact: sorts the docno strings themselves. Callers first rule duplicates out cheaply with
+    :func:`may_repeat`.
+    """
+    o = np.lexsort((order_key, doc_id, topic))
+    t, d = topic[o], doc_id[o]
+    same = (t[1:] == t[:-1]) & (d[1:] == d[:-1])
+    if not same.any():
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    dup_pos = np.flatnonzero(same) + 1
+    first_pos = starts[np.searchsorted(starts, dup_pos, side="right") - 1]
+    return o[dup_pos], o[first_pos]
+
+
+def lookup_topics(query_id: np.ndarray, topics: np.ndarray) -> np.ndarray:
+    """Index into ``topics`` of each row's topic (int32), -1 if absent; one lookup per block."""
+    n = len(query_id)
+    if n == 0 or len(topics) == 0:
+        return np.full(n, -1, dtype=np.int32)
+    starts = np.concatenate(([0], np.flatnonzero(query_id[1:] != query_id[:-1]) + 1))
+    block_qid = query_id[starts]
+    pos = np.minimum(np.searchsorted(topics, block_qid), len(topics) - 1)
+    block_topic = np.where(topics[pos] == block_qid, pos, -1).astype(np.int32)
+    return np.repeat(block_topic, np.diff(np.append(starts, n)))
+
+
+def block_order(topic: np.ndarray) -> np.ndarray | bool | None:
+    """The permutation putting topic blocks in topic order, when each topic is one block of
+    consecutive rows: None if they already are in order, False if some topic is split."""
+    n = len(topic)
+    if n == 0:
+        return None
+    starts = np.concatenate(([0], np.flatnonzero(topic[1:] != topic[:-1]) + 1))
+    block_topic = topic[starts]
+    by_topic = np.argsort(block_topic, kind="stable")
+    sorted_topic = block_topic[by_topic]
+    if np.any(sorted_topic[1:] == sorted_topic[:-1]):
+        return False
+    if np.all(by_topic[1:] > by_topic[:-1]):
+        return None
+    lengths = np.diff(np.append(starts, n))[by_topic]
+    new_starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    return np.arange(n) + np.repeat(starts[by_topic] - new_starts, lengths)
+
+
+def stable_int_order(values: np.ndarray) -> np.ndarray:
+    """Stable argsort of non-negative integers below 2**32 (LSD radix over 16-bit digits)."""
+    if len(values) == 0 or int(values.max()) < (1 << 16):
+        return np.argsort(values.astype(np.uint16), kind="stable")
+    low = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
+    return low[np.argsort((values[low] >> 16).astype(np.uint16), kind="stable")]
+
+
+def index_type(n: int):
+    return np.int32 if n < 2**31 - 1 else np.int64
+
+
+def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative sum restarting at every segment start."""
+    cs = np.cumsum(values)
+    if len(cs) == 0:
+        return cs
+    counts = np.diff(offsets)
+    base = np.concatenate(([0], cs))[offsets[:-1]]
+    return cs - np.repeat(base, counts)
+
+
+def segment_reverse_cummax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """For each position, the maximum of ``values`` from there to its segment's end.
+
+    Exact for any floats: values are replaced by their order codes, and earlier segments are
+    lifted above later ones, so one running maximum over the reversed integer codes never
+    carries a value across a segment boundary.
+    """
+    n = len(values)
+    if n == 0:
+        return values.astype(np.float64)
+    distinct, code = np.unique(values, return_inverse=True)
+    counts = np.diff(offsets)
+    width = np.int64(len(distinct))
+    lift = np.repeat(np.arange(len(counts), 0, -1, dtype=np.int64), counts) * width
+    best = np.maximum.accumulate((code + lift)[::-1])[::-1] - lift
+    return distinct[best]

@@ -1,0 +1,88 @@
+"""The engine: values and summaries of measures on a ranked run, and the result they make.
+
+:func:`compute` takes a :class:`~irbench.ranked.Ranked` run (ranked once, by any kind of
+judgments) and gives one value per topic for each measure plus the summary trec_eval prints.
+:func:`irbench.evaluate` reads and ranks, then calls it; the judgment-group measures call it
+once per group (:mod:`irbench.measures.avgjg`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..ranked import EvalOptions, Ranked
+from .base import Measure, summarise
+from .names import parse_measure
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per-topic values of one run, aligned to ``topics`` (the qrels topics in byte order).
+
+    ``values[m]`` is a float64 array (an object array of str for text measures);
+    ``summary(m)`` is the all-topics value as trec_eval reports it.
+    """
+
+    run_name: str
+    runid: str
+    topics: tuple[str, ...]
+    values: dict[Measure, np.ndarray]
+    summaries: dict[Measure, Any]
+    options: EvalOptions
+
+    def summary(self, measure: Measure | str) -> Any:
+        key = parse_measure(measure) if isinstance(measure, str) else measure
+        return self.summaries[key]
+
+    def __getitem__(self, measure: Measure | str) -> np.ndarray:
+        key = parse_measure(measure) if isinstance(measure, str) else measure
+        return self.values[key]
+
+
+def as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
+    out: list[Measure] = []
+    for m in measures:
+        measure = parse_measure(m) if isinstance(m, str) else m
+        if measure not in out:
+            out.append(measure)
+    return out
+
+
+def compute(ranked: Ranked, measures: list[Measure]) -> tuple[dict, dict]:
+    """Values and summaries of ``measures`` on an already ranked run."""
+    values: dict[Measure, np.ndarray] = {}
+    summaries: dict[Measure, Any] = {}
+    missing = ranked.missing
+    for measure in measures:
+        family = measure.definition
+        v = family.compute(ranked.at_level(measure.get("rel")), measure)
+        if missing.any() and family.missing is not None:
+            fill = family.missing(measure)
+            if fill is not None:
+                v = v.copy()
+                v[missing] = fill
+        values[measure] = v
+        summaries[measure] = summarise(measure, v, ranked)
+    return values, summaries
+
+
+def restrict(ranked: Ranked, keep: np.ndarray) -> Ranked:
+    """The ranking of only the topics where ``keep`` is true (e.g. those a run answers)."""
+    if keep.all():
+        return ranked
+    counts = ranked.num_ret[keep]
+    lines = ranked.num_lines_rel_positive
+    return Ranked(
+        topics=ranked.topics[keep],
+        offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        level=ranked.level[keep[ranked.topic_index]],
+        missing=ranked.missing[keep],
+        level_counts=ranked.level_counts[keep],
+        options=ranked.options,
+        runid=ranked.runid,
+        name=ranked.name,
+        num_lines_rel_positive=None if lines is None else lines[keep],
+    )
