@@ -1,15 +1,28 @@
-"""Named exceptions. The library raises these; only the CLI turns them into messages."""
+"""Named exceptions. The library raises these; only the command line (:mod:`irbench.cli`)
+turns them into ``irbench: error: ...`` messages and exits with each class's ``exit_code``.
+
+Exit statuses follow trec_eval where it has one: 1 for a request that cannot be carried out,
+2 for input files with problems, 3 for a store that cannot be used, 4 for inputs that cannot
+be evaluated together (trec_eval's status for a duplicate docno).
+
+Every error pickles and unpickles to an equal error (worker processes send them back whole).
+"""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 
 class IrbenchError(Exception):
     """Base class of every error caused by the user's input or request."""
 
+    exit_code: ClassVar[int] = 1
+
 
 class FormatError(IrbenchError):
     """One or more problems in an input file, each with its path and line."""
 
+    exit_code = 2
     MAX_SHOWN = 20
 
     def __init__(self, problems: list[str], more: int = 0):
@@ -21,10 +34,23 @@ class FormatError(IrbenchError):
             text += f"\n... and {hidden} more problem{'s' if hidden != 1 else ''}"
         super().__init__(text)
 
+    def __reduce__(self):
+        return (type(self), (self.problems, self.more))
+
 
 class DuplicateError(FormatError):
     """A docno retrieved twice for a topic, or judged twice: readable input that trec_eval
     refuses to evaluate (its exit status 4, which the command line keeps)."""
+
+    exit_code = 4
+
+
+class ConfigError(FormatError):
+    """One or more problems in a campaign config, each with its file, line and YAML path."""
+
+
+class JudgmentError(FormatError):
+    """Judgments that cannot be recorded: malformed, not in the pool, or conflicting."""
 
 
 class UnknownMeasureError(IrbenchError):
@@ -34,21 +60,28 @@ class UnknownMeasureError(IrbenchError):
 class MeasureParameterError(IrbenchError):
     """A known measure with parameters it cannot take."""
 
+    exit_code = 2
+
 
 class EvaluationError(IrbenchError):
     """The inputs are readable but cannot be evaluated together (e.g. a missing topic)."""
 
-
-class UsageError(IrbenchError):
-    """A command-line request that cannot be carried out."""
+    exit_code = 4
 
 
-class ConfigError(FormatError):
-    """One or more problems in a campaign config, each with its file, line and YAML path."""
+class OptionError(IrbenchError):
+    """An evaluation option out of its range (a negative relevance level or depth, an unknown
+    duplicates policy)."""
 
 
 class StoreError(IrbenchError):
     """The score store cannot be used (locked by another process, newer schema, unreadable)."""
+
+    exit_code = 3
+
+
+class NotStoredError(IrbenchError):
+    """The store holds nothing for what was asked (a measure, system or qrels set)."""
 
 
 class PoolingError(IrbenchError):
@@ -59,5 +92,19 @@ class UnknownStrategyError(PoolingError):
     """A pooling strategy name that is not in the registry."""
 
 
-class JudgmentError(FormatError):
-    """Judgments that cannot be recorded: malformed, not in the pool, or conflicting."""
+class StatisticsError(IrbenchError):
+    """A statistical test or design asked with values it cannot take (alpha outside (0, 1),
+    an unknown test or correction, too few topics)."""
+
+
+class SimulationError(IrbenchError):
+    """A simulated campaign asked with values it cannot take."""
+
+
+class OutputError(IrbenchError):
+    """An output file or folder that cannot be written."""
+
+
+class UsageError(IrbenchError):
+    """A command-line request that cannot be carried out. Raised by :mod:`irbench.cli` only;
+    the library raises the named errors above."""

@@ -68,8 +68,7 @@ def evaluate_paths(
     if count <= 1:
         return [_evaluate(state, path) for path in paths]
     with _context().Pool(count, initializer=_init_worker, initargs=(state,)) as pool:
-        packed = list(pool.imap(_evaluate_in_worker, paths, chunksize=1))
-    return [_unpack(result) for result in packed]
+        return list(pool.imap(_evaluate_in_worker, paths, chunksize=1))
 
 
 def read_run(source, name: str | None = None, workers: int | None = None) -> trec.Run:
@@ -95,8 +94,8 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
     with _context().Pool(len(ranges)) as pool:
         parts = pool.starmap(_parse_range, ranges)
     for part in parts:
-        if isinstance(part, _PackedError):
-            raise part.unpack()
+        if isinstance(part, FormatError):
+            raise part
     return trec._run_of_parts(path, parts, name)
 
 
@@ -114,10 +113,10 @@ def _parse_range(path: str, start: int, end: int):
     """Parse the whole lines in bytes ``[start, end)`` of ``path`` (a worker's part)."""
     try:
         return trec._parse_run(_range_pieces(path, start, end))
-    except FormatError as exc:
-        return _PackedError.of(exc)
+    except FormatError as exc:  # returned, not raised: the parent joins the parts' problems
+        return exc
     except OSError as exc:
-        return _PackedError(FormatError, ([f"{path}: cannot read ({exc.strerror})"], 0))
+        return FormatError([f"{path}: cannot read ({exc.strerror})"])
 
 
 def _range_pieces(path: str, start: int, end: int):
@@ -175,34 +174,8 @@ def _init_worker(state: tuple) -> None:
 
 
 def _evaluate_in_worker(path: str) -> RunResult:
-    """:func:`_evaluate` in a worker, with its error made safe to pickle."""
-    result = _evaluate(_STATE, path)
-    if result.error is not None:
-        result.error = _PackedError.of(result.error)
-    return result
-
-
-@dataclass
-class _PackedError:
-    """An IrbenchError as plain data: FormatError's (problems, more) do not survive pickling."""
-
-    kind: type
-    args: tuple
-
-    @classmethod
-    def of(cls, exc: IrbenchError) -> "_PackedError":
-        if isinstance(exc, FormatError):
-            return cls(type(exc), (exc.problems, exc.more))
-        return cls(type(exc), exc.args)
-
-    def unpack(self) -> IrbenchError:
-        return self.kind(*self.args)
-
-
-def _unpack(result: RunResult) -> RunResult:
-    if isinstance(result.error, _PackedError):
-        result.error = result.error.unpack()
-    return result
+    """:func:`_evaluate` in a worker (its errors pickle whole: see :mod:`irbench.errors`)."""
+    return _evaluate(_STATE, path)
 
 
 __all__ = ["RunResult", "evaluate_paths", "read_run"]

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import DuplicateError, EvaluationError, UsageError
+from .errors import DuplicateError, EvaluationError, OptionError
 from .arrays import (
     KeyTable, block_order, doc_hash, doc_words, duplicate_rows, index_type, lookup_topics,
     may_repeat, segment_cumsum, stable_int_order, topic_keys,
@@ -59,11 +59,11 @@ class EvalOptions:
 
     def __post_init__(self) -> None:
         if self.relevance_level < 0:
-            raise UsageError("relevance level must be >= 0")
+            raise OptionError("relevance level must be >= 0")
         if self.max_docs is not None and self.max_docs < 0:
-            raise UsageError("max_docs must be >= 0")
+            raise OptionError("max_docs must be >= 0")
         if self.duplicates not in ("error", "first"):
-            raise UsageError(f"duplicates must be 'error' or 'first', not {self.duplicates!r}")
+            raise OptionError(f"duplicates must be 'error' or 'first', not {self.duplicates!r}")
 
 
 class PreparedQrels:

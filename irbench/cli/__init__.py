@@ -8,14 +8,9 @@ import sys
 from typing import Sequence
 
 from .. import __version__
-from ..errors import IrbenchError, UsageError
+from ..errors import IrbenchError
 
-EXIT_CODES = {"UnknownMeasureError": 1, "UsageError": 1, "FormatError": 2, "ConfigError": 2,
-              "MeasureParameterError": 2, "JudgmentError": 2, "StoreError": 3, "EvaluationError": 4,
-              "DuplicateError": 4}
-
-
-COMMAND_MODULES = ("eval", "campaign", "compare", "validate", "pool", "report")
+COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,9 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IrbenchError as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"irbench: error: {line}", file=sys.stderr)
-        return EXIT_CODES.get(type(exc).__name__, 1)
+        return exc.exit_code
     except BrokenPipeError:
         return 0
 
 
-__all__ = ["main", "build_parser", "UsageError"]
+__all__ = ["main", "build_parser"]

@@ -1,4 +1,4 @@
-"""``irbench eval`` (a drop-in for trec_eval) and ``irbench measures``."""
+"""``irbench eval``: a drop-in for trec_eval."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..errors import DuplicateError, FormatError, UsageError
 from ..judgments.groups import ANY_QRELS_FAMILIES, is_jg_measure
 from ..judgments import prepare
 from ..judgments.preferences import is_prefs_measure
-from ..measures import REGISTRY, parse_trec_specs
+from ..measures import parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
 from ..parallel import evaluate_paths
 from ..trec import read_qrels, read_run, read_zscores
@@ -18,7 +18,6 @@ from ..trec import read_qrels, read_run, read_zscores
 
 def add_parsers(sub) -> None:
     _eval_parser(sub)
-    _measures_parser(sub)
 
 
 def _eval_parser(sub) -> None:
@@ -171,21 +170,3 @@ def _check_judgment_kind(measures, kind: str, args) -> None:
         raise UsageError(f"{m}: {what} measures need {option}")
     if kind != "qrels" and args.known:
         raise UsageError(f"--known does not apply to -R {args.R}")
-
-
-def _measures_parser(sub) -> None:
-    p = sub.add_parser("measures", help="list every measure with its parameters",
-                       description="List every measure family, its parameters and a description.")
-    p.set_defaults(handler=_cmd_measures)
-
-
-def _cmd_measures(args) -> int:
-    for name in sorted(REGISTRY, key=str.lower):
-        family = REGISTRY[name]
-        params = ", ".join(
-            f"{p.name}={p.default!r}" if p.default not in (None, "") else p.name
-            for p in family.params
-        )
-        head = f"{name}({params})" if params else name
-        print(f"{head:<34} {family.description}")
-    return 0
