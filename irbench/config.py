@@ -22,17 +22,14 @@ from typing import Any
 import yaml
 
 from .ranked import EvalOptions
+from . import judgments
 from .errors import ConfigError, IrbenchError
 from .measures import Measure, parse_measure
-from .measures.avgjg import JG_FAMILIES
-from .measures.prefs import PREFS_MEASURES
-from .measures.diversity import DIVERSITY_FAMILIES
 from .stamp import glob_matches
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
                "official", "priority", "metadata"}
-EXTRA_INPUT_FAMILIES = ("Coverage", "Novelty")  # need a second qrels of known documents
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
@@ -40,54 +37,30 @@ TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "r
 RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
 
 
-QRELS_KINDS = ("adhoc", "diversity", "qrels_jg", "prefs", "qrels_prefs")
-_KIND_FAMILIES = {"qrels_jg": JG_FAMILIES, "prefs": PREFS_MEASURES,
-                  "qrels_prefs": PREFS_MEASURES}  # kinds that take only their own measures
 
 
 @dataclass(frozen=True)
 class QrelsSet:
-    """A named qrels file (``official``, ``depth10`` ...). ``kind``: ``adhoc`` (``qid iter
-    docno rel``), ``diversity`` (ndeval's ``topic subtopic docno rel``, for alpha-nDCG,
-    ERR-IA ...; ad hoc measures on it use the collapsed judgments, with optional
-    ``intent_weights``: ``topic subtopic weight`` lines, default uniform), or trec_eval's
-    ``-R`` formats ``qrels_jg`` (judgment groups, for the ``*_avgjg`` measures), ``prefs``
-    and ``qrels_prefs`` (preferences, for the ``prefs_*`` measures)."""
+    """A named qrels file (``official``, ``depth10`` ...) of a kind of judgments
+    (:data:`irbench.judgments.KINDS`): ``adhoc`` (``qid iter docno rel``, the default),
+    ``diversity`` (ndeval's ``topic subtopic docno rel``, with optional ``intent_weights``:
+    ``topic subtopic weight`` lines, default uniform), or trec_eval's ``-R`` formats
+    ``qrels_jg``, ``prefs`` and ``qrels_prefs``. The kind decides which measures it scores."""
 
     name: str
     path: str
-    kind: str = "adhoc"
+    kind: str = judgments.DEFAULT_KIND
     intent_weights: str | None = None
 
     def read(self):
         """The ad hoc judgments (a :class:`~irbench.trec.Qrels`): the file itself, or each
         document at its highest level over subtopics or judgment groups (for preferences:
         1 when some judgment gives it a positive level, else 0)."""
-        if self.kind in ("diversity", "qrels_jg"):
-            from .judgments.diversity import collapse, read_diversity_qrels
-
-            second = "subtopic" if self.kind == "diversity" else "jg"
-            return collapse(read_diversity_qrels(self.path, name=self.name, second=second))
-        if self.kind == "prefs":
-            from .judgments.preferences import PreparedPrefs, read_prefs
-
-            return PreparedPrefs(read_prefs(self.path, name=self.name)).judged.qrels
-        from .trec import read_qrels
-
-        return read_qrels(self.path, name=self.name)
+        return judgments.kind(self.kind).read_adhoc(self.path, name=self.name)
 
     def takes(self, measure: Measure) -> bool:
-        """Whether this set scores ``measure``: judgment-group and preference sets only their
-        own measures; diversity measures need a diversity set; Coverage and Novelty (which
-        need the known documents) an ad hoc one; any other measure both of those."""
-        own = _KIND_FAMILIES.get(self.kind)
-        if own is not None:
-            return measure.family in own
-        if measure.family in JG_FAMILIES + PREFS_MEASURES:
-            return False
-        if self.kind == "diversity":
-            return measure.family not in EXTRA_INPUT_FAMILIES
-        return measure.family not in DIVERSITY_FAMILIES
+        """Whether this set scores ``measure`` (its kind computes it)."""
+        return judgments.takes(self.kind, measure)
 
     def measures(self, measures) -> list[Measure]:
         """Those of ``measures`` this set scores, in their order."""
@@ -424,10 +397,10 @@ class _Builder:
         for key in value:
             if key not in ("path", "kind", "intent_weights"):
                 self.problem(where + (key,), "unknown key (path, kind, intent_weights)")
-        kind = value.get("kind", "adhoc")
-        if kind not in QRELS_KINDS:
-            self.problem(where + ("kind",), f"must be {', '.join(QRELS_KINDS[:-1])} or "
-                                            f"{QRELS_KINDS[-1]}")
+        kind = value.get("kind", judgments.DEFAULT_KIND)
+        kinds = list(judgments.KINDS)
+        if kind not in kinds:
+            self.problem(where + ("kind",), f"must be {', '.join(kinds[:-1])} or {kinds[-1]}")
             return None
         if "path" not in value:
             self.problem(where, "'path' is missing")
@@ -435,9 +408,10 @@ class _Builder:
         path = self._resolve(where + ("path",), value["path"])
         weights = None
         if "intent_weights" in value:
-            if kind != "diversity":
-                self.problem(where + ("intent_weights",), "only a diversity qrels set has "
-                                                          "intent weights (kind: diversity)")
+            if not judgments.kind(kind).intent_weights:
+                takers = [k.name for k in judgments.KINDS.values() if k.intent_weights]
+                self.problem(where + ("intent_weights",), f"only a {takers[0]} qrels set has "
+                                                          f"intent weights (kind: {takers[0]})")
                 return None
             weights = self._resolve(where + ("intent_weights",), value["intent_weights"])
             if weights is None:
@@ -603,15 +577,13 @@ class _Builder:
         if family.kind == "str" or family.aggregate in ("none", "summary"):
             self.problem(where, f"'{text}' is not a number per topic, so it cannot be stored")
             return None
-        for kinds, what, families in (
-                (("diversity",), "a diversity qrels set", DIVERSITY_FAMILIES),
-                (("qrels_jg",), "a judgment-group qrels set", JG_FAMILIES),
-                (("prefs", "qrels_prefs"), "a preference qrels set", PREFS_MEASURES)):
-            if measure.family in families and not self._has_set_of(kinds):
-                self.problem(where, f"'{text}' needs {what}: give one in collection.qrels as "
-                                    f"{{path: FILE, kind: {kinds[0]}}}")
-                return None
-        if family.name in EXTRA_INPUT_FAMILIES:
+        serving = judgments.serving(measure)
+        if not any(k.name == judgments.DEFAULT_KIND for k in serving) and not any(
+                self._has_set_of((k.name,)) for k in serving):
+            self.problem(where, f"'{text}' needs {serving[0].set_phrase}: give one in "
+                                f"collection.qrels as {{path: FILE, kind: {serving[0].name}}}")
+            return None
+        if family.needs == "known":
             if "known" not in (self.data.get("collection") or {}):
                 self.problem(where, f"'{text}' needs the documents the user already knows: "
                                     "give their qrels as collection.known")

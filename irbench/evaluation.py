@@ -4,20 +4,27 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from .judgments import Prepared
 from .measures import Measure
 from .measures.compute import Evaluation, as_measures, compute
 from .ranked import EvalOptions, PreparedQrels
 from .trec import Qrels, Run, _display, read_qrels, read_run
 
 
-def _is_prepared(qrels) -> bool:
-    """Prepared judgments: a PreparedQrels, or another object that ranks runs and has topics."""
-    return isinstance(qrels, PreparedQrels) or (
-        hasattr(qrels, "rank") and hasattr(qrels, "topics") and not hasattr(qrels, "columns"))
+def _prepared(qrels) -> Prepared:
+    """``qrels`` itself when prepared judgments of any kind, else ad hoc qrels read and
+    prepared; an object that ranks runs but lacks part of the protocol is a TypeError."""
+    if isinstance(qrels, Prepared):
+        return qrels
+    if hasattr(qrels, "rank"):
+        lacking = [name for name in ("topics", "adhoc", "rank") if not hasattr(qrels, name)]
+        raise TypeError(f"{type(qrels).__name__} is not prepared judgments "
+                        f"(irbench.judgments.Prepared): it lacks {', '.join(lacking)}")
+    return PreparedQrels(qrels if isinstance(qrels, Qrels) else read_qrels(qrels))
 
 
 def evaluate(
-    qrels: Qrels | PreparedQrels | Any,
+    qrels: Qrels | Prepared | Any,
     run: Run | Any,
     measures: Iterable[Measure | str],
     options: EvalOptions | None = None,
@@ -36,9 +43,7 @@ def evaluate(
         options = EvalOptions(**option_values)
     elif option_values:
         raise TypeError("give either options= or option keywords, not both")
-    prepared = qrels if _is_prepared(qrels) else PreparedQrels(
-        qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
-    )
+    prepared = _prepared(qrels)
     run = run if isinstance(run, Run) else read_run(run)
     ranked = prepared.rank(run, options)
     wanted = as_measures(measures)

@@ -99,6 +99,11 @@ class PreparedQrels:
             self.row_topic, weights=self.relevance > 0, minlength=len(self.topics)
         ).astype(np.int64)
 
+    @property
+    def adhoc(self) -> "PreparedQrels":
+        """Itself: ad hoc qrels are their own ad hoc judgments (see irbench.judgments)."""
+        return self
+
     def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> "Ranked":
         """:func:`rank_run` of ``run`` against these qrels (the method every prepared qrels has:
         ``irbench.judgments.diversity.PreparedDiversity`` and ``PreparedKnown`` rank with extra columns)."""

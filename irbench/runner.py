@@ -29,7 +29,7 @@ from .config import Config, QrelsSet, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
 from .measures.compute import compute, restrict
 from .ir_metadata import find_ir_metadata, run_fields
-from .judgments import adhoc, prepare
+from . import judgments
 from .measures import Measure, parse_measure
 from .store import Evaluated, Store
 from .topics import read_topics
@@ -232,42 +232,42 @@ def _environment() -> dict:
 
 class _QrelsSets:
     """Qrels sets by name, read and prepared on first use (a rerun with nothing to compute
-    never reads them). An ad hoc set is a PreparedQrels (a PreparedKnown when the config has
-    known documents), a diversity set a PreparedDiversity."""
+    never reads them) by the judgments registry; a set of a kind that serves the known
+    documents gets them attached when the config has them."""
 
     def __init__(self, known=None):
         self.specs: dict[str, QrelsSet] = {}
         self.known = known  # qrels of the documents users already know, or None
-        self._prepared: dict[str, object] = {}
+        self._prepared: dict[str, judgments.Prepared] = {}
 
     def add(self, spec: QrelsSet, prepared=None) -> None:
         self.specs[spec.name] = spec
         if prepared is not None:
-            self._prepared[spec.name] = self._with_known(prepared)
+            self._prepared[spec.name] = self._with_known(spec, prepared)
 
-    def _with_known(self, prepared):
-        if self.known is None or not isinstance(prepared, PreparedQrels):
+    def _with_known(self, spec: QrelsSet, prepared: judgments.Prepared) -> judgments.Prepared:
+        if self.known is None or "known" not in judgments.kind(spec.kind).serves:
             return prepared
-        from .judgments.diversity import PreparedKnown
-
-        return PreparedKnown(prepared.qrels, self.known)
+        return judgments.with_known(prepared, self.known)
 
     def __getitem__(self, name: str):
         if name not in self._prepared:
-            self._prepared[name] = self._with_known(_prepare(self.specs[name]))
+            spec = self.specs[name]
+            self._prepared[name] = self._with_known(spec, _prepare(spec))
         return self._prepared[name]
 
 
 def _prepare(spec: QrelsSet, source=None, weights=None):
     """A qrels set prepared for ranking runs (from ``source``, loaded bytes, if given)."""
-    return prepare(spec.kind, source or spec.path, spec.name, weights or spec.intent_weights)
+    return judgments.prepare(spec.kind, source or spec.path, spec.name,
+                             weights or spec.intent_weights)
 
 
 def _result_key(sha: str, kind: str, weights_sha: str | None) -> str:
     """What stored results of a qrels set are keyed by: its file's sha256 for ad hoc qrels;
     otherwise the sha256 of that joined with the kind (one file read as qrels and as
     preferences gives different judgments) and the intent weights' sha256."""
-    if kind == "adhoc" and weights_sha is None:
+    if kind == judgments.DEFAULT_KIND and weights_sha is None:
         return sha
     return hashlib.sha256(f"{sha}+kind:{kind}+intent_weights:{weights_sha or ''}".encode()
                           ).hexdigest()
@@ -276,7 +276,7 @@ def _result_key(sha: str, kind: str, weights_sha: str | None) -> str:
 def _level_counts(prepared) -> list[int]:
     """Judgments per relevance level (of the ad hoc judgments of a diversity, judgment-group
     or preference set)."""
-    return adhoc(prepared).level_counts.sum(axis=0).tolist()
+    return prepared.adhoc.level_counts.sum(axis=0).tolist()
 
 
 class _Campaign:

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 import irbench
+from irbench import judgments
 from irbench.judgments.diversity import (
     PreparedDiversity,
     collapse,
     evaluate_diversity,
-    is_diversity_measure,
     read_diversity_qrels,
 )
 from irbench.errors import EvaluationError, FormatError, MeasureParameterError
@@ -74,7 +74,7 @@ def err_sum(gains, k):
 def test_canonical_names_round_trip(name):
     measure = parse_measure(name)
     assert str(measure) == name
-    assert is_diversity_measure(measure)
+    assert [k.name for k in judgments.serving(measure)] == ["diversity"]
 
 
 def test_hyphenated_spellings_are_declared():

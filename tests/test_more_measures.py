@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import irbench
-from irbench.judgments.diversity import PreparedKnown, evaluate_known
+from irbench.judgments.known import PreparedKnown, evaluate_known
 from irbench.errors import EvaluationError, MeasureParameterError
 from irbench.measures import parse_measure
 

@@ -397,7 +397,7 @@ def test_coverage_and_novelty_with_known_documents(tmp_path):
     report = run(path)
     assert not report.failures and report.evaluated == 2
     config = load_config(path)
-    from irbench.judgments.diversity import evaluate_known
+    from irbench.judgments.known import evaluate_known
 
     ev = evaluate_known(config.qrels[0].path, str(known), str(tmp_path / "runs" / "r00.txt"),
                         ["Coverage", "Novelty"], complete=True)

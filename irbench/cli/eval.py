@@ -5,11 +5,8 @@ from __future__ import annotations
 import sys
 
 from ..ranked import EvalOptions
-from ..judgments.diversity import PreparedKnown, diversity_hint, is_diversity_measure
 from ..errors import DuplicateError, FormatError, UsageError
-from ..judgments.groups import ANY_QRELS_FAMILIES, is_jg_measure
-from ..judgments import prepare
-from ..judgments.preferences import is_prefs_measure
+from .. import judgments
 from ..measures import parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
 from ..parallel import evaluate_paths
@@ -49,7 +46,7 @@ def _eval_parser(sub) -> None:
                    help="a docno retrieved twice for a topic: error (trec_eval) or keep the first")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes for several or large runs (default: the CPUs)")
-    p.add_argument("-R", choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"), default="qrels",
+    p.add_argument("-R", choices=judgments.eval_formats(), default="qrels",
                    help="judgments format, as trec_eval -R: qrels (default); qrels_jg (qid jg "
                    "docno rel: judgment groups, for map_avgjg, P_avgjg, Rprec_mult_avgjg); "
                    "prefs (qid jg jsg docno rel_level) or qrels_prefs (a qrels read as "
@@ -74,13 +71,13 @@ def _cmd_eval(args) -> int:
         collection_size=args.N,
         duplicates=args.duplicates,
     )
-    kind = _judgment_kind(args)
-    labelled = parse_trec_specs(args.m or [DEFAULT_MEASURES[kind]])
+    kinds = judgments.format_kinds(args.R)
+    labelled = parse_trec_specs(args.m or [kinds[0].default_measures])
     measures = [m for _, m in labelled]
-    _check_judgment_kind(measures, kind, args)
+    kind = _judgment_kind(kinds, measures, args)
     problems: list[str] = []
     more = 0
-    kinds: set[type] = set()  # all DuplicateError: trec_eval's exit status 4, else 2
+    errors: set[type] = set()  # all DuplicateError: trec_eval's exit status 4, else 2
 
     def collect(read, source):
         nonlocal more
@@ -89,18 +86,13 @@ def _cmd_eval(args) -> int:
         except FormatError as exc:  # report every file's problems in one go
             problems.extend(exc.problems)
             more += exc.more
-            kinds.add(type(exc))
+            errors.add(type(exc))
             return None
 
-    diverse = any(is_diversity_measure(m) for m in measures)
-    if diverse and args.known:
-        raise UsageError("--known and diversity measures need two evaluations: run them apart")
-    source_kind = "adhoc" if kind == "qrels" and not diverse else (
-        "diversity" if kind == "qrels" else args.R)
-    prepared = collect(lambda source: prepare(source_kind, source,
-                                              intent_weights=args.intent_weights), args.qrels)
-    if prepared is None and source_kind == "adhoc" and args.qrels != "-":
-        hint = diversity_hint(args.qrels)
+    prepared = collect(lambda source: judgments.prepare(
+        kind.name, source, intent_weights=args.intent_weights), args.qrels)
+    if prepared is None and kind.hint is not None and args.qrels != "-":
+        hint = kind.hint(args.qrels)
         if hint:
             problems.append(hint)
     known = collect(read_qrels, args.known) if args.known else None
@@ -110,17 +102,17 @@ def _cmd_eval(args) -> int:
             collect(read_run, path)
     else:  # runs read and scored by worker processes, results in input order
         if known is not None:
-            prepared = PreparedKnown(prepared.qrels, known)
+            prepared = judgments.with_known(prepared, known)
         results = evaluate_paths(prepared, args.runs, measures, options,
                                  workers=args.workers, keep_ranked=args.Z is not None)
         for result in results:
             if result.stage == "read":
                 problems.extend(result.error.problems)
                 more += result.error.more
-                kinds.add(type(result.error))
+                errors.add(type(result.error))
     table = collect(read_zscores, args.Z) if args.Z else None
     if problems or more:
-        raise (DuplicateError if kinds == {DuplicateError} else FormatError)(problems, more)
+        raise (DuplicateError if errors == {DuplicateError} else FormatError)(problems, more)
     out = sys.stdout
     evaluations = []
     for result in results:
@@ -141,32 +133,26 @@ def _cmd_eval(args) -> int:
     return 0
 
 
-DEFAULT_MEASURES = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "prefs"}
-KIND_MEASURES = {"qrels_jg": ("judgment-group", "map_avgjg, P_avgjg, Rprec_mult_avgjg",
-                              "-R qrels_jg"),
-                 "prefs": ("preference", "the prefs_* measures", "-R prefs or -R qrels_prefs")}
-
-
-def _judgment_kind(args) -> str:
-    """What -R reads: ``qrels``, ``qrels_jg`` (judgment groups) or ``prefs`` (preferences,
-    from a prefs file or a qrels file read as preferences)."""
-    return "prefs" if args.R in ("prefs", "qrels_prefs") else args.R
-
-
-def _measure_kind(measure) -> str:
-    return ("qrels_jg" if is_jg_measure(measure) else "prefs" if is_prefs_measure(measure)
-            else "any" if measure.family in ANY_QRELS_FAMILIES else "qrels")
-
-
-def _check_judgment_kind(measures, kind: str, args) -> None:
-    """Judgment-group and preference measures need their -R format, which takes nothing else."""
-    wrong = [m for m in measures if _measure_kind(m) not in (kind, "any")]
-    if wrong and kind != "qrels":
-        what, names, _ = KIND_MEASURES[kind]
-        raise UsageError(f"-R {args.R} takes only the {what} measures ({names}, runid, "
-                         f"num_q), not {', '.join(map(str, wrong))}")
+def _judgment_kind(kinds: list, measures: list, args) -> "judgments.JudgmentKind":
+    """The kind of judgments ``-R`` reads for ``measures``: the first of ``kinds`` (those
+    ``-R`` reads, e.g. ad hoc then diversity qrels) that computes them all. Measures of another
+    kind name the ``-R`` value they need."""
+    for kind in kinds:
+        if all(kind.takes(m) for m in measures):
+            if args.known and "known" not in kind.serves:
+                if kind is kinds[0]:
+                    raise UsageError(f"--known does not apply to -R {args.R}")
+                raise UsageError(f"--known and {kind.measures_name} measures need two "
+                                 "evaluations: run them apart")
+            return kind
+    wrong = [m for m in measures if not any(k.takes(m) for k in kinds)]
+    if wrong and kinds[0].own_measures:
+        raise UsageError(f"-R {args.R} takes only the {kinds[0].measures_name} measures "
+                         f"({kinds[0].own_measures}, runid, num_q), not "
+                         f"{', '.join(map(str, wrong))}")
     for m in wrong:
-        what, _, option = KIND_MEASURES[_measure_kind(m)]
-        raise UsageError(f"{m}: {what} measures need {option}")
-    if kind != "qrels" and args.known:
-        raise UsageError(f"--known does not apply to -R {args.R}")
+        serving = judgments.serving(m)
+        options = " or ".join(f"-R {k.eval_format}" for k in serving)
+        raise UsageError(f"{m}: {serving[0].measures_name} measures need {options}")
+    raise UsageError("these measures need two evaluations: "  # e.g. diversity and Coverage
+                     + ", ".join(map(str, measures)))

@@ -1,57 +1,199 @@
-"""The kinds of judgments irbench evaluates, each read and prepared one way, for ``irbench
-eval -R`` and a config's ``kind:`` alike.
+"""The kinds of judgments irbench evaluates: one registry, as trec_eval's ``formats.c`` is.
 
-``adhoc`` (``qid iter docno rel``), ``diversity`` (``topic subtopic docno rel``, with optional
-intent weights), ``qrels_jg`` (judgment groups), ``prefs`` and ``qrels_prefs`` (preferences).
-:func:`prepare` returns what ranks runs (``rank(run, options)``); :func:`adhoc` the ad hoc
-judgments inside it (topics and level counts). Readers are imported on first use.
+Each :class:`JudgmentKind` says how its files are read, how they are prepared for ranking
+runs, the ad hoc judgments inside them (for counts, pools and reports), which measures it
+takes and which it computes when none are asked. ``irbench eval -R``, a config's ``kind:``,
+the runner and the report ask this registry; no other module lists kinds. A measure family
+names the judgments it needs (:attr:`irbench.measures.Family.needs`); a kind serves a set of
+those needs.
+
+Every prepared object satisfies :class:`Prepared`, which :func:`irbench.evaluate` checks.
+The next judgment format is one module beside this one plus one :func:`register` call here.
+Readers are imported on first use (``irbench eval`` on plain qrels imports none of the others).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, runtime_checkable
 
-from ..ranked import PreparedQrels
-from ..trec import read_qrels
+import numpy as np
 
-
-def _adhoc(source, name, weights):
-    return PreparedQrels(read_qrels(source, name=name))
-
-
-def _diversity(source, name, weights):
-    from .diversity import PreparedDiversity, read_diversity_qrels
-
-    return PreparedDiversity(read_diversity_qrels(source, name=name), weights)
+from ..measures import Measure
+from ..ranked import EvalOptions, PreparedQrels, Ranked
+from ..trec import Qrels, Run
 
 
-def _judgment_groups(source, name, weights):
-    from .groups import PreparedJudgmentGroups, read_qrels_jg
+@runtime_checkable
+class Prepared(Protocol):
+    """Judgments prepared once for ranking many runs.
 
-    return PreparedJudgmentGroups(read_qrels_jg(source, name=name))
+    ``topics``: the judged topics (bytes, in byte order: the topics a run is evaluated on);
+    ``adhoc``: the ad hoc judgments inside, prepared (a document's level per topic; level
+    counts for a campaign's checks); ``rank(run, options)``: the run ranked in trec_eval's
+    order with whatever columns this kind's measures read attached (``Ranked.cached``).
+    """
 
+    topics: np.ndarray
+    adhoc: PreparedQrels
 
-def _preferences(reader: str) -> Callable:
-    def prepare(source, name, weights):
-        from . import preferences
-
-        return preferences.PreparedPrefs(getattr(preferences, reader)(source, name=name))
-
-    return prepare
-
-
-PREPARERS: dict[str, Callable] = {
-    "adhoc": _adhoc, "diversity": _diversity, "qrels_jg": _judgment_groups,
-    "prefs": _preferences("read_prefs"), "qrels_prefs": _preferences("read_qrels_prefs")}
+    def rank(self, run: Run, options: EvalOptions = ...) -> Ranked: ...
 
 
-def prepare(kind: str, source, name: str | None = None, intent_weights=None):
-    """Judgments of ``kind`` from ``source`` (a path, ``-`` or a file object), prepared for
-    ranking runs. Raises FormatError naming the file and line of every problem."""
-    return PREPARERS[kind](source, name, intent_weights)
+@dataclass(frozen=True)
+class JudgmentKind:
+    """One kind of judgments.
+
+    ``name`` is the config's ``kind:``; ``eval_format`` the ``irbench eval -R`` value that
+    reads it (two kinds may share one: ``-R qrels`` reads ad hoc qrels, or diversity qrels
+    when a diversity measure is asked for). ``read(source, name)`` reads a file (a path, ``-``
+    or a file object) and ``prepare(judgments, intent_weights)`` makes a :class:`Prepared`;
+    ``read_adhoc(source, name)`` gives the ad hoc judgments alone (a :class:`Qrels`).
+    ``serves``: the measure needs (:data:`irbench.measures.base.NEEDS`) it computes.
+    ``measures_name`` and ``own_measures`` name its measures in messages;
+    ``default_measures`` is what ``irbench eval`` computes when no ``-m`` is given.
+    """
+
+    name: str
+    eval_format: str
+    lines: str
+    description: str
+    read: Callable[..., Any]
+    prepare: Callable[..., Prepared]
+    read_adhoc: Callable[..., Qrels]
+    serves: frozenset[str]
+    default_measures: str = "official"
+    measures_name: str = ""
+    own_measures: str = ""
+    intent_weights: bool = False
+    hint: Callable[[Any], str | None] | None = None  # a hint when the file failed to read
+
+    def takes(self, measure: Measure) -> bool:
+        """Whether this kind computes ``measure``."""
+        return measure.definition.needs in self.serves
+
+    @property
+    def set_phrase(self) -> str:
+        return f"a {self.measures_name} qrels set"
 
 
-def adhoc(prepared) -> PreparedQrels:
-    """The ad hoc judgments of any prepared kind (a diversity set's collapsed judgments, the
-    union of judgment groups, the documents of preferences)."""
-    return prepared if isinstance(prepared, PreparedQrels) else prepared.adhoc
+KINDS: dict[str, JudgmentKind] = {}
+DEFAULT_KIND = "adhoc"
+
+
+def register(kind: JudgmentKind) -> JudgmentKind:
+    """Add a kind; a second kind with the same name is a bug."""
+    if kind.name in KINDS:
+        raise ValueError(f"judgment kind {kind.name!r} registered twice")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def kind(name: str) -> JudgmentKind:
+    """The kind called ``name``; ValueError naming the kinds if there is none."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ValueError(f"unknown judgment kind {name!r} (kinds: {', '.join(KINDS)})") from None
+
+
+def prepare(kind_name: str, source, name: str | None = None, intent_weights=None) -> Prepared:
+    """Judgments of kind ``kind_name`` from ``source`` (a path, ``-`` or a file object),
+    prepared for ranking runs. Raises FormatError naming the file and line of every problem."""
+    k = kind(kind_name)
+    return k.prepare(k.read(source, name=name), intent_weights)
+
+
+def takes(kind_name: str, measure: Measure) -> bool:
+    """Whether judgments of kind ``kind_name`` compute ``measure``."""
+    return kind(kind_name).takes(measure)
+
+
+def serving(measure: Measure) -> list[JudgmentKind]:
+    """The kinds that compute ``measure``, in registry order."""
+    return [k for k in KINDS.values() if k.takes(measure)]
+
+
+def eval_formats() -> list[str]:
+    """The ``irbench eval -R`` values, in registry order."""
+    return list(dict.fromkeys(k.eval_format for k in KINDS.values()))
+
+
+def format_kinds(eval_format: str) -> list[JudgmentKind]:
+    """The kinds ``-R eval_format`` reads, the default one first."""
+    return [k for k in KINDS.values() if k.eval_format == eval_format]
+
+
+def with_known(prepared: Prepared, known: Qrels) -> Prepared:
+    """``prepared`` ad hoc judgments plus the documents the user already knows (``Coverage``,
+    ``Novelty``)."""
+    from .known import PreparedKnown
+
+    return PreparedKnown(prepared.adhoc.qrels, known)
+
+
+def _lazy(module: str, attribute: str) -> Callable:
+    """``module.attribute`` of this package, imported when first called."""
+    def call(*args, **kwargs):
+        return getattr(importlib.import_module(f".{module}", __name__), attribute)(
+            *args, **kwargs)
+
+    call.__qualname__ = call.__name__ = f"{module}.{attribute}"
+    return call
+
+
+def _read_qrels(source, name=None):
+    from ..trec import read_qrels
+
+    return read_qrels(source, name=name)
+
+
+def _prepare_adhoc(qrels: Qrels, intent_weights=None) -> PreparedQrels:
+    return PreparedQrels(qrels)
+
+
+def _collapsed(second: str) -> Callable[..., Qrels]:
+    def read(source, name=None):
+        from .diversity import collapse, read_diversity_qrels
+
+        return collapse(read_diversity_qrels(source, name=name, second=second))
+
+    return read
+
+
+def _prefs_documents(source, name=None) -> Qrels:
+    from .preferences import PreparedPrefs, read_prefs
+
+    return PreparedPrefs(read_prefs(source, name=name)).judged.qrels
+
+
+register(JudgmentKind(
+    "adhoc", "qrels", "qid iter docno rel", "ad hoc qrels (trec_eval's default format)",
+    _read_qrels, _prepare_adhoc, _read_qrels, frozenset({"adhoc", "known", "none"}),
+    measures_name="ad hoc", hint=_lazy("diversity", "diversity_hint")))
+register(JudgmentKind(
+    "diversity", "qrels", "topic subtopic docno rel",
+    "diversity qrels (ndeval's format): ad hoc measures use the collapsed judgments",
+    _lazy("diversity", "read_diversity_qrels"), _lazy("diversity", "PreparedDiversity"),
+    _collapsed("subtopic"), frozenset({"adhoc", "diversity", "none"}),
+    measures_name="diversity", intent_weights=True))
+register(JudgmentKind(
+    "qrels_jg", "qrels_jg", "qid jg docno rel", "judgment groups (trec_eval -R qrels_jg)",
+    _lazy("groups", "read_qrels_jg"),
+    lambda judgments, intent_weights=None: _lazy("groups", "PreparedJudgmentGroups")(judgments),
+    _collapsed("jg"), frozenset({"judgment_groups", "none"}), default_measures="qrels_jg",
+    measures_name="judgment-group", own_measures="map_avgjg, P_avgjg, Rprec_mult_avgjg"))
+register(JudgmentKind(
+    "prefs", "prefs", "qid jg jsg docno rel_level", "preferences (trec_eval -R prefs)",
+    _lazy("preferences", "read_prefs"),
+    lambda judgments, intent_weights=None: _lazy("preferences", "PreparedPrefs")(judgments),
+    _prefs_documents, frozenset({"preferences", "none"}), default_measures="prefs",
+    measures_name="preference", own_measures="the prefs_* measures"))
+register(JudgmentKind(
+    "qrels_prefs", "qrels_prefs", "qid iter docno rel",
+    "a qrels read as preferences (trec_eval -R qrels_prefs)",
+    _lazy("preferences", "read_qrels_prefs"),
+    lambda judgments, intent_weights=None: _lazy("preferences", "PreparedPrefs")(judgments),
+    _read_qrels, frozenset({"preferences", "none"}), default_measures="prefs",
+    measures_name="preference", own_measures="the prefs_* measures"))

@@ -24,15 +24,25 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..ranked import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
 from ..errors import DuplicateError, FormatError
-from ..measures.compute import Evaluation, as_measures, compute
 from ..measures import Measure
-from ..measures.diversity import DIVERSITY_FAMILIES, INTENT_KEY, IntentColumns, IntentQrels
-from ..measures.textbook import KNOWN_KEY, KnownColumns
-from ..trec import (MAX_RELEVANCE, MIN_RELEVANCE, Qrels, Run, _display, _read_source,
-                   _regular_lines, read_qrels)
-from ..trec import read_run
+from ..measures.compute import Evaluation, as_measures, compute
+from ..measures.diversity import (
+    INTENT_KEY,
+    IntentColumns,
+    IntentQrels,
+)
+from ..ranked import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
+from ..trec import (
+    MAX_RELEVANCE,
+    MIN_RELEVANCE,
+    Qrels,
+    Run,
+    _display,
+    _read_source,
+    _regular_lines,
+    read_run,
+)
 
 _MAX_PROBLEMS = 20
 
@@ -272,7 +282,7 @@ class KeyedQrels:
         self.prepared = PreparedQrels(qrels)
         topics = self.prepared.topics
         n = len(table_topic)
-        ti = _index_in(table_topic, topics)
+        ti = index_in(table_topic, topics)
         rows = np.flatnonzero(ti >= 0)
         self.table_level = np.full(n, NOT_IN_QRELS, dtype=np.int64)
         self.table_level[rows] = self.prepared.lookup(ti[rows], table_doc[rows])
@@ -283,7 +293,7 @@ class KeyedQrels:
         local = np.arange(len(rows)) - self.topic_start[sorted_topic]
         self.base = self.prepared.level_counts.shape[1]
         # qrels rows whose (topic, docno) is also in the table give way to the table's row
-        q_topic = _index_in(qrels.query_id, topics)
+        q_topic = index_in(qrels.query_id, topics)
         both_topic = np.concatenate((q_topic, sorted_topic))
         both_doc = np.concatenate((qrels.doc_id, table_doc[rows]))
         order = np.lexsort((both_doc, both_topic))
@@ -337,7 +347,7 @@ class KeyedQrels:
         return ranked, row
 
 
-def _index_in(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+def index_in(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
     """Index of each value in the sorted unique ``sorted_keys``, -1 where absent."""
     if len(sorted_keys) == 0:
         return np.full(len(values), -1, dtype=np.int64)
@@ -387,7 +397,7 @@ class PreparedDiversity:
         collapsed = collapse(qrels)
         topics = PreparedQrels(collapsed).topics if len(collapsed) else collapsed.query_id
         pos = qrels.relevance > 0
-        ti = _index_in(qrels.query_id[pos], topics)
+        ti = index_in(qrels.query_id[pos], topics)
         sub, doc = qrels.subtopic[pos], qrels.doc_id[pos]
         T = len(topics)
 
@@ -445,7 +455,7 @@ def _weights(given, topics, intent_topic, intent_label, intent_offsets, qrels):
     table = read_intent_weights(given)
     problems = []
     for t, subs in table.items():
-        idx = _index_in(np.array([t.encode()]), topics)[0]
+        idx = index_in(np.array([t.encode()]), topics)[0]
         if idx < 0:
             continue
         lo, hi = intent_offsets[idx], intent_offsets[idx + 1]
@@ -466,11 +476,6 @@ def _weights(given, topics, intent_topic, intent_label, intent_offsets, qrels):
     if problems:
         raise FormatError(problems[:_MAX_PROBLEMS], max(0, len(problems) - _MAX_PROBLEMS))
     return weight, False
-
-
-def is_diversity_measure(measure: Measure) -> bool:
-    """True for the measures that need diversity qrels."""
-    return measure.family in DIVERSITY_FAMILIES
 
 
 def evaluate_diversity(
@@ -497,52 +502,11 @@ def evaluate_diversity(
         dq = qrels if isinstance(qrels, DiversityQrels) else read_diversity_qrels(qrels)
         prepared = PreparedDiversity(dq, intent_weights)
     run = run if isinstance(run, Run) else read_run(run)
-    return _evaluation(prepared.rank(run, options), run, measures, options)
+    return evaluation_of(prepared.rank(run, options), run, measures, options)
 
 
-def _evaluation(ranked: Ranked, run: Run, measures, options: EvalOptions) -> Evaluation:
+def evaluation_of(ranked: Ranked, run: Run, measures, options: EvalOptions) -> Evaluation:
     values, summaries = compute(ranked, as_measures(measures))
     return Evaluation(run_name=run.name, runid=run.runid,
                       topics=tuple(_display(t) for t in ranked.topics), values=values,
                       summaries=summaries, options=options)
-
-
-# ---- known documents ---------------------------------------------------------------------
-
-
-class PreparedKnown:
-    """Qrels plus the documents the user already knows (a qrels: a document is known for a
-    topic when listed with a value >= 1), prepared once for many runs."""
-
-    def __init__(self, qrels: Qrels, known: Qrels):
-        listed = known.relevance >= 1
-        self.keyed = KeyedQrels(qrels, known.query_id[listed], known.doc_id[listed])
-        level = self.keyed.table_level
-        topic = _index_in(known.query_id[listed], self.keyed.topics)
-        judged = (topic >= 0) & (level >= 0)
-        width = self.keyed.prepared.level_counts.shape[1]
-        T = len(self.keyed.topics)
-        counts = np.bincount(topic[judged] * width + level[judged], minlength=T * width)
-        self.level_counts = counts.reshape(T, width)
-
-    def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
-        """The run ranked against the qrels, which documents are known attached."""
-        ranked, row = self.keyed.rank(run, options)
-        columns = KnownColumns(known=row >= 0, level_counts=self.level_counts)
-        ranked.cached(KNOWN_KEY, lambda: columns)
-        return ranked
-
-
-def evaluate_known(qrels, known, run, measures: Iterable[Measure | str],
-                   options: EvalOptions | None = None, **option_values: Any) -> Evaluation:
-    """Evaluate ``run`` against ``qrels`` with ``known`` (a qrels of the documents the user
-    already knows: a path, in-memory data or a :class:`Qrels`), for ``Coverage`` and
-    ``Novelty`` and any other measure."""
-    if options is None:
-        options = EvalOptions(**option_values)
-    elif option_values:
-        raise TypeError("give either options= or option keywords, not both")
-    qrels = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
-    known = known if isinstance(known, Qrels) else read_qrels(known)
-    run = run if isinstance(run, Run) else read_run(run)
-    return _evaluation(PreparedKnown(qrels, known).rank(run, options), run, measures, options)

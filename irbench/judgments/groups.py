@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..measures.avgjg import JG_KEY
 from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
-from .diversity import DiversityQrels, collapse, read_diversity_qrels
-from ..measures.avgjg import JG_FAMILIES, JG_KEY
 from ..trec import Qrels, Run
-
-ANY_QRELS_FAMILIES = ("RunId", "NumQ")  # measures that need no judgments of their own
+from .diversity import DiversityQrels, collapse, read_diversity_qrels
 
 
 def read_qrels_jg(source, name: str | None = None) -> DiversityQrels:
@@ -56,7 +54,3 @@ class PreparedJudgmentGroups:
         groups = [rank_run(run, group, options) for group in self.groups]
         ranked.cached(JG_KEY, lambda: groups)
         return ranked
-
-
-def is_jg_measure(measure) -> bool:
-    return measure.family in JG_FAMILIES

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
-from .diversity import DiversityQrels, collapse
 from ..errors import EvaluationError, FormatError
 from ..measures.prefs import PREFS_KEY, PREFS_MEASURES
+from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
 from ..trec import Run, _display, _read_source, _regular_lines
+from .diversity import DiversityQrels, collapse
 
 _MAX_PROBLEMS = 20
 
@@ -417,7 +417,3 @@ def _measures(groups: list[_Group], counts: np.ndarray, njr: int, nj: int) -> li
         avgjg(lambda g: _ratio(g.ful_ret + g.ful_imp, g.poss_ret + g.poss_imp)
               if g.poss_ret + g.poss_imp else 0.0),
     ]
-
-
-def is_prefs_measure(measure) -> bool:
-    return measure.family in PREFS_MEASURES

@@ -53,10 +53,10 @@ _P_CUTOFF = Param("cutoff", int, 10, "rank cutoff k")
 _MULT = Param("mult", float, 1.0, "multiple x of R")
 
 register(Family("AP_avgjg", "AP averaged over judgment groups (trec_eval map_avgjg)",
-                averaged("AP")))
+                averaged("AP"), needs="judgment_groups"))
 register(Family("P_avgjg", "P@k averaged over judgment groups (trec_eval P_avgjg)",
-                averaged("P", "cutoff"), (_P_CUTOFF,), cutoff="cutoff"))
+                averaged("P", "cutoff"), (_P_CUTOFF,), cutoff="cutoff", needs="judgment_groups"))
 register(Family("Rprec_mult_avgjg", "precision at rank (long)(x*R + 0.9) averaged over "
                 "judgment groups (trec_eval Rprec_mult_avgjg)",
                 averaged("Rprec_mult", "mult"), (_MULT,),
-                canonical_fn=lambda m: f"Rprec_mult_avgjg_{m.get('mult'):3.2f}"))
+                canonical_fn=lambda m: f"Rprec_mult_avgjg_{m.get('mult'):3.2f}", needs="judgment_groups"))

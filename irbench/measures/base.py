@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import MeasureParameterError
 
 GEO_MEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
+NEEDS = ("adhoc", "diversity", "judgment_groups", "preferences", "known", "none")
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,11 @@ class Family:
     replaces the aggregate for every family). ``kind`` is ``float``, ``int`` or ``str``.
     ``missing`` is the value trec_eval -c gives a topic absent from the run, or None to keep
     what the one fake document gives. ``graded``: the measure is meant for graded judgments
-    (the runner refuses it on binary qrels).
+    (the runner refuses it on binary qrels). ``needs`` names the judgments it is computed
+    from, one of :data:`NEEDS`: ``adhoc`` (any ad hoc judgments), ``diversity`` (subtopics),
+    ``judgment_groups``, ``preferences``, ``known`` (ad hoc judgments and the documents the
+    user knows) or ``none`` (a fact of the run); :mod:`irbench.judgments` says which kinds of
+    judgments serve which.
     """
 
     name: str
@@ -109,6 +114,7 @@ class Family:
     summary: Callable | None = None
     missing: Callable | None = None
     graded: bool = False
+    needs: str = "adhoc"
 
     def levels_needed(self, measure: "Measure", relevance_level: int) -> int:
         """The highest qrels level a campaign needs for ``measure`` to mean something: its
@@ -173,6 +179,9 @@ def register(family: Family) -> Family:
     """Add a family to the registry; a second family with the same name is a bug."""
     if family.name in REGISTRY:
         raise ValueError(f"measure family {family.name!r} registered twice")
+    if family.needs not in NEEDS:
+        raise ValueError(f"measure family {family.name!r}: needs {family.needs!r}, not one of "
+                         f"{', '.join(NEEDS)}")
     REGISTRY[family.name] = family
     return family
 

@@ -63,8 +63,8 @@ register(Family("NumRelRet", "number of relevant documents retrieved", _num_rel_
 register(Family("num_nonrel_judged_ret", "number of judged non-relevant documents retrieved",
                 _num_nonrel_judged_ret, aggregate="sum", kind="int"))
 register(Family("NumQ", "number of topics evaluated (summary only)", _num_q,
-                aggregate="summary", kind="int", summary=_num_q_summary))
+                aggregate="summary", kind="int", summary=_num_q_summary, needs="none"))
 register(Family("RunId", "the run's tag, from its last line (summary only)", _runid,
-                aggregate="summary", kind="str", summary=_runid_summary))
+                aggregate="summary", kind="str", summary=_runid_summary, needs="none"))
 
 __all__ = ["Param"]

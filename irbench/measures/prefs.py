@@ -52,4 +52,4 @@ for _name in PREFS_MEASURES:
     register(Family(_name, _description(_name), _reader(_name),
                     aggregate="sum" if _name in PREFS_COUNTS else "mean",
                     kind="int" if _name in PREFS_COUNTS else "float",
-                    canonical_fn=lambda m: m.family))
+                    canonical_fn=lambda m: m.family, needs="preferences"))

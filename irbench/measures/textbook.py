@@ -141,6 +141,6 @@ register(Family("Accuracy", "(relevant retrieved + non-relevant not retrieved) /
 register(Family("BEP", "precision-recall break-even point, hits(R)/R", _bep,
                 citation=_MRS + ", 8.4"))
 register(Family("Coverage", "known relevant retrieved / known relevant (needs --known)",
-                _coverage, citation=_KORFHAGE))
+                _coverage, citation=_KORFHAGE, needs="known"))
 register(Family("Novelty", "new relevant retrieved / relevant retrieved (needs --known)",
-                _novelty, citation=_KORFHAGE))
+                _novelty, citation=_KORFHAGE, needs="known"))
