@@ -12,29 +12,27 @@ sits in a folder named ``configs`` (the layout ``configs/`` beside ``runs/``).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from .ranked import EvalOptions
 from . import judgments
 from .errors import ConfigError, IrbenchError
 from .measures import Measure, parse_measure
+from .ranked import EvalOptions
 from .stamp import glob_matches
+from .submissions import Rules, build_rules, load_rules
+from .trec import run_name, run_tag
+from .yamlfile import LineReader, parse_yaml, read_text, yaml_path
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
                "official", "priority", "metadata"}
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
             "validation"}
-RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
 
 
 
@@ -167,93 +165,7 @@ class Config:
         return tuple(out)
 
 
-# ---- YAML with lines -----------------------------------------------------------------------
-
-
-def _yaml_path(path: tuple) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(top level)"
-
-
-class _Reader:
-    """Turns composed YAML nodes into Python values, remembering each path's line."""
-
-    def __init__(self, file: str):
-        self.file = file
-        self.lines: dict[tuple, int] = {}
-        self.problems: list[str] = []
-        self._constructor = yaml.constructor.SafeConstructor()
-
-    def problem(self, path: tuple, reason: str) -> None:
-        line = self.line(path)
-        self.problems.append(f"{self.file}:{line}: {_yaml_path(path)}: {reason}")
-
-    def line(self, path: tuple) -> int:
-        while path not in self.lines and path:
-            path = path[:-1]
-        return self.lines.get(path, 1)
-
-    def value(self, node, path: tuple = ()) -> Any:
-        self.lines[path] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            out: dict = {}
-            for key_node, value_node in node.value:
-                key = self._constructor.construct_object(key_node, deep=True)
-                if not isinstance(key, (str, int)):
-                    self.lines[path + (str(key),)] = key_node.start_mark.line + 1
-                    self.problem(path + (str(key),), "keys must be plain names")
-                    continue
-                key = str(key)
-                if key in out:
-                    self.lines[path + (key,)] = key_node.start_mark.line + 1
-                    self.problem(path + (key,), "given twice")
-                    continue
-                out[key] = self.value(value_node, path + (key,))
-            return out
-        if isinstance(node, yaml.SequenceNode):
-            return [self.value(item, path + (i,)) for i, item in enumerate(node.value)]
-        return self._constructor.construct_object(node, deep=True)
-
-
-def parse_yaml(path: str, text: str) -> tuple[Any, _Reader]:
-    reader = _Reader(path)
-    try:
-        node = yaml.compose(text, Loader=SAFE_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError([f"{path}:{line}: not valid YAML: {reason}"]) from None
-    except yaml.constructor.ConstructorError as exc:  # pragma: no cover - compose rarely does
-        raise ConfigError([f"{path}:1: not valid YAML: {exc}"]) from None
-    if node is None:
-        raise ConfigError([f"{path}:1: empty config"])
-    try:
-        data = reader.value(node)
-    except yaml.YAMLError as exc:  # e.g. a tag the safe loader refuses
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        raise ConfigError([f"{path}:{line}: {getattr(exc, 'problem', exc)}"]) from None
-    return data, reader
-
-
 # ---- loading -------------------------------------------------------------------------------
-
-
-def read_text(path: str, what: str) -> tuple[bytes, str]:
-    """(bytes, UTF-8 text) of a YAML file; ConfigError naming the file (and line) if not."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read {what} ({exc.strerror})"]) from None
-    try:
-        return raw, raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError([f"{path}:{line}: not UTF-8 text"]) from None
 
 
 def campaign_root(config_path: str) -> str:
@@ -287,7 +199,7 @@ def load_config(path: str | os.PathLike, strict: bool = True) -> Config:
 
 
 class _Builder:
-    def __init__(self, path: str, data: dict, reader: _Reader, sha256: str, strict: bool):
+    def __init__(self, path: str, data: dict, reader: LineReader, sha256: str, strict: bool):
         self.strict = strict
         self.path = path
         self.data = data
@@ -452,7 +364,7 @@ class _Builder:
                                 "; two runs share this run tag: name the glob's runs by "
                                 "their file names (name_from: file)")
                     self.problem(where, f"system name '{system.name}' ({system.path}) also "
-                                        f"used at {_yaml_path(first)} ({path}){hint}")
+                                        f"used at {yaml_path(first)} ({path}){hint}")
                     continue
                 seen[system.name] = (where, system.path)
                 systems.append(system)
@@ -480,7 +392,7 @@ class _Builder:
                 what = "is a folder, not a file" if os.path.isdir(path) else "no such file"
                 line = self.reader.line(where + ("run",))
                 self.missing_runs[str(name)] = (f"{self.path}:{line}: "
-                                                f"{_yaml_path(where + ('run',))}: {what} "
+                                                f"{yaml_path(where + ('run',))}: {what} "
                                                 f"'{entry['run']}'")
             return [System(str(name), path, **meta)]
         return self._glob(where, entry, meta)
@@ -509,7 +421,7 @@ class _Builder:
             return []
         systems = []
         for path in paths:
-            name = run_name(path) if name_from == "file" else _run_tag(path)
+            name = run_name(path) if name_from == "file" else run_tag(path)
             if not name:
                 self.problem(where + ("glob",), f"cannot read a run tag from '{path}'")
                 continue
@@ -629,8 +541,6 @@ class _Builder:
         value = self.data.get("validation")
         if value is None:
             return None
-        from .submissions import Rules, build_rules, load_rules
-
         if not isinstance(value, dict):
             self.problem(("validation",), "a mapping with rules (a file or a mapping) and "
                                           "on_error (fail or warn)")
@@ -664,32 +574,3 @@ class _Builder:
             return default_store(self.path)
         value = self.data["store"]
         return self._resolve(("store",), value, must_exist=False) or default_store(self.path)
-
-
-def run_name(path: str) -> str:
-    """A system name from a run file name: without ``.gz`` and a run-file extension, and
-    without TREC's ``input.`` prefix (``input.acsys8aln.gz`` -> ``acsys8aln``)."""
-    name = os.path.basename(path)
-    for suffix in RUN_SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    if name.startswith("input.") and len(name) > len("input."):
-        name = name[len("input."):]
-    return name
-
-
-def _run_tag(path: str) -> str:
-    """The tag (sixth column) of the first result line of a run file, or ''."""
-    opener = gzip.open if path.endswith(".gz") else open
-    try:
-        with opener(path, "rb") as fh:
-            for _ in range(1000):
-                line = fh.readline()
-                if not line:
-                    break
-                fields = line.split()
-                if len(fields) >= 6 and not fields[0].startswith(b"#"):
-                    return fields[5].decode("utf-8", "replace")
-    except (OSError, EOFError):
-        return ""
-    return ""

@@ -23,15 +23,15 @@ from typing import Callable
 
 import numpy as np
 
-from . import __version__
-from .ranked import PreparedQrels
+from . import __version__, judgments
 from .config import Config, QrelsSet, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
-from .measures.compute import compute, restrict
-from .ir_metadata import find_ir_metadata, run_fields
-from . import judgments
 from .measures import Measure, parse_measure
+from .measures.compute import compute, restrict
+from .ranked import PreparedQrels
 from .store import Evaluated, Store
+from .submissions import check_run, report_lines
+from .submissions.ir_metadata import find_ir_metadata, run_fields
 from .topics import read_topics
 from .trec import _display, read_qrels, read_run
 
@@ -158,8 +158,6 @@ def _check_submission(ctx: _Context, path: str):
     """(verdict, problems as JSON, report lines) of the submission checks, or None."""
     if ctx.validation is None:
         return None
-    from .submissions import check_run, report_lines
-
     check = check_run(path, ctx.validation.rules, ctx.topics)
     lines = tuple(report_lines(check, ctx.validation.rules.max_shown))
     problems = json.dumps([{"line": p.line, "check": p.check, "severity": p.severity,

@@ -684,3 +684,38 @@ def read_zscores(source: Source) -> dict[tuple[str, str], tuple[float, float]]:
         table[(_display(fields[0]), _display(fields[1]))] = (float(fields[2]), float(fields[3]))
     problems.raise_if_any()
     return table
+
+
+# ---- naming runs -------------------------------------------------------------------------
+
+
+RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
+
+
+def run_name(path: str) -> str:
+    """A system name from a run file name: without ``.gz`` and a run-file extension, and
+    without TREC's ``input.`` prefix (``input.acsys8aln.gz`` -> ``acsys8aln``)."""
+    name = os.path.basename(path)
+    for suffix in RUN_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    if name.startswith("input.") and len(name) > len("input."):
+        name = name[len("input."):]
+    return name
+
+
+def run_tag(path: str) -> str:
+    """The tag (sixth column) of the first result line of a run file, or ''."""
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:
+            for _ in range(1000):
+                line = fh.readline()
+                if not line:
+                    break
+                fields = line.split()
+                if len(fields) >= 6 and not fields[0].startswith(b"#"):
+                    return fields[5].decode("utf-8", "replace")
+    except (OSError, EOFError):
+        return ""
+    return ""

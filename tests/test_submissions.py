@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irbench import ir_metadata
+from irbench.submissions import ir_metadata
 from irbench.cli import validate as validate_cli
 from irbench.errors import ConfigError, FormatError, UsageError
 from irbench.submissions import (CHECKS, KEEP_PER_CHECK, Rules, check_run, check_submissions,

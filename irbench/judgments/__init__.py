@@ -22,7 +22,7 @@ import numpy as np
 
 from ..measures import Measure
 from ..ranked import EvalOptions, PreparedQrels, Ranked
-from ..trec import Qrels, Run
+from ..trec import Qrels, Run, read_qrels
 
 
 @runtime_checkable
@@ -144,8 +144,6 @@ def _lazy(module: str, attribute: str) -> Callable:
 
 
 def _read_qrels(source, name=None):
-    from ..trec import read_qrels
-
     return read_qrels(source, name=name)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import EvaluationError
 from .base import REGISTRY, Family, Param, register
+from .compute import compute as evaluate_measures
 
 JG_KEY = "judgment_groups"
 JG_FAMILIES = ("AP_avgjg", "P_avgjg", "Rprec_mult_avgjg")
@@ -33,8 +34,6 @@ def averaged(base: str, *params: str):
     averaged over the groups of each topic."""
 
     def compute(ranked, measure) -> np.ndarray:
-        from .compute import compute as evaluate_measures
-
         per_group = REGISTRY[base].make(**{p: measure.get(p) for p in params})
         total = np.zeros(ranked.num_topics)
         groups = np.zeros(ranked.num_topics)

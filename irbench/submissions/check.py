@@ -14,8 +14,8 @@ import re
 from dataclasses import replace
 from typing import Mapping, Sequence
 
-from ..config import run_name
-from ..ir_metadata import find_ir_metadata, run_fields
+from ..trec import run_name
+from .ir_metadata import find_ir_metadata, run_fields
 from ..topics import Topics
 from .content import check_content
 from .lines import Unreadable, read_file, scan

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from ..config import parse_yaml, read_text  # the YAML-with-lines reader of configs
+from ..yamlfile import parse_yaml, read_text
 from ..errors import ConfigError
 
 SEVERITIES = ("error", "warning", "off")

@@ -28,7 +28,8 @@ from typing import Any
 
 import yaml
 
-from .errors import FormatError
+from ..errors import FormatError
+from .lines import Unreadable, read_file
 
 START = b"ir_metadata.start"
 END = b"ir_metadata.end"
@@ -154,8 +155,6 @@ def read_ir_metadata(path: str | os.PathLike) -> dict:
 
     Raises :class:`FormatError` naming the file and line of every problem in the block.
     """
-    from .submissions.lines import Unreadable, read_file
-
     path = os.fspath(path)
     try:
         data = read_file(path)
