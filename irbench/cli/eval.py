@@ -47,11 +47,9 @@ def _eval_parser(sub) -> None:
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes for several or large runs (default: the CPUs)")
     p.add_argument("-R", choices=judgments.eval_formats(), default="qrels",
-                   help="judgments format, as trec_eval -R: qrels (default); qrels_jg (qid jg "
-                   "docno rel: judgment groups, for map_avgjg, P_avgjg, Rprec_mult_avgjg); "
-                   "prefs (qid jg jsg docno rel_level) or qrels_prefs (a qrels read as "
-                   "preferences) for the prefs_* measures; the default measures follow "
-                   "trec_eval's nicknames qrels_jg and prefs")
+                   help="judgments format, as trec_eval -R (default qrels): " + "; ".join(
+                       f"{k.eval_format}: {k.description}, '{k.lines}' lines, default -m "
+                       f"{k.default_measures}" for k in judgments.KINDS.values()))
     p.add_argument("--known", metavar="FILE", default=None,
                    help="qrels of the documents the user already knows (Coverage, Novelty)")
     p.add_argument("--intent-weights", metavar="FILE", default=None,

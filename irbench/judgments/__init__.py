@@ -167,30 +167,31 @@ def _prefs_documents(source, name=None) -> Qrels:
 
 
 register(JudgmentKind(
-    "adhoc", "qrels", "qid iter docno rel", "ad hoc qrels (trec_eval's default format)",
+    "adhoc", "qrels", "qid iter docno rel", "ad hoc qrels",
     _read_qrels, _prepare_adhoc, _read_qrels, frozenset({"adhoc", "known", "none"}),
     measures_name="ad hoc", hint=_lazy("diversity", "diversity_hint")))
 register(JudgmentKind(
     "diversity", "qrels", "topic subtopic docno rel",
-    "diversity qrels (ndeval's format): ad hoc measures use the collapsed judgments",
+    "diversity qrels (ndeval's; read when a diversity measure is asked for; ad hoc measures use "
+    "each document at its highest level)",
     _lazy("diversity", "read_diversity_qrels"), _lazy("diversity", "PreparedDiversity"),
     _collapsed("subtopic"), frozenset({"adhoc", "diversity", "none"}),
     measures_name="diversity", intent_weights=True))
 register(JudgmentKind(
-    "qrels_jg", "qrels_jg", "qid jg docno rel", "judgment groups (trec_eval -R qrels_jg)",
+    "qrels_jg", "qrels_jg", "qid jg docno rel", "judgment groups",
     _lazy("groups", "read_qrels_jg"),
     lambda judgments, intent_weights=None: _lazy("groups", "PreparedJudgmentGroups")(judgments),
     _collapsed("jg"), frozenset({"judgment_groups", "none"}), default_measures="qrels_jg",
     measures_name="judgment-group", own_measures="map_avgjg, P_avgjg, Rprec_mult_avgjg"))
 register(JudgmentKind(
-    "prefs", "prefs", "qid jg jsg docno rel_level", "preferences (trec_eval -R prefs)",
+    "prefs", "prefs", "qid jg jsg docno rel_level", "preferences",
     _lazy("preferences", "read_prefs"),
     lambda judgments, intent_weights=None: _lazy("preferences", "PreparedPrefs")(judgments),
     _prefs_documents, frozenset({"preferences", "none"}), default_measures="prefs",
     measures_name="preference", own_measures="the prefs_* measures"))
 register(JudgmentKind(
     "qrels_prefs", "qrels_prefs", "qid iter docno rel",
-    "a qrels read as preferences (trec_eval -R qrels_prefs)",
+    "a qrels read as preferences",
     _lazy("preferences", "read_qrels_prefs"),
     lambda judgments, intent_weights=None: _lazy("preferences", "PreparedPrefs")(judgments),
     _read_qrels, frozenset({"preferences", "none"}), default_measures="prefs",

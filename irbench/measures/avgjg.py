@@ -58,4 +58,5 @@ register(Family("P_avgjg", "P@k averaged over judgment groups (trec_eval P_avgjg
 register(Family("Rprec_mult_avgjg", "precision at rank (long)(x*R + 0.9) averaged over "
                 "judgment groups (trec_eval Rprec_mult_avgjg)",
                 averaged("Rprec_mult", "mult"), (_MULT,),
-                canonical_fn=lambda m: f"Rprec_mult_avgjg_{m.get('mult'):3.2f}", needs="judgment_groups"))
+                canonical_fn=lambda m: f"Rprec_mult_avgjg_{m.get('mult'):3.2f}",
+                needs="judgment_groups"))

@@ -283,12 +283,14 @@ _STOP = Param("alpha", float, 0.5, "probability that a relevant document satisfi
 _CUT = Param("cutoff", int, None, "rank cutoff k")
 
 register(Family("alpha_nDCG", "alpha-nDCG@k: novelty-discounted nDCG over subtopics (ndeval)",
-                _alpha_ndcg, (_ALPHA, _CUT), cutoff="cutoff", citation=CLARKE_2008, needs="diversity"))
+                _alpha_ndcg, (_ALPHA, _CUT), cutoff="cutoff", citation=CLARKE_2008,
+                needs="diversity"))
 register(Family("ERR_IA", "intent-aware ERR@k, normalised by ERR of an all-relevant ranking "
                           "(ndeval)", _err_ia, (_STOP, _CUT), cutoff="cutoff",
                 citation=CHAPELLE_2009, needs="diversity"))
 register(Family("nERR_IA", "intent-aware ERR@k over that of the greedy ideal ranking (ndeval)",
-                _nerr_ia, (_STOP, _CUT), cutoff="cutoff", citation=CHAPELLE_2009, needs="diversity"))
+                _nerr_ia, (_STOP, _CUT), cutoff="cutoff", citation=CHAPELLE_2009,
+                needs="diversity"))
 register(Family("P_IA", "intent-aware precision@k: sum_j w_j P_j@k (ndeval)", _p_ia, (_CUT,),
                 cutoff="cutoff", citation=AGRAWAL_2009, needs="diversity"))
 register(Family("S_recall", "subtopic recall@k: intents covered in the top k / intents "
