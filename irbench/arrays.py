@@ -13,7 +13,10 @@ class KeyTable:
     """Row numbers of distinct uint64 keys: a hash table probed with whole-array steps.
 
     Open addressing with linear probing, at most a quarter full, so one probe settles most
-    keys; the few still unsettled after ``_PROBES`` probes are found by binary search.
+    keys; the few still unsettled after ``_PROBES`` probes are found by binary search. A key's
+    first slot comes from all its bits, mixed: keys that share their low bits (one docno in
+    many topics: the topic sits in the high bits) spread over the table instead of queueing
+    behind each other.
     """
 
     _PROBES = 2
@@ -26,8 +29,10 @@ class KeyTable:
         self.mask = size - 1
         self.rows = np.full(size, -1, dtype=np.int64)
         pending = np.arange(len(keys))
-        slot = (keys & np.uint64(self.mask)).astype(np.int64)
+        slot = self._slot(keys)
+        self.rounds = 0  # whole-array placement rounds: about log(len(keys)), never len(keys)
         while len(pending):
+            self.rounds += 1
             free = np.flatnonzero(self.rows[slot] < 0)
             _, first = np.unique(slot[free], return_index=True)  # one winner per free slot
             won = free[first]
@@ -36,11 +41,14 @@ class KeyTable:
             lost[won] = False
             pending, slot = pending[lost], (slot[lost] + 1) & self.mask
 
+    def _slot(self, keys: np.ndarray) -> np.ndarray:
+        return (_mix(keys ^ _SLOT_SEED) & np.uint64(self.mask)).astype(np.int64)
+
     def find(self, keys: np.ndarray) -> np.ndarray:
         """Row number of each key, -1 for keys not in the table."""
         out = np.full(len(keys), -1, dtype=np.int64)
         todo = np.arange(len(keys))
-        slot = (keys & np.uint64(self.mask)).astype(np.int64)
+        slot = self._slot(keys)
         for _ in range(self._PROBES):
             row = self.rows[slot]
             filled = row >= 0
@@ -58,6 +66,7 @@ class KeyTable:
 
 
 _HASH_SEED = np.uint64(0x9E3779B97F4A7C15)
+_SLOT_SEED = np.uint64(0xD6E8FEB86659FD93)
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
