@@ -130,8 +130,9 @@ def _range_pieces(path: str, start: int, end: int):
                 return
             if not piece.endswith(b"\n") and pos + len(piece) < end:
                 piece += fh.readline()  # ranges end at line starts: this stays inside
+            first = pos == 0
             pos += len(piece)
-            yield piece
+            yield trec.without_bom(piece) if first else piece
 
 
 def _context():
