@@ -13,6 +13,13 @@ import yaml
 from .errors import ConfigError
 
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_VALUES = 100_000  # values in one file, aliases expanded: a config has hundreds
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{name}" for name in (
+    "map", "seq", "str", "int", "float", "bool", "null", "timestamp")}
+
+
+class _TooLarge(Exception):
+    """More than MAX_VALUES values once aliases are expanded (a 'billion laughs' file)."""
 
 
 def yaml_path(path: tuple) -> str:
@@ -30,6 +37,7 @@ class LineReader:
         self.lines: dict[tuple, int] = {}
         self.problems: list[str] = []
         self._constructor = yaml.constructor.SafeConstructor()
+        self._count = 0
 
     def problem(self, path: tuple, reason: str) -> None:
         line = self.line(path)
@@ -41,7 +49,13 @@ class LineReader:
         return self.lines.get(path, 1)
 
     def value(self, node, path: tuple = ()) -> Any:
+        self._count += 1
+        if self._count > MAX_VALUES:
+            raise _TooLarge
         self.lines[path] = node.start_mark.line + 1
+        if node.tag not in _PLAIN_TAGS:
+            self.problem(path, f"YAML tags such as {node.tag!r} are not allowed")
+            return None
         if isinstance(node, yaml.MappingNode):
             out: dict = {}
             for key_node, value_node in node.value:
@@ -59,7 +73,12 @@ class LineReader:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.value(item, path + (i,)) for i, item in enumerate(node.value)]
-        return self._constructor.construct_object(node, deep=True)
+        try:
+            return self._constructor.construct_object(node, deep=True)
+        except ValueError:  # e.g. an integer of thousands of digits
+            self.problem(path, f"cannot read the value {node.value[:40]!r}"
+                               f"{'...' if len(node.value) > 40 else ''}")
+            return None
 
 
 def parse_yaml(path: str, text: str) -> tuple[Any, LineReader]:
@@ -77,6 +96,9 @@ def parse_yaml(path: str, text: str) -> tuple[Any, LineReader]:
         raise ConfigError([f"{path}:1: empty config"])
     try:
         data = reader.value(node)
+    except _TooLarge:
+        raise ConfigError([f"{path}:1: more than {MAX_VALUES:,} values once YAML aliases are "
+                           "expanded"]) from None
     except yaml.YAMLError as exc:  # e.g. a tag the safe loader refuses
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
