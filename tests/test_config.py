@@ -188,13 +188,21 @@ def test_missing_run_is_not_fatal_for_the_runner(campaign):
     ("collection: [\n", "not valid YAML"),
     ("", "empty config"),
     ("- a\n- b\n", "a config is a mapping"),
-    ("x: !!python/object:os.system ls\n", "could not determine a constructor"),
 ])
 def test_not_a_config(campaign, text, message):
     path = campaign / "configs" / "bad.yaml"
     path.write_text(text)
     found = problems(str(path))
     assert len(found) == 1 and message in found[0] and found[0].startswith(f"{path}:")
+
+
+def test_a_yaml_tag_is_a_problem_beside_the_others(campaign):
+    path = campaign / "configs" / "bad.yaml"
+    path.write_text("x: !!python/object:os.system ls\n")
+    found = problems(str(path))
+    assert found[0] == (f"{path}:1: x: YAML tags such as "
+                        "'tag:yaml.org,2002:python/object:os.system' are not allowed")
+    assert len(found) > 1  # the unknown key and the missing sections too
 
 
 def test_absolute_paths_may_leave_the_folder(campaign, tmp_path_factory):
