@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import DuplicateError, EvaluationError, OptionError
+from .errors import DuplicateError, EvaluationError, FormatError, OptionError
 from .arrays import (
     KeyTable, block_order, doc_hash, doc_words, duplicate_rows, index_type, lookup_topics,
     may_repeat, segment_cumsum, stable_int_order, topic_keys,
@@ -32,6 +32,7 @@ from .arrays import (
 from .trec import Qrels, Run, _display
 
 FAKE_DOCNO = b"ceci_nest_pas_un_docno"
+MAX_LEVEL_CELLS = 1 << 26  # judgments are counted per topic and level 0..max: 512 MB at most
 NOT_IN_QRELS = -1
 UNJUDGED = -2
 
@@ -92,6 +93,8 @@ class PreparedQrels:
         max_level = int(self.relevance.max()) if judged.any() else 0
         max_level = max(max_level, 0)
         width = max_level + 1
+        if len(self.topics) * width > MAX_LEVEL_CELLS:
+            _raise_level_too_high(qrels, len(self.topics))
         flat = self.row_topic[judged] * width + self.relevance[judged]
         counts = np.bincount(flat, minlength=len(self.topics) * width)
         self.level_counts = counts.reshape(len(self.topics), width)
@@ -461,3 +464,12 @@ def _raise_duplicates(run, topics, topic, doc_id, line, dups, firsts) -> None:
         for d, f in zip(dups[order_d], firsts[order_d])
     ]
     raise DuplicateError(problems)
+
+
+def _raise_level_too_high(qrels: Qrels, num_topics: int) -> None:
+    """Relevance levels so high that counting judgments per topic and level would not fit."""
+    top = int(np.argmax(qrels.relevance))
+    fits = MAX_LEVEL_CELLS // max(num_topics, 1) - 1
+    raise FormatError([f"{qrels.path}:{int(qrels.line[top])}: relevance {qrels.relevance[top]} "
+                       f"is too high: irbench counts judgments per topic and level, and with "
+                       f"{num_topics:,} topics levels up to {fits:,} fit"])

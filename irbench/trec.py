@@ -506,6 +506,9 @@ def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> 
         if content is not None:
             tokens = piece.split()
             values = _to_int(tokens[3::4])
+            if values is not None and len(values) and (
+                    values.min() < MIN_RELEVANCE or values.max() > MAX_RELEVANCE):
+                values = None  # the line-by-line path names each level out of range
             if values is not None:
                 qids.append(_bytes_array(tokens[0::4]))
                 docs.append(_bytes_array(tokens[2::4]))

@@ -534,3 +534,23 @@ def test_qrels_and_run_problems_reported_together(tmp_path, capsys):
     rc, out, err = _eval(capsys, qrels, run)
     assert rc == 2
     _assert_errors(err, [f"{qrels}:1", f"{run}:1"])
+
+
+@pytest.mark.parametrize("level,reason", [
+    ("99999999999999", "relevance 99999999999999 is out of the integer range"),
+    ("-99999999999999", "relevance -99999999999999 is out of the integer range"),
+    ("2000000000", "relevance 2000000000 is too high: irbench counts judgments per topic and "
+                   "level, and with 2 topics levels up to 33,554,431 fit"),
+])
+def test_a_huge_relevance_level_is_refused_with_its_line(tmp_path, capsys, level, reason):
+    qrels = _write(tmp_path, "q.txt", f"1 0 d1 1\n2 0 d2 {level}\n2 0 d3 0\n")
+    run = _write(tmp_path, "r.txt", "1 Q0 d1 1 1.0 r\n2 Q0 d2 1 1.0 r\n")
+    code, out, err = _eval(capsys, qrels, run)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith(f"irbench: error: {qrels}:2: {reason}")
+
+
+def test_levels_of_a_few_hundred_are_counted(tmp_path, capsys):
+    qrels = _write(tmp_path, "q.txt", "1 0 d1 300\n1 0 d2 1\n")
+    run = _write(tmp_path, "r.txt", "1 Q0 d2 1 2.0 r\n1 Q0 d1 2 1.0 r\n")
+    assert "ndcg                  \tall\t" in _ok(capsys, "-m", "ndcg", qrels, run)
