@@ -44,6 +44,9 @@ _INT_RE = re.compile(rb"[+-]?\d+\Z")
 MIN_RELEVANCE, MAX_RELEVANCE = -(2**31), 2**31 - 1  # trec_eval keeps levels in a C long
 _WS = b" \t\n\r\x0b\x0c"
 _GZIP_MAGIC = b"\x1f\x8b"
+MAX_ID_BYTES = 1024  # a topic id or docno longer than this is an error (columns are as wide
+                     # as their longest value: one huge docno would widen every row)
+GUNZIP_RATIO, GUNZIP_FLOOR = 100, 1 << 28  # a gzip file may expand to max(100x, 256 MiB)
 UTF8_BOM = b"\xef\xbb\xbf"  # dropped from the start of a file (trec_eval keeps it in the first id)
 
 
@@ -147,11 +150,42 @@ def without_bom(data: bytes) -> bytes:
     return data[len(UTF8_BOM):] if data.startswith(UTF8_BOM) else data
 
 
+def gunzip(data: bytes) -> bytes:
+    """``data`` decompressed (every gzip member), at most ``max(GUNZIP_RATIO x its size,
+    GUNZIP_FLOOR)`` bytes: ValueError with the reason for a file that is not gzip or
+    expands further (a gzip bomb), found before more than that limit is held in memory."""
+    limit = max(GUNZIP_RATIO * len(data), GUNZIP_FLOOR)
+    out: list[bytes] = []
+    size = 0
+    rest = data
+    try:
+        while rest:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            chunk = inflater.decompress(rest, limit - size + 1)
+            size += len(chunk)
+            out.append(chunk)
+            while inflater.unconsumed_tail and size <= limit:
+                chunk = inflater.decompress(inflater.unconsumed_tail, limit - size + 1)
+                size += len(chunk)
+                out.append(chunk)
+            if size > limit:
+                raise ValueError(f"gzip file expands to more than {limit:,} bytes (irbench "
+                                 f"allows {GUNZIP_RATIO} times the compressed size, at least "
+                                 f"{GUNZIP_FLOOR >> 20} MiB)")
+            if not inflater.eof:
+                raise ValueError("not a valid gzip file (Compressed file ended before the "
+                                 "end-of-stream marker was reached)")
+            rest = inflater.unused_data.lstrip(b"\x00")  # next member (or padding)
+    except zlib.error as exc:
+        raise ValueError(f"not a valid gzip file ({exc})") from None
+    return b"".join(out)
+
+
 def _gunzip(path: str, data: bytes) -> bytes:
     try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise FormatError([f"{path}:1: not a valid gzip file ({exc})"]) from None
+        return gunzip(data)
+    except ValueError as exc:
+        raise FormatError([f"{path}:1: {exc}"]) from None
 
 
 def _chunks(data: bytes) -> Iterable[tuple[int, bytes]]:
@@ -201,6 +235,24 @@ def _regular_lines(piece: bytes, ncols: int, hash_anywhere: bool):
         if np.any(buf[line_starts[line_starts < buf.size]] == 35):
             return None
     return content
+
+
+def _longest_token(piece: bytes) -> int:
+    """The length of the longest whitespace-free stretch of ``piece``."""
+    buf = np.frombuffer(piece, dtype=np.uint8)
+    at = np.flatnonzero((buf == 32) | ((buf >= 9) & (buf <= 13)))
+    if len(at) == 0:
+        return len(buf)
+    return int(max(at[0], len(buf) - 1 - at[-1], np.diff(at).max(initial=1) - 1))
+
+
+def _long_id(query_id: bytes, doc_id: bytes) -> str | None:
+    """The problem with a topic id or docno longer than MAX_ID_BYTES, or None."""
+    for what, value in (("topic id", query_id), ("docno", doc_id)):
+        if len(value) > MAX_ID_BYTES:
+            return (f"{what} of {len(value):,} bytes: irbench takes topic ids and docnos of "
+                    f"at most {MAX_ID_BYTES:,} bytes")
+    return None
 
 
 def _to_int(tokens: list[bytes]) -> np.ndarray | None:
@@ -359,6 +411,9 @@ def _run_columns(piece: bytes, first_line: int):
     score = _scores(buf, starts[4::6], ends[4::6])
     if score is None:
         return None
+    if max(int((ends[0::6] - starts[0::6]).max()), int((ends[2::6] - starts[2::6]).max())) > (
+            MAX_ID_BYTES):
+        return None  # the line-by-line path names the long ids
     qid = _as_strings(_token_words(buf, starts[0::6], ends[0::6]), ends[0::6] - starts[0::6])
     doc = _as_strings(_token_words(buf, starts[2::6], ends[2::6]), ends[2::6] - starts[2::6])
     line += first_line
@@ -475,6 +530,10 @@ def _parse_run_lines(piece: bytes, first_line: int, problems: _Problems):
                 line, f"expected 6 columns (qid Q0 docno rank score tag), got {len(fields)}"
             )
             continue
+        long = _long_id(fields[0], fields[2])
+        if long:
+            problems.add(line, long)
+            continue
         text = fields[4]
         score = float(text) if _FLOAT_RE.match(text) else math.nan
         if not math.isfinite(score):
@@ -502,7 +561,8 @@ def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> 
     problems = _Problems(path)
     qids, docs, rels, lines = [], [], [], []
     for first_line, piece in _chunks(data):
-        content = None if b"_" in piece else _regular_lines(piece, 4, hash_anywhere=False)
+        content = None if b"_" in piece or _longest_token(piece) > MAX_ID_BYTES else (
+            _regular_lines(piece, 4, hash_anywhere=False))
         if content is not None:
             tokens = piece.split()
             values = _to_int(tokens[3::4])
@@ -551,6 +611,10 @@ def _parse_qrels_lines(piece: bytes, first_line: int, problems: _Problems):
             continue
         if len(fields) != 4:
             problems.add(line, f"expected 4 columns (qid iter docno rel), got {len(fields)}")
+            continue
+        long = _long_id(fields[0], fields[2])
+        if long:
+            problems.add(line, long)
             continue
         if not _INT_RE.match(fields[3]):
             problems.add(line, f"relevance '{_display(fields[3])}' is not an integer")

@@ -554,3 +554,45 @@ def test_levels_of_a_few_hundred_are_counted(tmp_path, capsys):
     qrels = _write(tmp_path, "q.txt", "1 0 d1 300\n1 0 d2 1\n")
     run = _write(tmp_path, "r.txt", "1 Q0 d2 1 2.0 r\n1 Q0 d1 2 1.0 r\n")
     assert "ndcg                  \tall\t" in _ok(capsys, "-m", "ndcg", qrels, run)
+
+
+@pytest.mark.parametrize("where", ["run", "qrels"])
+@pytest.mark.parametrize("what,size", [("docno", 1 << 20), ("topic id", 1025)])
+def test_an_overlong_id_is_a_line_error(tmp_path, capsys, where, what, size):
+    long = "x" * size
+    qid, doc = (long, "d2") if what == "topic id" else ("2", long)
+    qrels = "1 0 d1 1\n" + (f"{qid} 0 {doc} 1\n" if where == "qrels" else "2 0 d2 1\n")
+    run = "1 Q0 d1 1 1.0 r\n" + (f"{qid} Q0 {doc} 1 1.0 r\n" if where == "run"
+                                 else "2 Q0 d2 1 1.0 r\n")
+    q, r = _write(tmp_path, "q.txt", qrels), _write(tmp_path, "r.txt", run)
+    code, out, err = _eval(capsys, q, r)
+    path = q if where == "qrels" else r
+    assert code == 2 and out == ""
+    assert err == (f"irbench: error: {path}:2: {what} of {size:,} bytes: irbench takes topic "
+                   "ids and docnos of at most 1,024 bytes\n")
+
+
+def test_ids_of_the_largest_length_are_read(tmp_path, capsys):
+    doc = "d" * 1024
+    q = _write(tmp_path, "q.txt", f"1 0 {doc} 1\n")
+    r = _write(tmp_path, "r.txt", f"1 Q0 {doc} 1 1.0 r\n")
+    assert "map                   \tall\t1.0000" in _ok(capsys, "-m", "map", q, r)
+
+
+def test_a_gzip_bomb_is_refused_before_it_is_expanded(tmp_path, capsys, monkeypatch):
+    import irbench.trec as trec
+
+    monkeypatch.setattr(trec, "GUNZIP_FLOOR", 1 << 16)
+    bomb = gzip.compress(b"1 Q0 d1 1 1.0 r\n" * (1 << 16))  # 1 MiB from a few KiB
+    assert len(bomb) * trec.GUNZIP_RATIO < (1 << 20)
+    r = _write(tmp_path, "r.txt.gz", bomb)
+    q = _write(tmp_path, "q.txt", "1 0 d1 1\n")
+    code, out, err = _eval(capsys, q, r)
+    assert code == 2 and err.startswith(f"irbench: error: {r}:1: gzip file expands to more than")
+
+
+def test_gzip_files_of_several_members_are_read_whole(tmp_path, capsys):
+    r = _write(tmp_path, "r.txt.gz", gzip.compress(b"1 Q0 d1 1 2.0 r\n")
+               + gzip.compress(b"1 Q0 d2 2 1.0 r\n"))
+    q = _write(tmp_path, "q.txt", "1 0 d2 1\n")
+    assert "num_ret               \tall\t2" in _ok(capsys, "-m", "num_ret", q, r)

@@ -12,12 +12,11 @@ Comment lines (first field starting with ``#``) and blank lines are skipped, as 
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..trec import gunzip
 from .problems import Collector
 
 PIECE = 1 << 22
@@ -74,9 +73,9 @@ def read_file(path: str) -> bytes:
         raise Unreadable(f"cannot read ({exc.strerror})") from None
     if data[:2] == GZIP_MAGIC or path.endswith(".gz"):
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise Unreadable(f"not a valid gzip file ({exc})") from None
+            data = gunzip(data)
+        except ValueError as exc:
+            raise Unreadable(str(exc)) from None
     return data
 
 
