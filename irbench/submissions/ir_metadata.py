@@ -34,6 +34,7 @@ from .lines import Unreadable, read_file
 START = b"ir_metadata.start"
 END = b"ir_metadata.end"
 RUN_TYPES = ("automatic", "manual")
+MAX_BLOCK_BYTES = 1 << 16  # ir_metadata is a header of a few hundred bytes
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,9 @@ def find_ir_metadata(data: bytes) -> MetadataBlock:
     problems: list[tuple[int, str]] = []
     text_lines: list[str] = []
     body = data[body_from + 1:data.rfind(b"\n", 0, end) + 1]
+    if len(body) > MAX_BLOCK_BYTES:
+        return MetadataBlock(line=first, problems=((first, (
+            f"ir_metadata block of {len(body):,} bytes: at most {MAX_BLOCK_BYTES:,}")),))
     for offset, raw in enumerate(body.splitlines()):
         line = first + 1 + offset
         stripped = raw.lstrip()
@@ -77,8 +81,14 @@ def find_ir_metadata(data: bytes) -> MetadataBlock:
             text_lines.append("")
     if problems:
         return MetadataBlock(line=first, problems=tuple(problems))
+    text = "\n".join(text_lines)
     try:
-        value = yaml.safe_load("\n".join(text_lines))
+        alias = next((event for event in yaml.parse(text, Loader=yaml.SafeLoader)
+                      if isinstance(event, yaml.AliasEvent)), None)
+        if alias is not None:  # never expanded: a few bytes of aliases can mean gigabytes
+            return MetadataBlock(line=first, problems=((
+                first + 1 + alias.start_mark.line, "ir_metadata may not use YAML aliases"),))
+        value = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = first + 1 + mark.line if mark is not None else first
