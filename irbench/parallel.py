@@ -7,6 +7,10 @@ workers by ``fork`` where the platform has it (no copy until written), else by p
 per worker. With a single run, :func:`read_run` parses a big file in byte ranges, one per
 worker, and the run is ranked and scored here.
 
+Every worker process dies with the process that started it (:func:`die_with_parent`): a
+``kill -9``, SIGTERM or SIGHUP of ``irbench`` leaves no worker behind holding the store's
+descriptors or the caller's stdout.
+
 Errors do not stop the other runs: each :class:`RunResult` carries either an evaluation or
 the error its run raised, and whether that happened while reading the file (``"read"``: a
 :class:`FormatError` listing the file's problems) or afterwards (``"evaluate"``: a missing
@@ -16,8 +20,11 @@ as ``irbench eval`` does, can look at all results first.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -91,7 +98,7 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
     except OSError:
         return trec.read_run(source, name)  # reports the problem as usual
     ranges = [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    with _context().Pool(len(ranges)) as pool:
+    with _context().Pool(len(ranges), initializer=die_with_parent) as pool:
         parts = pool.starmap(_parse_range, ranges)
     for part in parts:
         if isinstance(part, FormatError):
@@ -135,6 +142,25 @@ def _range_pieces(path: str, start: int, end: int):
             yield trec.without_bom(piece) if first else piece
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Have the kernel kill this (worker) process when its parent dies, however the parent
+    dies (Linux ``PR_SET_PDEATHSIG``; elsewhere nothing is done). ``parent``: the pid the
+    worker was started by, default the current parent; if it is already gone, exit now."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid() if parent is None else parent
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl: workers end when their queue closes
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def _context():
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else None)
@@ -171,6 +197,7 @@ _STATE: tuple | None = None
 
 def _init_worker(state: tuple) -> None:
     global _STATE
+    die_with_parent()
     _STATE = state
 
 

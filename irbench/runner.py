@@ -17,6 +17,7 @@ import platform
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Callable
@@ -28,6 +29,7 @@ from .config import Config, QrelsSet, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
 from .measures import Measure, parse_measure
 from .measures.compute import compute, restrict
+from .parallel import die_with_parent
 from .ranked import PreparedQrels
 from .store import Evaluated, Store
 from .submissions import check_run, report_lines
@@ -148,6 +150,7 @@ def _init_worker(qrels_specs: dict[str, QrelsSet], qrels_sha: dict[str, str],
                  topic_set: frozenset | None, settings: Settings, done: dict, topics,
                  validation, known) -> None:
     global _CONTEXT
+    die_with_parent()
     prepared = _QrelsSets(known)
     for spec in qrels_specs.values():
         prepared.add(spec)
@@ -468,7 +471,8 @@ class _Campaign:
             for name in context.qrels_sha:
                 context.qrels[name]
             _CONTEXT = context
-            kwargs = {"mp_context": get_context("fork")}
+            kwargs = {"mp_context": get_context("fork"), "initializer": die_with_parent,
+                      "initargs": (os.getpid(),)}
         else:
             specs = {name: context.qrels.specs[name] for name in context.qrels_sha}
             kwargs = {"mp_context": get_context("spawn"), "initializer": _init_worker,
@@ -509,6 +513,20 @@ class _Campaign:
         except OSError as exc:
             return _Outcome(task.system, task.path, "", (0, 0), "", (), 0,
                             error=f"{task.path}: cannot read ({exc.strerror})")
+        except BrokenProcessPool:  # a worker was killed: by the OOM killer, most often
+            return _Outcome(task.system, task.path, "", (0, 0), "", (), 0, error=(
+                f"{task.path}: not scored: a worker process was killed while runs were being "
+                f"scored (out of memory? {_memory_note()}); nothing of it was stored, and "
+                "the next 'irbench run' tries again"))
+
+
+def _memory_note() -> str:
+    """This machine's memory, for messages about workers killed for want of it."""
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return "fewer --workers need less memory"
+    return f"this machine has {pages * size / 2**30:.1f} GiB; fewer --workers need less"
 
 
 def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = False,
