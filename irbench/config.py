@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
                "official", "priority", "metadata"}
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
+NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
             "validation"}
 
@@ -236,6 +238,9 @@ class _Builder:
             self.problem(("report",), "must be a mapping of report options")
             report = {}
         name = self.data.get("name", os.path.splitext(os.path.basename(self.path))[0])
+        if "name" in self.data and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+            self.problem(("name",), "a campaign name is letters, digits, '.', '_' and '-', "
+                                    "not starting with '.' (it names the report folder)")
         problems = self.reader.problems + (list(self.missing_runs.values()) if self.strict else [])
         if problems:
             raise ConfigError(sorted(problems, key=self._line_of))
@@ -258,11 +263,20 @@ class _Builder:
                 self.problem(where, f"'{value}' leaves the campaign folder {self.root} "
                                     "(write an absolute path to allow it)")
                 return None
+        if not os.path.isabs(expanded) and self._escapes(full):
+            self.problem(where, f"'{value}' is a link leading out of the campaign folder "
+                                f"{self.root} (write the absolute path to allow it)")
+            return None
         if must_exist and not os.path.isfile(full):
-            reason = "is a folder, not a file" if os.path.isdir(full) else "no such file"
-            self.problem(where, f"{reason} '{value}'")
+            self.problem(where, f"{_not_a_file(full)} '{value}'")
             return None
         return full
+
+    def _escapes(self, path: str) -> bool:
+        """Whether ``path`` (inside the campaign folder as written) resolves outside it
+        through a symbolic link."""
+        real_root = os.path.realpath(self.root)
+        return os.path.commonpath([os.path.realpath(path), real_root]) != real_root
 
     # -- sections
 
@@ -389,7 +403,7 @@ class _Builder:
             if path is None:
                 return []
             if not os.path.isfile(path):
-                what = "is a folder, not a file" if os.path.isdir(path) else "no such file"
+                what = _not_a_file(path)
                 line = self.reader.line(where + ("run",))
                 self.missing_runs[str(name)] = (f"{self.path}:{line}: "
                                                 f"{yaml_path(where + ('run',))}: {what} "
@@ -421,6 +435,10 @@ class _Builder:
             return []
         systems = []
         for path in paths:
+            if not os.path.isabs(os.path.expanduser(pattern)) and self._escapes(path):
+                self.problem(where + ("glob",), f"'{path}' is a link leading out of the "
+                                                f"campaign folder {self.root}")
+                continue
             name = run_name(path) if name_from == "file" else run_tag(path)
             if not name:
                 self.problem(where + ("glob",), f"cannot read a run tag from '{path}'")
@@ -573,4 +591,23 @@ class _Builder:
         if "store" not in self.data:
             return default_store(self.path)
         value = self.data["store"]
-        return self._resolve(("store",), value, must_exist=False) or default_store(self.path)
+        path = self._resolve(("store",), value, must_exist=False)
+        if path is None:
+            return default_store(self.path)
+        folder = os.path.dirname(path)
+        while folder and not os.path.exists(folder):
+            folder = os.path.dirname(folder)
+        if os.path.isdir(path) or (folder and not os.path.isdir(folder)):
+            self.problem(("store",), f"'{value}' cannot hold the store: "
+                                     + ("it is a folder" if os.path.isdir(path)
+                                        else f"{folder} is a file, not a folder"))
+        return path
+
+
+def _not_a_file(path: str) -> str:
+    """Why ``path`` cannot be read as an input file."""
+    if os.path.isdir(path):
+        return "is a folder, not a file"
+    if os.path.exists(path):
+        return "is not a regular file (a pipe, device or socket)"
+    return "no such file"

@@ -254,3 +254,53 @@ def test_measures_needing_other_inputs_are_refused(campaign):
     assert "needs a preference qrels set" in found[3] and "kind: prefs" in found[3]
     assert "needs a diversity qrels set" in found[0] and "kind: diversity" in found[0]
     assert "give their qrels as collection.known" in found[1]
+
+
+def test_links_out_of_the_campaign_folder_are_refused(campaign):
+    (campaign / "runs" / "evil.txt").symlink_to("/etc/passwd")
+    path = write(campaign, """\
+        collection: {qrels: ../runs/qrels.txt}
+        systems:
+          - {name: a, run: ../runs/evil.txt}
+          - glob: ../runs/*.txt
+        suites: {core: [AP]}
+        """)
+    found = problems(path)
+    assert found[0] == (f"{path}:3: systems[0].run: '../runs/evil.txt' is a link leading out "
+                        f"of the campaign folder {campaign} (write the absolute path to allow it)")
+    assert found[1].startswith(f"{path}:4: systems[1].glob: '{campaign}/runs/evil.txt' is a link")
+
+
+def test_pipes_and_devices_are_not_run_files(campaign):
+    os.mkfifo(campaign / "runs" / "fifo")
+    path = write(campaign, """\
+        collection: {qrels: ../runs/qrels.txt}
+        systems: {a: ../runs/fifo, b: /dev/zero}
+        suites: {core: [AP]}
+        """)
+    assert [p.split(": ", 2)[2] for p in problems(path)] == [
+        "is not a regular file (a pipe, device or socket) '../runs/fifo'",
+        "is not a regular file (a pipe, device or socket) '/dev/zero'"]
+
+
+@pytest.mark.parametrize("name", ["/abs/dir", "../..", ".hidden", "a b", "x/y", "", 7])
+def test_a_campaign_name_is_an_identifier(campaign, name):
+    path = write(campaign, f"""\
+        name: {name!r}
+        collection: {{qrels: ../runs/qrels.txt}}
+        systems: {{b: ../runs/beta.txt}}
+        suites: {{core: [AP]}}
+        """)
+    assert problems(path) == [f"{path}:1: name: a campaign name is letters, digits, '.', '_' "
+                              "and '-', not starting with '.' (it names the report folder)"]
+
+
+def test_a_store_under_a_file_is_refused(campaign):
+    path = write(campaign, """\
+        collection: {qrels: ../runs/qrels.txt}
+        systems: {b: ../runs/beta.txt}
+        suites: {core: [AP]}
+        store: ../runs/beta.txt/scores.duckdb
+        """)
+    assert problems(path) == [f"{path}:4: store: '../runs/beta.txt/scores.duckdb' cannot hold "
+                              f"the store: {campaign}/runs/beta.txt is a file, not a folder"]
