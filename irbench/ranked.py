@@ -314,10 +314,11 @@ class Ranked:
         """Sum ``values`` (per document) within each topic, optionally only where ``mask``."""
         weights = values.astype(np.float64) if values.dtype != np.float64 else values
         if mask is None:
-            return np.bincount(self.topic_index, weights=weights, minlength=self.num_topics)
-        return np.bincount(
-            self.topic_index[mask], weights=weights[mask], minlength=self.num_topics
-        )
+            out = np.bincount(self.topic_index, weights=weights, minlength=self.num_topics)
+        else:
+            out = np.bincount(self.topic_index[mask], weights=weights[mask],
+                              minlength=self.num_topics)
+        return out.astype(np.float64, copy=False)  # bincount of nothing is int64
 
     def at_rank(self, cumulative: np.ndarray, k) -> np.ndarray:
         """Per topic, a within-topic ``cumulative`` column read at rank min(k, num_ret): its

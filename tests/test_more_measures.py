@@ -6,6 +6,8 @@ Every expected value is worked out by hand in the comments from the small collec
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,8 @@ import irbench
 from irbench.judgments.known import PreparedKnown, evaluate_known
 from irbench.errors import EvaluationError, MeasureParameterError
 from irbench.measures import parse_measure
+
+TE = Path(__file__).parent / "data" / "trec_eval_test"
 
 # q1, ranked by score: a u b c e d
 #   rank   1  2  3  4  5  6
@@ -310,3 +314,32 @@ def test_nerr_is_err_over_the_ideal_run_err(seed, k):
     expected = np.divide(err, best, out=np.zeros_like(err), where=best > 0)
     assert per_topic(f"nERR{at}", qrels, run)[0] == pytest.approx(list(expected), rel=1e-12,
                                                                    abs=1e-12)
+
+
+@pytest.mark.parametrize("name,canonical", [("RR@10", "RR@10"), ("MRR@10", "RR@10"),
+                                            ("RR(rel=2)@5", "RR(rel=2)@5"), ("RR", "RR"),
+                                            ("MRR", "RR"), ("recip_rank", "RR")])
+def test_rr_at_k_names(name, canonical):
+    assert str(parse_measure(name)) == canonical
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 10, 1000])
+def test_rr_at_k_counts_only_the_top_k(k):
+    """RR@k (MS MARCO's MRR@10): 1/rank of the first relevant document if within k, else 0;
+    checked against a loop over the ranking of trec_eval's own test run."""
+    from irbench.trec import read_qrels, read_run
+
+    qrels = read_qrels(TE / "qrels.test")
+    run = read_run(TE / "results.test")
+    ev = irbench.evaluate(qrels, run, [f"RR@{k}", "RR"])
+    relevant = {(q, d) for q, d, r in zip(qrels.query_id, qrels.doc_id, qrels.relevance)
+                if r >= 1}
+    for t, topic in enumerate(ev.topics):
+        rows = [i for i in range(len(run.query_id)) if run.query_id[i].decode() == topic]
+        ranked = sorted(rows, key=lambda i: (run.score[i], run.doc_id[i]), reverse=True)
+        first = next((rank for rank, i in enumerate(ranked, 1)
+                      if (run.query_id[i], run.doc_id[i]) in relevant), None)
+        expected = 1 / first if first is not None and first <= k else 0.0
+        assert ev[f"RR@{k}"][t] == pytest.approx(expected)
+    if k == 1000:
+        assert np.array_equal(ev["RR@1000"], ev["RR"])

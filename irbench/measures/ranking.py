@@ -11,7 +11,7 @@ import numpy as np
 
 from ..arrays import segment_reverse_cummax
 from ..ranked import UNJUDGED
-from .base import Family, Param, register
+from .base import Family, Param, register, register_spelling
 from .extra import bpref_ten, condense
 from .precision import _CUTOFF, REL, parse_float_list, safe_div
 
@@ -34,8 +34,12 @@ def _ap(r, m):
 
 
 def _rr(r, m):
-    """Reciprocal rank of the first relevant document (no cutoff, as trec_eval)."""
+    """Reciprocal rank of the first relevant document: trec_eval's recip_rank (no cutoff),
+    or ``RR@k`` (MRR@k, MS MARCO's measure): 0 when the first relevant document is below k."""
     first = r.rel & (r.cum_rel == 1)
+    k = m.get("cutoff")
+    if k is not None:
+        first = first & (r.rank <= k)
     return r.per_topic_sum(1.0 / r.rank, first)
 
 
@@ -150,8 +154,10 @@ register(Family("AP", "average precision (trec_eval map; map_cut_k with @k); AP(
                 citation="Buckley & Voorhees, Evaluating evaluation measure stability, SIGIR 2000"))
 register(Family("GMAP", "geometric mean of AP over topics, AP floored at 1e-5 (gm_map)", _ap,
                 (REL,), aggregate="gmean", citation="Robertson, On GMAP, CIKM 2006"))
-register(Family("RR", "reciprocal rank of the first relevant document (recip_rank)", _rr,
-                (REL,)))
+register(Family("RR", "reciprocal rank of the first relevant document (recip_rank); RR@k, "
+                      "also spelt MRR@k, counts only the top k", _rr,
+                (REL, Param("cutoff", int, None, "only ranks <= k count")), cutoff="cutoff"))
+register_spelling("MRR", "RR")
 register(Family("Bpref", "binary preference, unjudged skipped; Bpref(ten) is bpref-10", _bpref,
                 (Param("variant", str, "", "ten: bpref-10; condensed: unjudged removed first",
                        choices=("", "condensed", "ten"), positional=True), REL),
