@@ -555,3 +555,18 @@ def test_runs_per_group_keeps_the_best_priority(tmp_path):
     checks = check_submissions(paths, Rules(max_runs_per_group=2))
     assert [c.accepted for c in checks] == [False, True, True]
     assert checks[0].errors[0].message.endswith(f"(kept: {paths[1]}, {paths[2]})")
+
+
+def test_errors_come_before_warnings_within_the_cap(tmp_path):
+    from irbench.submissions import Problem, RunCheck, report_lines
+
+    warnings = tuple(Problem("r.txt", line, "rank-order", "warning", "ranks out of order")
+                     for line in range(1, 31))
+    error = Problem("r.txt", 40, "unknown-topic", "error", "topic 999 is not a topic")
+    check = RunCheck(path="r.txt", errors=(error,), warnings=warnings, num_errors=1,
+                     num_warnings=30, run_tag="t", group="g", topics=1, results=40)
+    lines = list(report_lines(check, 25))
+    assert lines[0] == str(error)
+    assert lines[1:25] == [str(w) for w in warnings[:24]]
+    assert lines[25] == "... and 6 more problems in r.txt"
+    assert lines[26].startswith("r.txt: rejected: 1 error, 30 warnings")

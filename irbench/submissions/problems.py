@@ -166,9 +166,10 @@ def verdict_line(check: RunCheck) -> str:
 
 
 def report_lines(check: RunCheck, max_shown: int) -> Iterable[str]:
-    """The problems of one file (at most ``max_shown``), the ``... and N more`` line, and the
-    verdict line."""
-    problems = check.problems
+    """The problems of one file (at most ``max_shown``: errors first, each kind in file order,
+    so warnings never hide the error that rejects a run), the ``... and N more`` line, and
+    the verdict line."""
+    problems = check.errors + check.warnings
     for problem in problems[:max_shown]:
         yield str(problem)
     hidden = check.num_errors + check.num_warnings - min(len(problems), max_shown)
