@@ -530,6 +530,12 @@ def _parse_run_lines(piece: bytes, first_line: int, problems: _Problems):
                 line, f"expected 6 columns (qid Q0 docno rank score tag), got {len(fields)}"
             )
             continue
+        if len(fields) >= 2 * 6:  # trec_eval reads the first 6 and drops the rest
+            cr = b"\r" in raw.rstrip(b"\r")
+            problems.add(line, f"{len(fields):,} fields on one line: " + (
+                "its lines end in a bare carriage return (CR); end them with newlines" if cr
+                else "several results run together? (a result line has 6 fields)"))
+            continue
         long = _long_id(fields[0], fields[2])
         if long:
             problems.add(line, long)

@@ -596,3 +596,24 @@ def test_gzip_files_of_several_members_are_read_whole(tmp_path, capsys):
                + gzip.compress(b"1 Q0 d2 2 1.0 r\n"))
     q = _write(tmp_path, "q.txt", "1 0 d2 1\n")
     assert "num_ret               \tall\t2" in _ok(capsys, "-m", "num_ret", q, r)
+
+
+@pytest.mark.parametrize("content,reason", [
+    (b"1 Q0 d1 1 2.0 r\r1 Q0 d2 2 1.0 r\r2 Q0 d3 1 1.0 r\r",
+     "18 fields on one line: its lines end in a bare carriage return (CR); end them with "
+     "newlines"),
+    (b"1 Q0 d1 1 2.0 r 1 Q0 d2 2 1.0 r\n",
+     "12 fields on one line: several results run together? (a result line has 6 fields)"),
+])
+def test_results_run_together_on_one_line_are_an_error(tmp_path, capsys, content, reason):
+    """trec_eval reads the first six fields and scores one result (a documented difference)."""
+    q = _write(tmp_path, "q.txt", "1 0 d1 1\n2 0 d3 1\n")
+    r = _write(tmp_path, "r.txt", content)
+    code, out, err = _eval(capsys, q, r)
+    assert code == 2 and err == f"irbench: error: {r}:1: {reason}\n"
+
+
+def test_crlf_and_one_extra_field_are_still_read(tmp_path, capsys):
+    q = _write(tmp_path, "q.txt", "1 0 d1 1\n")
+    r = _write(tmp_path, "r.txt", b"1 Q0 d1 1 2.0 r extra\r\n1 Q0 d2 2 1.0 r\r\n")
+    assert "num_ret               \tall\t2" in _ok(capsys, "-m", "num_ret", q, r)
