@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import UsageError
+from .errors import OutputError, SimulationError
 
 FIRST_TOPIC = 401
 DOCNO_PREFIX = "SIM-"
@@ -92,7 +92,7 @@ _ASPECTS = (
 
 @dataclass(frozen=True)
 class CampaignSpec:
-    """What to simulate; invalid values raise :class:`UsageError` naming every bad parameter.
+    """What to simulate; invalid values raise :class:`SimulationError` naming every bad parameter.
 
     groups: participating groups; runs_per_group: runs each group submits; topics: topic count;
     depth: documents per topic per run; pool_depth: depth-k pooling; pooled_runs: runs per group
@@ -113,7 +113,7 @@ class CampaignSpec:
     def __post_init__(self) -> None:
         problems = _spec_problems(self)
         if problems:
-            raise UsageError("invalid campaign spec: " + "; ".join(problems))
+            raise SimulationError("invalid campaign spec: " + "; ".join(problems))
         for f in fields(self):  # numpy integers become ints (JSON, exact equality)
             object.__setattr__(self, f.name, int(getattr(self, f.name)))
 
@@ -237,7 +237,7 @@ def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult
     try:
         (out / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(
+        raise OutputError(
             f"cannot create the campaign folder {out / 'runs'}: {exc.strerror or exc}"
         ) from None
     width = max(DOCNO_DIGITS, len(str(spec.collection_size - 1)))
@@ -294,7 +294,7 @@ def _write(path: Path, data: bytes) -> None:
     try:
         path.write_bytes(data)
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _top(latent: np.ndarray, depth: int) -> np.ndarray:

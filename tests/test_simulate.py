@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import spearmanr
 
 import irbench
-from irbench.errors import UsageError
+from irbench.errors import OutputError, SimulationError
 from irbench.simulate import CampaignSpec, SimulationResult, group_name, simulate
 
 SMALL = CampaignSpec(groups=3, runs_per_group=2, topics=6, depth=50, pool_depth=5,
@@ -251,13 +251,13 @@ def test_small_and_huge_collections(tmp_path):
     ({"grades": True}, "grades must be an integer (got True)"),
 ])
 def test_bad_spec(values, message):
-    with pytest.raises(UsageError) as info:
+    with pytest.raises(SimulationError) as info:
         CampaignSpec(**values)
     assert str(info.value) == f"invalid campaign spec: {message}"
 
 
 def test_bad_spec_reports_every_problem():
-    with pytest.raises(UsageError) as info:
+    with pytest.raises(SimulationError) as info:
         CampaignSpec(groups=0, grades=1, pooled_runs=5, depth=60_000)
     text = str(info.value)
     for name in ("groups", "grades", "pooled_runs must be <= runs_per_group",
@@ -272,7 +272,7 @@ def test_numpy_integers_are_accepted(tmp_path):
 
 def test_out_dir_that_is_a_file(tmp_path):
     (tmp_path / "taken").write_text("")
-    with pytest.raises(UsageError, match="cannot create the campaign folder"):
+    with pytest.raises(OutputError, match="cannot create the campaign folder"):
         simulate(SMALL, tmp_path / "taken")
 
 

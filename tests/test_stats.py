@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as st
 
 from irbench import stats as S
-from irbench.errors import EvaluationError, UsageError
+from irbench.errors import EvaluationError, StatisticsError
 from irbench.stats.latex import labels
 
 
@@ -184,11 +184,11 @@ def test_misaligned_topics_are_refused():
 
 def test_bad_choices():
     x, y = pair()
-    with pytest.raises(UsageError, match="unknown test 'z'"):
+    with pytest.raises(StatisticsError, match="unknown test 'z'"):
         S.paired_test(x, y, "z")
-    with pytest.raises(UsageError, match="unknown alternative"):
+    with pytest.raises(StatisticsError, match="unknown alternative"):
         S.paired_test(x, y, alternative="both")
-    with pytest.raises(UsageError, match="unknown correction"):
+    with pytest.raises(StatisticsError, match="unknown correction"):
         S.adjust_p([0.1], "sidak")
 
 
@@ -238,9 +238,9 @@ def test_compare_refuses_incomplete_scores():
     with pytest.raises(EvaluationError, match=r"system 's2' has no AP value for t03, t07"):
         S.compare(sc)
     assert len(sc.common_topics().topics) == 23
-    with pytest.raises(UsageError, match="unknown baseline 'x'"):
+    with pytest.raises(StatisticsError, match="unknown baseline 'x'"):
         S.compare(sc.common_topics(), baseline="x")
-    with pytest.raises(UsageError, match="give no correction"):
+    with pytest.raises(StatisticsError, match="give no correction"):
         S.compare(sc.common_topics(), test="tukey-hsd", correction="holm")
 
 
@@ -342,7 +342,7 @@ def test_pairwise_matrix_and_classes():
     assert np.allclose(p, p.T, equal_nan=True)
     assert S.equivalence_classes(c, "AP") == (("a_1", "b&2"), ("c",), ("d", "e"))
     assert S.beaten(c, "AP")["c"] == ("d", "e")
-    with pytest.raises(UsageError, match="need all pairs"):
+    with pytest.raises(StatisticsError, match="need all pairs"):
         S.equivalence_classes(S.compare(separated(), baseline="c"), "AP")
 
 

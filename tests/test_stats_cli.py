@@ -16,7 +16,7 @@ from campaigns import make_campaign
 from irbench.cli import compare as compare_cli
 from irbench import stats as S
 from irbench.config import load_config
-from irbench.errors import EvaluationError, UsageError
+from irbench.errors import EvaluationError, StatisticsError, UsageError
 from irbench.runner import run_campaign
 from irbench.store import Store
 
@@ -136,7 +136,7 @@ def test_user_errors(campaign, capsys):
         run(capsys, campaign, "--qrels", "deep")
     with pytest.raises(UsageError, match="no stored scores for measure 'ERR@20'"):
         run(capsys, campaign, "--measure", "ERR@20")
-    with pytest.raises(UsageError, match="give no correction"):
+    with pytest.raises(StatisticsError, match="give no correction"):
         run(capsys, campaign, "--test", "tukey-hsd", "--correction", "holm")
     with pytest.raises(SystemExit):
         parser().parse_args(["compare", str(campaign), "--test", "anova"])

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..trec import Qrels, _display
 from ..errors import JudgmentError, PoolingError
-from .pool import Pool
+from .pool import Pool, judgment_values
 
 _SAFE = re.compile(r"^[A-Za-z0-9._-]+$")
 CSV_COLUMNS = ("query_id", "doc_id", "relevance", "position")
@@ -93,7 +93,6 @@ def read_assessor_file(path: str | os.PathLike, pool: Pool | None = None) -> Qre
                   relevance=np.array(r, dtype=np.int64), line=np.array(ln, dtype=np.int64),
                   path=path)
     if pool is not None and len(qrels):
-        from .state import judgment_values
         index = Qrels("pool", pool.query_id[pool.sampled], pool.doc_id[pool.sampled],
                       np.zeros(int(pool.sampled.sum()), dtype=np.int64),
                       np.arange(int(pool.sampled.sum())))

@@ -18,7 +18,7 @@ from ..evaluation import evaluate
 from ..measures import parse_measure
 from ..trec import Qrels
 from ..errors import PoolingError
-from .pool import Pool
+from .pool import Pool, judgment_values
 from .table import RunTable
 
 
@@ -85,7 +85,6 @@ def leave_one_out(table: RunTable, qrels: Qrels, pool: Pool, *, by: str = "run",
     """
     names = [str(parse_measure(m)) for m in measures]
     alone = unique_documents(pool, by)
-    from .state import judgment_values
     # each qrels row's pooled document (its unit) -> which rows a unit's removal drops
     q_topic = np.searchsorted(pool.topics, qrels.query_id)
     q_topic = np.where(pool.topics[np.minimum(q_topic, len(pool.topics) - 1)] == qrels.query_id,

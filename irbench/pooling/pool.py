@@ -105,7 +105,6 @@ class Pool:
         """The campaign's qrels: each sampled document with its judgment from ``judgments``
         (documents not judged yet are left out) and every pooled, unsampled document with
         relevance -1 (trec_eval's infAP reads -1 as pooled but not judged)."""
-        from .state import judgment_values
         rel = judgment_values(self.topics, self.topic, self.doc_id, judgments)
         keep = np.where(self.sampled, rel >= 0, True)
         value = np.where(self.sampled, rel, -1)
@@ -119,6 +118,30 @@ class Pool:
         return [(_display(self.topics[self.topic[d]]), _display(self.doc_id[d]),
                  self.runs[r], int(k))
                 for d, r, k in zip(p.doc.tolist(), p.run.tolist(), p.rank.tolist())]
+
+
+def judgment_values(topics: np.ndarray, topic: np.ndarray, doc_id: np.ndarray,
+                    judgments: Qrels) -> np.ndarray:
+    """The relevance ``judgments`` give each (topic index, docno); -1 where none."""
+    out = np.full(len(doc_id), -1, dtype=np.int64)
+    if len(judgments) == 0 or len(doc_id) == 0:
+        return out
+    jt = np.searchsorted(topics, judgments.query_id)
+    jt = np.where(topics[np.minimum(jt, len(topics) - 1)] == judgments.query_id, jt, -1)
+    width = max(doc_id.dtype.itemsize, judgments.doc_id.dtype.itemsize)
+    names, code = np.unique(np.concatenate((doc_id.astype(f"S{width}"),
+                                            judgments.doc_id.astype(f"S{width}"))),
+                            return_inverse=True)
+    code = code.ravel().astype(np.int64)
+    stride = np.int64(len(names))
+    want = topic.astype(np.int64) * stride + code[: len(doc_id)]
+    have = np.where(jt >= 0, jt * stride + code[len(doc_id):], -1)
+    o = np.argsort(have, kind="stable")
+    have, rel = have[o], judgments.relevance[o]
+    pos = np.minimum(np.searchsorted(have, want), len(have) - 1)
+    hit = have[pos] == want
+    out[hit] = rel[pos[hit]]
+    return out
 
 
 def covered_depth(table: RunTable, in_pool: np.ndarray) -> np.ndarray:

@@ -445,30 +445,6 @@ class Oracle:
         self.judged[cand[ok]] = True
 
 
-def judgment_values(topics: np.ndarray, topic: np.ndarray, doc_id: np.ndarray,
-                    judgments: Qrels) -> np.ndarray:
-    """The relevance ``judgments`` give each (topic index, docno); -1 where none."""
-    out = np.full(len(doc_id), -1, dtype=np.int64)
-    if len(judgments) == 0 or len(doc_id) == 0:
-        return out
-    jt = np.searchsorted(topics, judgments.query_id)
-    jt = np.where(topics[np.minimum(jt, len(topics) - 1)] == judgments.query_id, jt, -1)
-    width = max(doc_id.dtype.itemsize, judgments.doc_id.dtype.itemsize)
-    names, code = np.unique(np.concatenate((doc_id.astype(f"S{width}"),
-                                            judgments.doc_id.astype(f"S{width}"))),
-                            return_inverse=True)
-    code = code.ravel().astype(np.int64)
-    stride = np.int64(len(names))
-    want = topic.astype(np.int64) * stride + code[: len(doc_id)]
-    have = np.where(jt >= 0, jt * stride + code[len(doc_id):], -1)
-    o = np.argsort(have, kind="stable")
-    have, rel = have[o], judgments.relevance[o]
-    pos = np.minimum(np.searchsorted(have, want), len(have) - 1)
-    hit = have[pos] == want
-    out[hit] = rel[pos[hit]]
-    return out
-
-
 def _read_judgments(data: Any) -> Qrels:
     return read_qrels(data, name="judgments")
 

@@ -9,8 +9,7 @@ import numpy as np
 
 from ..trec import Qrels
 from .bias import unique_documents
-from .pool import Pool
-from .state import judgment_values
+from .pool import Pool, judgment_values
 from .table import RunTable
 
 #: A topic whose judged pool is more than this share relevant is flagged: the pool was probably

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..arrays import doc_hash
-from ..errors import FormatError, UsageError
+from ..errors import FormatError, PoolingError
 from ..trec import Run, _display, read_run
 
 
@@ -63,12 +63,12 @@ class RunTable:
         return np.diff(self.segments).reshape(self.num_runs, self.num_topics)
 
     def run_index(self, names: Iterable[str]) -> np.ndarray:
-        """Indices of the runs called ``names``; an unknown name is a :class:`UsageError`."""
+        """Indices of the runs called ``names``; an unknown name is a :class:`PoolingError`."""
         lookup = {name: i for i, name in enumerate(self.runs)}
         names = list(names)
         unknown = [n for n in names if n not in lookup]
         if unknown:
-            raise UsageError(f"unknown run{'s' if len(unknown) > 1 else ''} "
+            raise PoolingError(f"unknown run{'s' if len(unknown) > 1 else ''} "
                              f"{', '.join(repr(n) for n in unknown)}; the table has "
                              f"{', '.join(self.runs[:10])}{' ...' if len(self.runs) > 10 else ''}")
         return np.array([lookup[n] for n in names], dtype=np.int64)
@@ -111,13 +111,13 @@ def _entry(item: Any) -> tuple[str, str, Any]:
             return str(item[0]), "", item[1]
         if len(item) == 3:
             return str(item[0]), str(item[1] or ""), item[2]
-        raise UsageError(f"a run entry is (name, group, run), got {len(item)} values")
+        raise PoolingError(f"a run entry is (name, group, run), got {len(item)} values")
     name = getattr(item, "name", None)
     run = getattr(item, "run", None)
     if run is None:
         run = getattr(item, "path", None)
     if name is None or run is None:
-        raise UsageError(f"a run entry needs a name and a run (or path), got {item!r}")
+        raise PoolingError(f"a run entry needs a name and a run (or path), got {item!r}")
     return str(name), str(getattr(item, "group", "") or ""), run
 
 
@@ -140,17 +140,17 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
         as in trec_eval) or ``"first"`` (keep the better-ranked copy).
     """
     if duplicates not in ("error", "first"):
-        raise UsageError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
+        raise PoolingError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if depth is not None and depth < 1:
-        raise UsageError(f"depth must be >= 1 (got {depth})")
+        raise PoolingError(f"depth must be >= 1 (got {depth})")
     entries = [_entry(item) for item in runs]
     if not entries:
-        raise UsageError("no runs to pool")
+        raise PoolingError("no runs to pool")
     names = [e[0] for e in entries]
     seen: set[str] = set()
     repeated = sorted({n for n in names if n in seen or seen.add(n)})
     if repeated:
-        raise UsageError(f"run names must be unique: {', '.join(repeated)}")
+        raise PoolingError(f"run names must be unique: {', '.join(repeated)}")
     sources: list[Run] = []
     for name, _, run in entries:
         if isinstance(run, Run):
@@ -158,7 +158,7 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
         elif isinstance(run, (str, os.PathLike)):
             sources.append(read_run(run, name=name))  # a missing file: FormatError
         else:
-            raise UsageError(f"run {name!r}: expected a Run or a path, got {type(run).__name__}")
+            raise PoolingError(f"run {name!r}: expected a Run or a path, got {type(run).__name__}")
     group_names = [e[1] or e[0] for e in entries]
     groups = tuple(dict.fromkeys(group_names))
     gindex = {g: i for i, g in enumerate(groups)}
@@ -176,7 +176,7 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
     else:
         wanted = [t if isinstance(t, bytes) else str(t).encode("utf-8") for t in topics]
         if not wanted:
-            raise UsageError("topics is empty: nothing to pool")
+            raise PoolingError("topics is empty: nothing to pool")
         topic_ids = np.unique(np.array(wanted, dtype=np.bytes_))
         pos = np.minimum(np.searchsorted(topic_ids, qid), len(topic_ids) - 1)
         topic = np.where(topic_ids[pos] == qid, pos, -1)
@@ -267,7 +267,7 @@ def contributing_runs(table: RunTable, runs: Iterable[str] | np.ndarray | None =
         mask = np.ones(table.num_runs, dtype=bool)
     elif isinstance(runs, np.ndarray) and runs.dtype == bool:
         if runs.shape != (table.num_runs,):
-            raise UsageError(f"contributing mask has shape {runs.shape}, expected "
+            raise PoolingError(f"contributing mask has shape {runs.shape}, expected "
                              f"({table.num_runs},)")
         mask = runs.copy()
     else:
@@ -275,7 +275,7 @@ def contributing_runs(table: RunTable, runs: Iterable[str] | np.ndarray | None =
         mask[table.run_index(runs)] = True
     if per_group is not None:
         if per_group < 1:
-            raise UsageError(f"per_group must be >= 1 (got {per_group})")
+            raise PoolingError(f"per_group must be >= 1 (got {per_group})")
         order = np.flatnonzero(mask)
         g = table.run_group[order]
         seen = np.zeros(len(table.groups), dtype=np.int64)
@@ -286,5 +286,5 @@ def contributing_runs(table: RunTable, runs: Iterable[str] | np.ndarray | None =
                 seen[gi] += 1
         mask = keep
     if not mask.any():
-        raise UsageError("no contributing runs: the pool would be empty")
+        raise PoolingError("no contributing runs: the pool would be empty")
     return mask

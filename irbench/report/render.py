@@ -6,7 +6,7 @@ import os
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from ..errors import UsageError
+from ..errors import OutputError
 from .context import ReportContext
 
 
@@ -40,5 +40,5 @@ def write_report(context: ReportContext, folder: str, participants=()) -> str:
                     fh.write(page.render(p=p, title=context.title,
                                          generated_at=context.generated_at))
     except OSError as exc:
-        raise UsageError(f"{folder}: cannot write the report ({exc.strerror})") from None
+        raise OutputError(f"{folder}: cannot write the report ({exc.strerror})") from None
     return path

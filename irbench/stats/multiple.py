@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats as _st
 
-from ..errors import EvaluationError, UsageError
+from ..errors import EvaluationError, StatisticsError
 from .anova import randomized_tukey_hsd, tukey_hsd
 from .paired import (DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TestResult,
                      paired_columns)
@@ -101,14 +101,14 @@ class Comparison:
         for p in self.pairs:
             if p.measure == measure and {p.system_a, p.system_b} == {a, b}:
                 return p
-        raise UsageError(f"no comparison of '{a}' and '{b}' on {measure}")
+        raise StatisticsError(f"no comparison of '{a}' and '{b}' on {measure}")
 
     def mean(self, measure: str, system: str) -> float:
         return float(self.means[self._index(measure), self.systems.index(system)])
 
     def _index(self, measure: str) -> int:
         if measure not in self.measures:
-            raise UsageError(f"no measure '{measure}' in this comparison (it has "
+            raise StatisticsError(f"no measure '{measure}' in this comparison (it has "
                              f"{', '.join(self.measures)})")
         return self.measures.index(measure)
 
@@ -128,25 +128,25 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
     """
     items = [scores] if isinstance(scores, Scores) else list(scores)
     if not items:
-        raise UsageError("nothing to compare: no measure given")
+        raise StatisticsError("nothing to compare: no measure given")
     check_choice("test", test, COMPARE_TESTS)
     check_choice("family", family, FAMILIES)
     check_alternative(alternative)
     if not 0 < alpha < 1:
-        raise UsageError(f"alpha must lie between 0 and 1, got {alpha}")
+        raise StatisticsError(f"alpha must lie between 0 and 1, got {alpha}")
     tukey = test in TUKEY_TESTS
     if tukey:
         if correction not in (None, test):
-            raise UsageError(f"{test} controls the family-wise error rate itself; give no "
+            raise StatisticsError(f"{test} controls the family-wise error rate itself; give no "
                              f"correction with it (got '{correction}')")
         if alternative != "two-sided":
-            raise UsageError(f"{test} is two-sided only")
+            raise StatisticsError(f"{test} is two-sided only")
         correction = test
     else:
         correction = check_choice("correction", correction or DEFAULT_CORRECTION, CORRECTIONS)
     measures = [s.measure for s in items]
     if len(set(measures)) != len(measures):
-        raise UsageError("a measure is given twice")
+        raise StatisticsError("a measure is given twice")
     systems = items[0].systems
     for s in items[1:]:
         if set(s.systems) != set(systems):
@@ -156,7 +156,7 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
     if len(systems) < 2:
         raise EvaluationError("a comparison needs at least 2 systems")
     if baseline is not None and baseline not in systems:
-        raise UsageError(f"unknown baseline '{baseline}' (systems: {', '.join(systems)})")
+        raise StatisticsError(f"unknown baseline '{baseline}' (systems: {', '.join(systems)})")
     for s in items:
         s.check_complete()
     a_idx, b_idx = _pairs(systems, baseline)

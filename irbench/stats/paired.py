@@ -31,7 +31,7 @@ import numpy as np
 from scipy import stats as _st
 from scipy.special import gammaln
 
-from ..errors import UsageError
+from ..errors import StatisticsError
 from .resampling import bootstrap, bootstrap_counts, randomization_p, sign_flips
 from .scores import check_alternative, check_choice, paired_arrays
 
@@ -202,7 +202,7 @@ def paired_columns(X: np.ndarray, Y: np.ndarray, test: str | None, *,
     check_alternative(alternative)
     check_choice("interval", ci, CI_METHODS)
     if not 0 < confidence < 1:
-        raise UsageError(f"confidence must lie between 0 and 1, got {confidence}")
+        raise StatisticsError(f"confidence must lie between 0 and 1, got {confidence}")
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     D = X - Y

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _st
 
-from ..errors import UsageError
+from ..errors import StatisticsError
 from .anova import anova_two_way
 from .scores import Scores, check_alternative, check_choice
 
@@ -60,15 +60,15 @@ def _check(design, alpha, min_diff, variance, systems, alternative):
     check_choice("design", design, DESIGNS)
     check_alternative(alternative)
     if not 0 < alpha < 1:
-        raise UsageError(f"alpha must lie between 0 and 1, got {alpha}")
+        raise StatisticsError(f"alpha must lie between 0 and 1, got {alpha}")
     if not min_diff > 0 or not variance > 0:
-        raise UsageError(f"min_diff and variance must be positive, got {min_diff} and "
+        raise StatisticsError(f"min_diff and variance must be positive, got {min_diff} and "
                          f"{variance}")
     if design == "anova":
         if systems < 2:
-            raise UsageError(f"the ANOVA design needs at least 2 systems, got {systems}")
+            raise StatisticsError(f"the ANOVA design needs at least 2 systems, got {systems}")
         if alternative != "two-sided":
-            raise UsageError("the ANOVA design is two-sided only")
+            raise StatisticsError("the ANOVA design is two-sided only")
 
 
 def _power(topics: np.ndarray, design: str, alpha: float, min_diff: float, variance: float,
@@ -93,7 +93,7 @@ def power(topics: int, min_diff: float, variance: float, *, design: str = "t",
     """The power a set of ``topics`` topics achieves for a true difference of ``min_diff``."""
     _check(design, alpha, min_diff, variance, systems, alternative)
     if topics < 2:
-        raise UsageError(f"power needs at least 2 topics, got {topics}")
+        raise StatisticsError(f"power needs at least 2 topics, got {topics}")
     return float(_power(np.array([topics]), design, alpha, min_diff, variance, systems,
                         alternative)[0])
 
@@ -105,14 +105,14 @@ def topic_set_size(min_diff: float, variance: float, *, design: str = "t", alpha
     ``min_diff`` with probability ``power`` at level ``alpha``."""
     _check(design, alpha, min_diff, variance, systems, alternative)
     if not 0 < power < 1:
-        raise UsageError(f"power must lie between 0 and 1, got {power}")
+        raise StatisticsError(f"power must lie between 0 and 1, got {power}")
     z = _st.norm.ppf(1 - (alpha / 2 if alternative == "two-sided" else alpha)) + \
         _st.norm.ppf(power)
     guess = int(np.ceil(z**2 * (variance if design == "t" else 2 * variance) / min_diff**2))
     upper = 2 * guess + 64
     while True:
         if upper > MAX_TOPICS:
-            raise UsageError(f"more than {MAX_TOPICS:,} topics would be needed")
+            raise StatisticsError(f"more than {MAX_TOPICS:,} topics would be needed")
         n = np.arange(2, upper + 1)
         achieved = _power(n, design, alpha, min_diff, variance, systems, alternative)
         enough = np.flatnonzero(achieved >= power)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from ..errors import UsageError
+from ..errors import StatisticsError
 
 CHUNK_BYTES = 64 * 2**20
 MAX_EXACT_SIGNS = 2**20
@@ -52,7 +52,7 @@ def sign_flips(topics: int, samples: int, seed: int | None, exact: bool | None =
         exact = topics < 63 and 2**topics <= samples
     if exact:
         if 2**topics > MAX_EXACT_SIGNS:
-            raise UsageError(f"exact enumeration of 2^{topics} sign vectors is too large; "
+            raise StatisticsError(f"exact enumeration of 2^{topics} sign vectors is too large; "
                              "use a sampled test")
         bits = (np.arange(2**topics)[:, None] >> np.arange(topics)) & 1
         return Resamples(1.0 - 2.0 * bits, True, None)
@@ -73,7 +73,7 @@ def bootstrap_counts(topics: int, samples: int, seed: int | None, exact: bool | 
     if exact:
         total = topics**topics
         if total > MAX_EXACT_SIGNS:
-            raise UsageError(f"exact enumeration of {topics}^{topics} bootstrap draws is too "
+            raise StatisticsError(f"exact enumeration of {topics}^{topics} bootstrap draws is too "
                              "large; use a sampled test")
         index = (np.arange(total)[:, None] // topics ** np.arange(topics)) % topics
         seed_used = None
@@ -89,7 +89,7 @@ def bootstrap_counts(topics: int, samples: int, seed: int | None, exact: bool | 
 
 def _check_samples(samples: int) -> None:
     if int(samples) < 1:
-        raise UsageError(f"samples must be a positive number, got {samples}")
+        raise StatisticsError(f"samples must be a positive number, got {samples}")
 
 
 def _chunks(rows: int, columns: int, factor: int = 1):

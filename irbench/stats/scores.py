@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..errors import EvaluationError, UsageError
+from ..errors import EvaluationError, NotStoredError, StatisticsError
 
 from .choices import ALTERNATIVES  # noqa: F401
 SHOWN = 5  # topic or system names listed in an error message
@@ -52,13 +52,13 @@ class Scores:
         systems sorted by name unless ``systems`` gives an order."""
         names, topics, values = store.score_matrix(qrels, measure, systems)
         if not names:
-            raise UsageError(f"no stored scores for measure '{measure}' on qrels '{qrels}'"
+            raise NotStoredError(f"no stored scores for measure '{measure}' on qrels '{qrels}'"
                              + (f" for systems {', '.join(systems)}" if systems else "")
                              + " (has the campaign been run?)")
         if systems:
             missing = [s for s in systems if s not in names]
             if missing:
-                raise UsageError(f"no stored scores of {', '.join(missing)} for measure "
+                raise NotStoredError(f"no stored scores of {', '.join(missing)} for measure "
                                  f"'{measure}' on qrels '{qrels}'")
             order = [names.index(s) for s in systems]
             names, values = list(systems), values[order]
@@ -74,7 +74,7 @@ class Scores:
         index = {s: i for i, s in enumerate(self.systems)}
         missing = [s for s in systems if s not in index]
         if missing:
-            raise UsageError(f"{self.measure}: unknown system{'s' if len(missing) > 1 else ''} "
+            raise NotStoredError(f"{self.measure}: unknown system{'s' if len(missing) > 1 else ''} "
                              f"{', '.join(missing)}")
         return Scores(self.measure, tuple(systems), self.topics,
                       self.values[[index[s] for s in systems]])
@@ -155,12 +155,12 @@ def paired_arrays(x, y, name_x: str = "x", name_y: str = "y") -> tuple[np.ndarra
 
 def check_alternative(alternative: str) -> str:
     if alternative not in ALTERNATIVES:
-        raise UsageError(f"unknown alternative '{alternative}' (choose from "
+        raise StatisticsError(f"unknown alternative '{alternative}' (choose from "
                          f"{', '.join(ALTERNATIVES)})")
     return alternative
 
 
 def check_choice(kind: str, value: str, choices: Sequence[str]) -> str:
     if value not in choices:
-        raise UsageError(f"unknown {kind} '{value}' (choose from {', '.join(choices)})")
+        raise StatisticsError(f"unknown {kind} '{value}' (choose from {', '.join(choices)})")
     return value

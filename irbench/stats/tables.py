@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import StatisticsError
 from .multiple import Comparison
 
 MATRIX_FIELDS = ("p_value", "p_adjusted", "effect_size", "hedges_g", "mean_diff", "statistic")
@@ -30,7 +30,7 @@ def pairwise_matrix(comparison: Comparison, measure: str, field: str = "p_adjust
                     ) -> PairwiseMatrix:
     """One of :data:`MATRIX_FIELDS` of every compared pair of ``measure`` as a matrix."""
     if field not in MATRIX_FIELDS:
-        raise UsageError(f"unknown matrix field '{field}' (choose from "
+        raise StatisticsError(f"unknown matrix field '{field}' (choose from "
                          f"{', '.join(MATRIX_FIELDS)})")
     systems = comparison.systems
     index = {s: i for i, s in enumerate(systems)}
@@ -76,7 +76,7 @@ def equivalence_classes(comparison: Comparison, measure: str) -> tuple[tuple[str
     papers. Needs all pairs (not a baseline comparison).
     """
     if comparison.baseline is not None:
-        raise UsageError("equivalence classes need all pairs; this comparison is against the "
+        raise StatisticsError("equivalence classes need all pairs; this comparison is against the "
                          f"baseline '{comparison.baseline}' only")
     order = ranked_systems(comparison, measure)
     different: set[frozenset] = {frozenset((p.system_a, p.system_b))

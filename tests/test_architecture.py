@@ -1,0 +1,129 @@
+"""The shape of the package: one home per stage, no import circles, the command line in one
+package, and fixtures that are what they claim to be."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "irbench"
+DATA = Path(__file__).resolve().parent / "data"
+MAX_TOP_LEVEL_MODULES = 16
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """irbench modules ``module`` imports anywhere in its file, function bodies included."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                name = f"{target}.{alias.name}"
+                found.add(name if name in modules else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name in modules and name != module}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle_counting_imports_inside_functions():
+    modules = _modules()
+    graph = {m: _imports(m, p, modules) for m, p in modules.items()}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_few_top_level_modules():
+    top = sorted(p.stem for p in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
+def _uses(path: Path, name: str) -> bool:
+    tree = ast.parse(path.read_text())
+    return any(isinstance(node, ast.Name) and node.id == name
+               or isinstance(node, ast.alias) and node.name == name for node in ast.walk(tree))
+
+
+def test_only_the_command_line_uses_argparse_and_usage_errors():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "cli" in path.relative_to(PACKAGE).parts or path.name == "errors.py":
+            continue
+        assert not _uses(path, "argparse"), path
+        assert not _uses(path, "UsageError"), path
+
+
+def test_every_command_module_is_in_the_cli_package():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "cli" not in path.relative_to(PACKAGE).parts:
+            assert "add_parsers" not in path.read_text(), path
+
+
+def _sums() -> dict[str, str]:
+    return {name: digest for digest, name in
+            (line.split("  ", 1) for line in (DATA / "SHA256SUMS").read_text().splitlines())}
+
+
+def test_test_data_matches_its_checksums():
+    """tests/data holds trec_eval's outputs and fixtures copied byte for byte: any change is
+    deliberate. After one, regenerate the list: cd tests/data && find . -type f ! -name
+    SHA256SUMS | LC_ALL=C sort | sed 's|^./||' | xargs sha256sum > SHA256SUMS"""
+    present = {str(p.relative_to(DATA)): hashlib.sha256(p.read_bytes()).hexdigest()
+               for p in sorted(DATA.rglob("*")) if p.is_file() and p.name != "SHA256SUMS"}
+    expected = _sums()
+    assert sorted(set(present) - set(expected)) == [], "files missing from SHA256SUMS"
+    assert sorted(set(expected) - set(present)) == [], "files listed but absent"
+    changed = sorted(name for name in expected if present[name] != expected[name])
+    assert changed == [], "files changed since SHA256SUMS was written"
