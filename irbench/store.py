@@ -522,6 +522,50 @@ class Store:
         return self.query(sql + " ORDER BY p.system, p.qrels, p.measure, t.position, "
                                 "p.query_id", params)
 
+    def topic_texts(self) -> dict[str, str]:
+        """{topic id: its text} of the campaign's topics."""
+        return dict(self.con.execute("SELECT query_id, text FROM topics").fetchall())
+
+    def system_hashes(self) -> dict[str, str]:
+        """{system: sha256 of its run file as last scored ('' if never read)}."""
+        rows = self.con.execute("SELECT name, sha256 FROM systems").fetchall()
+        return {name: sha or "" for name, sha in rows}
+
+    def qrels_hash(self, name: str) -> str:
+        """The sha256 of qrels set ``name``'s file ('' if the store has no such set)."""
+        row = self.con.execute("SELECT sha256 FROM qrels_sets WHERE name = ?",
+                               [name]).fetchone()
+        return (row[0] or "") if row else ""
+
+    def file_hash(self, path: str) -> str:
+        """The sha256 the store recorded for the input file at ``path`` ('' if none)."""
+        row = self.con.execute("SELECT sha256 FROM files WHERE path = ?", [path]).fetchone()
+        return (row[0] or "") if row else ""
+
+    def inputs(self) -> list[tuple[str, str, str, str]]:
+        """(kind, name, path, sha256) of every qrels set and run file, by kind then name."""
+        rows = self.con.execute(
+            "SELECT 'qrels', name, path, sha256 FROM qrels_sets UNION ALL "
+            "SELECT 'run', name, path, sha256 FROM systems ORDER BY 1, 2").fetchall()
+        return [(kind, name, path, sha or "") for kind, name, path, sha in rows]
+
+    def last_runner(self) -> tuple | None:
+        """(options JSON, started_at, finished_at or None, status) of the latest
+        ``irbench run``, or None if there was none."""
+        return self.con.execute("SELECT options, started_at, finished_at, status FROM "
+                                "runner_runs ORDER BY runner_id DESC LIMIT 1").fetchone()
+
+    def systems_overview(self) -> list[tuple]:
+        """Per stored system, by name: (name, group, type, baseline, status, qrels sets with
+        current results, stored summaries, topics answered, error)."""
+        return self.con.execute(
+            "SELECT s.name, s.\"group\", s.type, s.baseline, s.status, "
+            "count(DISTINCT c.qrels) AS qrels_sets, "
+            "(SELECT count(*) FROM summaries m WHERE m.evaluation_id IN "
+            " (SELECT evaluation_id FROM current c2 WHERE c2.system = s.name)) AS results, "
+            "s.num_topics, s.error FROM systems s LEFT JOIN current c ON c.system = s.name "
+            "GROUP BY ALL ORDER BY s.name").fetchall()
+
     def read_scores(self, system: str, qrels: str, measure: str) -> tuple[list[str], np.ndarray]:
         """(query ids, values) of one system on one measure, ordered by query_id."""
         _, rows = self.query("SELECT query_id, value FROM per_query WHERE system = ? AND "
@@ -596,10 +640,13 @@ class Store:
             self.con.execute("DELETE FROM pools WHERE name = ?", [name])
             self.con.execute("DELETE FROM judgments WHERE pool = ?", [name])
 
-    def export_parquet(self, sql: str, params: Sequence, path: str) -> None:
-        """Write the rows of ``sql`` to a Parquet file (DuckDB's writer, no extra package)."""
-        self.con.execute(f"COPY ({sql}) TO '{_sql_string(path)}' (FORMAT parquet)",
-                         list(params))
+    def export_parquet(self, path: str, qrels: str, measures: Sequence[str],
+                       systems: Sequence[str] = (), per_query: bool = False) -> None:
+        """Write the means (or, ``per_query``, every per-topic value) of ``measures`` on
+        ``qrels`` to a Parquet file (DuckDB's writer, no extra package)."""
+        view = "per_query" if per_query else "means"  # one of two fixed names
+        sql, params = _filtered(f"SELECT * FROM {view}", qrels, systems, measures)
+        self.con.execute(f"COPY ({sql}) TO '{_sql_string(path)}' (FORMAT parquet)", params)
 
 
 def _filtered(sql: str, qrels, systems, measures, alias: str = "") -> tuple[str, list]:

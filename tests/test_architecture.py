@@ -127,3 +127,18 @@ def test_test_data_matches_its_checksums():
     assert sorted(set(expected) - set(present)) == [], "files listed but absent"
     changed = sorted(name for name in expected if present[name] != expected[name])
     assert changed == [], "files changed since SHA256SUMS was written"
+
+
+SQL_WORDS = ("SELECT", "INSERT", "CREATE", "UPDATE", "DELETE", "DROP", "ALTER")
+
+
+def test_only_the_store_speaks_sql():
+    import re
+
+    pattern = re.compile(r"\b(" + "|".join(SQL_WORDS) + r")\b")
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "store.py" and path.parent == PACKAGE:
+            continue
+        found = [n for n, line in enumerate(path.read_text().splitlines(), 1)
+                 if pattern.search(line)]
+        assert found == [], f"{path}: SQL on lines {found}"

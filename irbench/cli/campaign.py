@@ -213,25 +213,13 @@ def cmd_scores(args) -> int:
 
 
 def _export_parquet(store: Store, args, qrels: str, measures: Sequence[str]) -> None:
-    view = "per_query" if args.per_query else "means"
-    sql = f"SELECT * FROM {view} WHERE qrels = ? AND measure IN (SELECT unnest(?))"
-    params: list = [qrels, list(measures)]
-    if args.system:
-        sql += " AND system IN (SELECT unnest(?))"
-        params.append(list(args.system))
-    store.export_parquet(sql, params, args.output)
+    store.export_parquet(args.output, qrels, measures, args.system or (), args.per_query)
 
 
 def cmd_systems(args) -> int:
     config = load_config(args.config, strict=False)
     with _store_for(config) as store:
-        _, rows = store.query(
-            "SELECT s.name, s.\"group\", s.type, s.baseline, s.status, "
-            "count(DISTINCT c.qrels) AS qrels_sets, "
-            "(SELECT count(*) FROM summaries m WHERE m.evaluation_id IN "
-            " (SELECT evaluation_id FROM current c2 WHERE c2.system = s.name)) AS results, "
-            "s.num_topics, s.error FROM systems s LEFT JOIN current c ON c.system = s.name "
-            "GROUP BY ALL ORDER BY s.name")
+        rows = store.systems_overview()
     declared = {s.name for s in config.systems}
     table = []
     for name, group, kind, baseline, status, qsets, results, topics, error in rows:

@@ -557,8 +557,7 @@ def _per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
         base = values[names.index(baseline)]
         differences = tuple(difference_chart(n, baseline, topics, values[names.index(n)] - base)
                             for n in ranked if n != baseline)
-    _, texts = store.query("SELECT query_id, text FROM topics")
-    text = dict(texts)
+    text = store.topic_texts()
     best, median, worst = _spread(values)
     who = np.nanargmax(np.where(np.isnan(values), -np.inf, values), axis=0)
     order = np.argsort(median, kind="stable")
@@ -616,11 +615,10 @@ def _reduction(config, store) -> ReductionSection | None:
     systems = [s for s in config.systems if os.path.isfile(s.path)]
     if len(systems) < 2 or not config.qrels:
         return None
-    _, shas = store.query("SELECT name, sha256 FROM systems")
-    _, qsha = store.query("SELECT sha256 FROM qrels_sets WHERE name = ?", [config.qrels[0].name])
+    shas = store.system_hashes()
     key = hashlib.sha256(json.dumps({
-        "runs": sorted((n, s or "") for n, s in shas if n in {x.name for x in systems}),
-        "qrels": qsha[0][0] if qsha else "", "options": config.settings.key(),
+        "runs": sorted((n, s) for n, s in shas.items() if n in {x.name for x in systems}),
+        "qrels": store.qrels_hash(config.qrels[0].name), "options": config.settings.key(),
         "fractions": FRACTIONS, "seeds": SEEDS, "measures": MEASURES, "version": __version__,
     }, sort_keys=True).encode()).hexdigest()
     saved = store.load_analysis(key) if not store.read_only else None
@@ -662,11 +660,9 @@ def _pool_bias(config, store) -> PoolBias | None:
     from ..config import priority_order
 
     systems = priority_order([s for s in config.systems if s.name not in config.missing_runs])
-    _, shas = store.query("SELECT name, sha256 FROM systems")
-    _, qsha = store.query("SELECT sha256 FROM qrels_sets WHERE name = ?", [config.qrels[0].name])
     key = hashlib.sha256(json.dumps({
-        "kind": "leave-one-group-out", "runs": sorted((n, s or "") for n, s in shas),
-        "qrels": qsha[0][0] if qsha else "", "depth": depth, "per_group": per_group,
+        "kind": "leave-one-group-out", "runs": sorted(store.system_hashes().items()),
+        "qrels": store.qrels_hash(config.qrels[0].name), "depth": depth, "per_group": per_group,
         "level": config.settings.relevance_level, "version": __version__},
         sort_keys=True).encode()).hexdigest()
     saved = store.load_analysis(key)
@@ -757,19 +753,14 @@ def _ranks(values: np.ndarray) -> np.ndarray:
 def _provenance(config, store, seed: int) -> Provenance:
     with open(config.path, encoding="utf-8", errors="replace") as fh:
         text = fh.read()
-    _, last = store.query("SELECT options, started_at, finished_at, status FROM runner_runs "
-                          "ORDER BY runner_id DESC LIMIT 1")
-    options, last_run = ("", "never") if not last else (
-        last[0][0], f"{last[0][1]:%Y-%m-%d %H:%M:%S} to "
-                    f"{last[0][2]:%H:%M:%S} ({last[0][3]})" if last[0][2] else
-                    f"{last[0][1]:%Y-%m-%d %H:%M:%S} ({last[0][3]})")
-    _, qrows = store.query("SELECT name, path, sha256 FROM qrels_sets ORDER BY name")
-    _, srows = store.query("SELECT name, path, sha256 FROM systems ORDER BY name")
-    inputs = [Input("qrels", n, p, s or "") for n, p, s in qrows]
-    inputs += [Input("run", n, p, s or "") for n, p, s in srows]
+    last = store.last_runner()
+    options, last_run = ("", "never") if last is None else (
+        last[0], f"{last[1]:%Y-%m-%d %H:%M:%S} to {last[2]:%H:%M:%S} ({last[3]})" if last[2]
+        else f"{last[1]:%Y-%m-%d %H:%M:%S} ({last[3]})")
+    inputs = [Input(*row) for row in store.inputs()]
     if config.topics:
-        _, trow = store.query("SELECT sha256 FROM files WHERE path = ?", [config.topics])
-        inputs.insert(0, Input("topics", "topics", config.topics, trow[0][0] if trow else ""))
+        inputs.insert(0, Input("topics", "topics", config.topics,
+                               store.file_hash(config.topics)))
     pretty = json.dumps(json.loads(options), indent=1, sort_keys=True) if options else ""
     return Provenance(config.path, config.sha256, text, pretty, __version__, last_run, seed,
                       tuple(inputs))

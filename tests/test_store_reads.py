@@ -1,0 +1,56 @@
+"""The store's named reads: what the report and the commands ask of it, without SQL."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from campaigns import make_campaign
+
+from irbench.config import load_config
+from irbench.runner import run_campaign
+from irbench.store import Store
+
+
+def _sha(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_named_reads(tmp_path):
+    path = make_campaign(tmp_path, systems=3, topics=4)
+    config = load_config(path)
+    run_campaign(config, workers=1)
+    with Store(config.store, read_only=True) as store:
+        assert store.topic_texts() == {f"t{i:02d}": f"topic t{i:02d}" for i in range(1, 5)}
+        assert store.system_hashes() == {s.name: _sha(s.path) for s in config.systems}
+        assert store.qrels_hash("official") == _sha(config.qrels_path("official"))
+        assert store.qrels_hash("nope") == ""
+        assert store.file_hash(config.topics) == _sha(config.topics)
+        assert store.file_hash("/nowhere") == ""
+        inputs = store.inputs()
+        assert [(k, n) for k, n, _, _ in inputs] == [
+            ("qrels", "official"), ("qrels", "shallow"), ("run", "r00"), ("run", "r01"),
+            ("run", "r02")]
+        options, started, finished, status = store.last_runner()
+        assert status == "ok" and finished >= started and options.startswith("{")
+        overview = store.systems_overview()
+        assert [row[0] for row in overview] == ["r00", "r01", "r02"]
+        assert all(row[4] == "ok" and row[5] == 2 and row[7] == 4 for row in overview)
+
+
+def test_parquet_export_of_named_columns(tmp_path):
+    duckdb = __import__("duckdb")
+    path = make_campaign(tmp_path, systems=2, topics=3)
+    config = load_config(path)
+    run_campaign(config, workers=1)
+    out = str(tmp_path / "x.parquet")
+    with Store(config.store, read_only=True) as store:
+        store.export_parquet(out, "official", ["AP"], ["r01"], per_query=True)
+    rows = duckdb.sql(f"SELECT system, qrels, measure, count(*) FROM '{out}' GROUP BY ALL"
+                      ).fetchall()
+    assert rows == [("r01", "official", "AP", 3)]
+
+
+def test_an_empty_store_has_no_last_run(tmp_path):
+    with Store(str(tmp_path / "s.duckdb")) as store:
+        assert store.last_runner() is None and store.inputs() == []
