@@ -19,7 +19,7 @@ from .. import stamp
 from ..config import Config, load_config
 from ..errors import UsageError
 from ..measures import parse_measure
-from .output import write_text
+from .output import json_value, text_table, write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
     from ..store import Store
@@ -163,7 +163,7 @@ def _leaderboard(config: Config) -> str:
         return ""
     return (f"top {min(LEADERBOARD_ROWS, len(table))} of {len(table)} systems on qrels "
             f"'{qrels}', by {measures[0]}:\n"
-            + _text_table(["system", *measures], table[:LEADERBOARD_ROWS]))
+            + text_table(["system", *measures], table[:LEADERBOARD_ROWS]))
 
 
 # ---- scores / systems ----------------------------------------------------------------------
@@ -197,9 +197,9 @@ def cmd_scores(args) -> int:
             return 0
     if args.format == "table":
         if args.per_query:
-            text = _text_table(columns, rows)
+            text = text_table(columns, rows)
         else:
-            text = _text_table(["system", *measures], _pivot(rows, measures))
+            text = text_table(["system", *measures], _pivot(rows, measures))
     elif args.format == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -207,7 +207,7 @@ def cmd_scores(args) -> int:
         writer.writerows(rows)
         text = buf.getvalue().rstrip("\n")
     else:
-        text = json.dumps([dict(zip(columns, _jsonable(r))) for r in rows], indent=1)
+        text = json.dumps([dict(zip(columns, map(json_value, r))) for r in rows], indent=1)
     write_text(args.output, text + "\n")
     return 0
 
@@ -231,7 +231,7 @@ def cmd_systems(args) -> int:
     stored = {r[0] for r in table}
     table += [(s.name, s.group, s.type, "yes" if s.baseline else "", "not run", 0, 0, "", "")
               for s in config.systems if s.name not in stored]
-    print(_text_table(["system", "group", "type", "baseline", "status", "qrels sets",
+    print(text_table(["system", "group", "type", "baseline", "status", "qrels sets",
                        "results", "topics", "error"], sorted(table)))
     return 0
 
@@ -268,35 +268,3 @@ def _pivot(rows: Sequence[tuple], measures: Sequence[str]) -> list[tuple]:
     table.sort(key=lambda r: (-(r[1] if r[1] is not None and not math.isnan(r[1]) else -math.inf),
                               r[0]))
     return table
-
-
-def _cell(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.4f}"
-    return str(value)
-
-
-def _text_table(header: Sequence[str], rows: Sequence[Sequence]) -> str:
-    cells = [[str(h) for h in header]] + [[_cell(v) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = []
-    for i, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) if j == 0 or not _numeric(c) else c.rjust(w)
-                               for j, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _numeric(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
-def _jsonable(row: Sequence) -> list:
-    return [None if isinstance(v, float) and math.isnan(v) else v for v in row]

@@ -17,7 +17,7 @@ import numpy as np
 from ..config import load_config
 from ..errors import UsageError
 from ..measures import parse_measure
-from .output import write_text
+from .output import json_value, text_table, write_text
 from ..stats.choices import (ALTERNATIVES, CI_METHODS, COMPARE_TESTS, CORRECTIONS,
                             DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST)
 
@@ -180,7 +180,7 @@ def _format_table(result: "stats.Comparison", qrels: str) -> str:
                  _num(p.result.effect_size, 2, True), _num(p.result.hedges_g, 2, True),
                  _p(p.result.p_value), _p(p.p_adjusted), "*" if p.significant else "")
                 for p in pairs]
-        out.append(_text_table(header, rows))
+        out.append(text_table(header, rows, left=2, numbers_only=False))
         groups = _groups(result, measure)
         if groups:
             out.append(f"not significantly different from the best ({groups[0][0]}): "
@@ -201,18 +201,6 @@ def _p(value: float) -> str:
     return "nan" if math.isnan(value) else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
 
 
-def _text_table(header, rows) -> str:
-    cells = [list(header)] + [list(r) for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = []
-    for i, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) if j < 2 else c.rjust(w)
-                               for j, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths).rstrip())
-    return "\n".join(lines)
-
-
 def _format_csv(result: "stats.Comparison", qrels: str) -> str:
     settings = _settings(result, qrels)
     extra = ("test", "correction", "alternative", "samples", "seed")
@@ -224,19 +212,13 @@ def _format_csv(result: "stats.Comparison", qrels: str) -> str:
     return buf.getvalue()
 
 
-def _jsonable(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def _format_json(result: "stats.Comparison", qrels: str) -> str:
     measures = []
     for k, measure in enumerate(result.measures):
         measures.append({
             "measure": measure, "topics": result.topics[k],
-            "means": {s: _jsonable(float(v)) for s, v in zip(result.systems, result.means[k])},
-            "pairs": [{c: _jsonable(v) for c, v in zip(COLUMNS[1:], row[1:])}
+            "means": {s: json_value(float(v)) for s, v in zip(result.systems, result.means[k])},
+            "pairs": [{c: json_value(v) for c, v in zip(COLUMNS[1:], row[1:])}
                       for row in _rows(result) if row[0] == measure],
             "groups": _groups(result, measure),
         })

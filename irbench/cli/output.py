@@ -151,3 +151,46 @@ def write_text(path: str | None, text: str) -> None:
             fh.write(text)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
+
+
+# ---- text tables and JSON values shared by the commands ------------------------------------
+
+
+def cell(value: Any) -> str:
+    """A table cell: '-' for nothing, 4 decimals for floats, 'nan' for NaN."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def text_table(header, rows, left: int = 1, numbers_only: bool = True) -> str:
+    """Columns padded to their widest cell under a dashed rule: the first ``left`` columns
+    flush left, the others flush right (with ``numbers_only``, only cells that read as
+    numbers; the rest flush left)."""
+    cells = [[str(h) for h in header]] + [[cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for i, row in enumerate(cells):
+        lines.append("  ".join(
+            c.ljust(w) if j < left or (numbers_only and not _numeric(c)) else c.rjust(w)
+            for j, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def json_value(value: Any) -> Any:
+    """``value`` as JSON can hold it: NaN and infinities become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
