@@ -12,10 +12,17 @@ def add_parsers(sub) -> None:
 def _measures_parser(sub) -> None:
     p = sub.add_parser("measures", help="list every measure with its parameters",
                        description="List every measure family, its parameters and a description.")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the measures page (docs/measures.md) instead")
     p.set_defaults(handler=_cmd_measures)
 
 
 def _cmd_measures(args) -> int:
+    if args.markdown:
+        from ..measures.catalogue import markdown
+
+        print(markdown(), end="")
+        return 0
     for name in sorted(REGISTRY, key=str.lower):
         family = REGISTRY[name]
         params = ", ".join(

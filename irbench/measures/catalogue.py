@@ -1,0 +1,61 @@
+"""The measures page (docs/measures.md), generated from the registry: ``irbench measures
+--markdown``. A test fails when the page in the repository is stale."""
+
+from __future__ import annotations
+
+from .. import judgments
+from .base import REGISTRY, Family
+from .names import NICKNAMES, TREC_FAMILIES
+
+AGGREGATES = {"mean": "mean over topics", "sum": "sum over topics",
+              "gmean": "geometric mean (values floored at 1e-5)",
+              "none": "per topic only", "summary": "one value for the run"}
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _trec_names(family: Family) -> str:
+    names = sorted(name for name, tf in TREC_FAMILIES.items() if tf.family == family.name)
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def _params(family: Family) -> str:
+    out = []
+    for p in family.params:
+        default = "none" if p.default is None else repr(p.default)
+        choices = f"; one of {', '.join(map(repr, p.choices))}" if p.choices else ""
+        at = " (written @k)" if p.name == family.cutoff else ""
+        out.append(f"`{p.name}`{at}: {p.type.__name__}, default {default}{choices}: {p.desc}")
+    return "<br>".join(out)
+
+
+def _kinds(family: Family) -> str:
+    return ", ".join(k.name for k in judgments.KINDS.values() if family.needs in k.serves)
+
+
+def markdown() -> str:
+    """The measures page: every family with its parameters, aggregation, the judgments it
+    needs, its trec_eval names and citation; then trec_eval's nicknames."""
+    lines = [
+        "# Measures",
+        "",
+        "Generated from the measure registry by `irbench measures --markdown > "
+        "docs/measures.md`; do not edit by hand. A measure's canonical name (the key in the "
+        "store and the report) is its family name with the parameters that differ from "
+        "their defaults, e.g. `nDCG(gain=exp)@10`, `P(rel=2)@5`, `RR@10`.",
+        "",
+        "| family | what | parameters | over topics | judgments (kinds) | trec_eval | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in sorted(REGISTRY, key=str.lower):
+        f = REGISTRY[name]
+        lines.append("| " + " | ".join(_cell(x) for x in (
+            f"`{f.name}`", f.description, _params(f) or "-", AGGREGATES[f.aggregate],
+            f"{f.needs} ({_kinds(f)})", _trec_names(f) or "-", f.citation or "-")) + " |")
+    lines += ["", "## trec_eval's nicknames (`-m NAME`)", "",
+              "| nickname | measures |", "|---|---|"]
+    for nick in sorted(NICKNAMES):
+        lines.append(f"| `{nick}` | {_cell(', '.join(NICKNAMES[nick]))} |")
+    return "\n".join(lines) + "\n"
