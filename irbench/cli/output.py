@@ -12,6 +12,8 @@ from typing import Any, Iterable
 from ..errors import UsageError
 from ..measures.compute import Evaluation
 from ..measures import Measure
+from ..measures import summarise
+from ..measures.base import sequential_sum
 
 
 def trec_value(kind: str, value: Any) -> str:
@@ -81,8 +83,6 @@ def zscore(
 
     import numpy as np
 
-    from ..measures import summarise
-    from ..measures.base import sequential_sum
 
     values, summaries = dict(evaluation.values), dict(evaluation.summaries)
     for label, measure in labelled:

@@ -26,6 +26,7 @@ from .kernels import Judged, TableScorer, judged_from_qrels
 from .state import Oracle, PoolingState
 from .strategy import get_strategy
 from .table import RunTable
+from .table import contributing_runs
 
 DEFAULT_STRATEGIES = ("budgeted", "mtf", "mtf-global", "mm-ns", "thompson")
 DEFAULT_FRACTIONS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
@@ -161,7 +162,6 @@ def simulate_budgets(table: RunTable, qrels: Qrels, *, strategies=DEFAULT_STRATE
 
 
 def _mask(table: RunTable, contributing, per_group) -> np.ndarray:
-    from .table import contributing_runs
     return contributing_runs(table, contributing, per_group=per_group)
 
 

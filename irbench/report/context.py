@@ -16,6 +16,16 @@ import numpy as np
 
 from .. import __version__
 from ..measures import parse_measure
+from .. import stats
+from ..config import priority_order
+from ..measures import parse_trec_specs
+from ..measures.base import GEO_MEAN_FLOOR
+from ..parallel import evaluate_paths
+from ..pooling import build_pool, build_table, leave_one_out
+from ..ranked import PreparedQrels
+from ..stats import rank_agreement
+from ..trec import read_run
+from .reduction import FRACTIONS, MEASURES, SEEDS, Reduction, judgment_reduction
 
 
 def _f(text: str):
@@ -399,7 +409,6 @@ def leaderboard(config, store, seed: int = 0) -> Leaderboard:
 
 
 def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
-    from .. import stats
 
     spec = next(q for q in config.qrels if q.name == qrels)
     measures = [str(m) for m in spec.measures(next(iter(config.suites.values())))]
@@ -460,7 +469,6 @@ def _pooled(config) -> dict[str, str]:
     per_group = config.report.get("pooled_per_group")
     if not per_group:
         return {}
-    from ..config import priority_order
 
     out, taken = {}, {}
     for s in priority_order(config.systems):
@@ -471,8 +479,6 @@ def _pooled(config) -> dict[str, str]:
 
 
 def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
-    from ..measures.base import GEO_MEAN_FLOOR
-    from ..stats import rank_agreement
 
     names, topics, ap = store.score_matrix(qrels, "AP")
     if len(names) < 2 or np.isnan(ap).any():
@@ -571,9 +577,6 @@ def _from_runs(config, order: list[str]):
     qrels (measures a campaign's suites need not contain)."""
     import os
 
-    from ..ranked import PreparedQrels
-    from ..measures import parse_trec_specs
-    from ..parallel import evaluate_paths
 
     systems = [s for s in config.systems if os.path.isfile(s.path)]
     if not systems or not config.qrels:
@@ -609,8 +612,6 @@ def _reduction(config, store) -> ReductionSection | None:
     import hashlib
     import os
 
-    from ..trec import read_run
-    from .reduction import FRACTIONS, MEASURES, SEEDS, Reduction, judgment_reduction
 
     systems = [s for s in config.systems if os.path.isfile(s.path)]
     if len(systems) < 2 or not config.qrels:
@@ -651,13 +652,11 @@ def _pool_bias(config, store) -> PoolBias | None:
     re-score its runs; stored like the reduction experiment."""
     import hashlib
 
-    from ..pooling import build_pool, build_table, leave_one_out
 
     depth = config.report.get("pool_depth")
     if depth is None or not config.qrels:
         return None
     per_group = config.report.get("pooled_per_group")
-    from ..config import priority_order
 
     systems = priority_order([s for s in config.systems if s.name not in config.missing_runs])
     key = hashlib.sha256(json.dumps({
@@ -708,7 +707,6 @@ def focus_measure(config) -> str:
 
 def _significance(store, qrels: str, board: Leaderboard, measure: str,
                   seed: int) -> Significance | None:
-    from .. import stats
 
     if len(board.rows) < 3 or not board.measures:
         return None

@@ -19,6 +19,7 @@ from ..ranked import EvalOptions, PreparedQrels, rank_run
 from ..measures.compute import compute
 from ..measures import parse_measure
 from ..trec import Qrels
+from ..stats import rank_agreement
 
 FRACTIONS = (1.0, 0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.03)
 SEEDS = (0, 1, 2, 3, 4)
@@ -78,7 +79,6 @@ def _means(runs, qrels: Qrels, measures, options: EvalOptions) -> np.ndarray:
 def judgment_reduction(runs, qrels: Qrels, options: EvalOptions, fractions=FRACTIONS,
                        seeds=SEEDS, measures=MEASURES) -> Reduction:
     """The experiment over ``runs`` (read :class:`~irbench.trec.Run` objects)."""
-    from ..stats import rank_agreement
 
     parsed = [parse_measure(m) for m in measures]
     full = _means(runs, qrels, parsed, options)
