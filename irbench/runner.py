@@ -576,8 +576,8 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         failure = next((f.message for f in camp.failures
                         if f.subject == f"qrels '{row['name']}'"), None)
         store.set_status("qrels_sets", row["name"], "ok" if ok else "failed", failure, runner_id)
-        if not ok:
-            store.forget_current(qrels=row["name"])
+        # a failed set keeps its last good results (reported as stale): they are replaced
+        # only once the set reads again, never deleted by a typo in the topics or options
     for name, message in config.missing_runs.items():
         store.record_system(name, (), "", "", "failed", message, camp.options_key, __version__,
                             runner_id, keep_current=True)

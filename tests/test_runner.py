@@ -429,3 +429,33 @@ def test_a_store_is_created_whole_or_not_at_all(tmp_path, monkeypatch):
     with Store(path, read_only=True) as store:
         assert store.query("SELECT count(*) FROM mark")[1] == [(0,)]
     assert sorted(os.listdir(tmp_path)) == ["s.duckdb"]
+
+
+@pytest.mark.parametrize("mistake", ["topics", "relevance_level"])
+def test_a_mistake_in_the_topics_or_options_keeps_the_stored_results(tmp_path, capsys, mistake):
+    """A typo in the topic file or 'relevance_level: 99' fails every qrels set; the results
+    of the last good run stay (scores and report say they are stale) until the sets read
+    again, and are never deleted by the mistake."""
+    path = make_campaign(tmp_path, systems=3)
+    run(path)
+    before = stored(load_config(path))
+    topics = tmp_path / "runs" / "topics.tsv"
+    good = topics.read_text()
+    if mistake == "topics":
+        topics.write_text(good.replace("t01", "t1"))
+    else:
+        path.write_text(path.read_text() + "evaluation: {relevance_level: 99}\n")
+    report = run(path)
+    assert len(report.failures) == 2 and report.evaluated == 0
+    assert stored(load_config(path)) == before
+    assert cli.main(["scores", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "irbench: warning: qrels 'official' failed at the last 'irbench run'" in err
+    assert "these are its last good results" in err
+    if mistake == "topics":  # fixed: the same results, current again, nothing recomputed
+        topics.write_text(good)
+        again = run(path)
+        assert again.failures == [] and again.evaluated == 0
+        assert stored(load_config(path)) == before
+        assert cli.main(["scores", str(path)]) == 0
+        assert "warning" not in capsys.readouterr().err

@@ -19,7 +19,7 @@ from .. import stamp
 from ..config import Config, load_config
 from ..errors import UsageError
 from ..measures import parse_measure
-from .output import json_value, text_table, write_text
+from .output import json_value, text_table, warn_stale, write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
     from ..store import Store
@@ -187,6 +187,7 @@ def cmd_scores(args) -> int:
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
     with _store_for(config) as store:
+        warn_stale(store, qrels)
         if args.per_query:
             columns, rows = store.per_query(qrels, args.system, measures)
         else:

@@ -194,3 +194,14 @@ def json_value(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def warn_stale(store, qrels: str) -> None:
+    """Say on stderr when qrels set ``qrels`` failed at the last ``irbench run``: what the
+    store shows for it are its last good results, kept until the set reads again."""
+    record = store.qrels_records().get(qrels)
+    if record is not None and record.get("status") == "failed":
+        reason = (record.get("error") or "").splitlines()
+        print(f"irbench: warning: qrels '{qrels}' failed at the last 'irbench run'"
+              f"{': ' + reason[0] if reason else ''}; these are its last good results",
+              file=sys.stderr)

@@ -36,7 +36,7 @@ def default_folder(config) -> str:
 
 def cmd_report(args) -> int:
     from ..config import load_config
-    from .output import write_text
+    from .output import warn_stale, write_text
     from ..report import build_context, write_report
     from ..store import Store
 
@@ -57,6 +57,8 @@ def cmd_report(args) -> int:
     if not os.path.exists(config.store):
         Store(config.store, read_only=True)  # says: no score store yet
     with Store(config.store, read_only=args.format != "html") as store:  # html keeps analyses
+        if config.qrels:
+            warn_stale(store, config.qrels[0].name)
         if args.format != "html":
             from ..report.context import focus_measure, leaderboard, significance
             from ..report.exports import export_leaderboard, export_significance
