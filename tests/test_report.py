@@ -214,3 +214,30 @@ def test_significance_table_exports(tmp_path, capsys):
     assert len(rows) == 12 and 0 <= float(rows[0]["p_adjusted"]) <= 1
     assert cli.main(["report", str(path), "--format", "latex", "--table", "significance"]) == 0
     assert r"\toprule" in capsys.readouterr().out
+
+
+def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, monkeypatch):
+    """Pages are rendered, written to a temporary folder and renamed into place: a failure
+    (or a kill) at any moment leaves the last index.html and systems/ as they were."""
+    import os
+    import sys
+    import types
+
+    render = sys.modules["irbench.report.render"]
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 0
+    before = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.html"))}
+    assert len(before) == 4
+
+    def fail(src, dst):
+        raise OSError(28, "No space left on device")
+
+    broken = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("__")})
+    broken.replace = broken.rename = fail  # the renames into place (render's os only)
+    monkeypatch.setattr(render, "os", broken)
+    assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 1
+    after = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.html"))}
+    assert after == before
+    assert sorted(os.listdir(out)) == ["index.html", "systems"]  # no temporary folder left

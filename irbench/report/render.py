@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
@@ -24,21 +26,43 @@ def render(context: ReportContext) -> str:
 def write_report(context: ReportContext, folder: str, participants=()) -> str:
     """Write ``folder/index.html`` and, given ``participants``, one page per system in
     ``folder/systems/`` (numbered, since system names are participants' text); returns the
-    path of index.html."""
+    path of index.html.
+
+    Every page is rendered first, then written into a temporary folder inside ``folder`` and
+    renamed into place: a report killed or failing at any moment leaves the previous
+    ``index.html`` and ``systems/`` whole (never a truncated page or half a set)."""
     env = _environment()
+    index = env.get_template("index.html").render(c=context)
+    page = env.get_template("participant.html")
+    pages = [page.render(p=p, title=context.title, generated_at=context.generated_at)
+             for p in participants]
+    path = os.path.join(folder, "index.html")
     try:
         os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, "index.html")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(env.get_template("index.html").render(c=context))
-        if participants:
-            os.makedirs(os.path.join(folder, "systems"), exist_ok=True)
-            page = env.get_template("participant.html")
-            for i, p in enumerate(participants, 1):
-                name = os.path.join(folder, "systems", f"{i:03d}.html")
-                with open(name, "w", encoding="utf-8") as fh:
-                    fh.write(page.render(p=p, title=context.title,
-                                         generated_at=context.generated_at))
+        work = tempfile.mkdtemp(prefix=".irbench-report-", dir=folder)
+        try:
+            with open(os.path.join(work, "index.html"), "w", encoding="utf-8") as fh:
+                fh.write(index)
+            if pages:
+                systems = os.path.join(work, "systems")
+                os.makedirs(systems)
+                for i, text in enumerate(pages, 1):
+                    with open(os.path.join(systems, f"{i:03d}.html"), "w",
+                              encoding="utf-8") as fh:
+                        fh.write(text)
+                _swap_in(systems, os.path.join(folder, "systems"))
+            os.replace(os.path.join(work, "index.html"), path)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     except OSError as exc:
         raise OutputError(f"{folder}: cannot write the report ({exc.strerror})") from None
     return path
+
+
+def _swap_in(new: str, dest: str) -> None:
+    """Put folder ``new`` at ``dest`` by renames, removing the folder it replaces."""
+    old = f"{dest}.old-{os.getpid()}"
+    if os.path.isdir(dest):
+        os.rename(dest, old)
+    os.rename(new, dest)
+    shutil.rmtree(old, ignore_errors=True)
