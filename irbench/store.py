@@ -604,12 +604,17 @@ class Store:
                 "UPDATE SET strategy = excluded.strategy, state = excluded.state, "
                 "arrays = excluded.arrays, updated_at = now()",
                 [name, strategy, state, arrays])
-            if judgments:
+            if judgments:  # idempotent per (pool, topic, document, file): a file given
+                # again (after a crash, or by habit) records nothing twice
                 batch = self.con.execute("SELECT coalesce(max(batch), 0) + 1 FROM judgments "
                                          "WHERE pool = ?", [name]).fetchone()[0]
-                self.con.executemany(
-                    "INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, now())",
-                    [[name, q, d, r, batch, source] for q, d, r in judgments])
+                q, d, r = (list(column) for column in zip(*judgments))
+                self.con.execute(
+                    "INSERT INTO judgments SELECT ?, n.q, n.d, n.r, ?, ?, now() FROM "
+                    "(SELECT unnest(?) AS q, unnest(?) AS d, unnest(?) AS r) AS n "
+                    "WHERE NOT EXISTS (SELECT 1 FROM judgments j WHERE j.pool = ? AND "
+                    "j.query_id = n.q AND j.doc_id = n.d AND j.source = ?)",
+                    [name, batch, source, q, d, r, name, source])
 
     def save_built_pool(self, name: str, strategy: str, params: str, seed: int,
                         docs: dict, provenance: dict) -> None:

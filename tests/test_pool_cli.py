@@ -84,6 +84,13 @@ def test_judging_over_days(tmp_path, capsys):
         assert cli.main(base + ["judge", config, "--name", "p", "-j", str(filled)]) == 0
         judged += len(lines)
     capsys.readouterr()
+    # the same file again (a natural re-submit after a crash): nothing recorded twice
+    assert cli.main(base + ["judge", config, "--name", "p", "-j", str(filled)]) == 0
+    assert "0 new judgments recorded" in capsys.readouterr().out
+    # an assessor file is never overwritten by the next batch
+    before = filled.read_text()
+    assert cli.main(base + ["next", config, "--name", "p", "-o", str(filled)]) == 1
+    assert "exists already" in capsys.readouterr().err and filled.read_text() == before
     assert cli.main(base + ["status", config, "--name", "p"]) == 0
     assert f"{judged} judged, 0 handed out" in capsys.readouterr().out
     assert cli.main(base + ["build", config, "--param", "k=20", "--per-group", "1",

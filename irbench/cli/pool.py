@@ -234,8 +234,11 @@ def _write_batch(path: str, pairs) -> None:
     lines = (["query_id,doc_id,relevance\n"] + [f"{q},{d},\n" for q, d in pairs]
              if path.endswith(".csv") else [f"{q} 0 {d} -1\n" for q, d in pairs])
     try:
-        with open(path, "w", encoding="utf-8") as fh:
+        with open(path, "x", encoding="utf-8") as fh:  # never over an assessor's file
             fh.writelines(lines)
+    except FileExistsError:
+        raise UsageError(f"{path}: exists already (it may hold an assessor's judgments); "
+                         "remove it or give another -o") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
 
