@@ -29,3 +29,32 @@ def test_a_run_with_an_alias_bomb_header_does_not_stop_the_campaign(tmp_path):
     victim.write_text(HEADER + victim.read_text())
     report = run_campaign(load_config(path), workers=1)
     assert report.failures == [] and report.evaluated == 6  # 3 systems x 2 qrels sets
+
+
+def test_participant_strings_are_inert_in_every_format():
+    from irbench.escaping import csv_cell, markdown_cell, terminal
+    from irbench.stats import escape_latex
+
+    assert csv_cell('=HYPERLINK("http://x","y")') == '\'=HYPERLINK("http://x","y")'
+    assert csv_cell("@SUM(A1)") == "'@SUM(A1)" and csv_cell("-0.25") == "-0.25"
+    assert csv_cell(0.5) == 0.5 and csv_cell("plain") == "plain"
+    assert markdown_cell("<img src=x onerror=alert(1)>|x\ny") == (
+        "&lt;img src=x onerror=alert(1)&gt;\\|x y")
+    latex = escape_latex("b\n\\input{/etc/passwd}")
+    assert "\n" not in latex and "\\input" not in latex
+    assert terminal("tag\x1b]0;owned\x07\x1b[2K\r") == "tag\\x1b]0;owned\\x07\\x1b[2K\\x0d"
+
+
+def test_escape_sequences_never_reach_the_terminal(tmp_path, capsys):
+    from irbench import cli
+
+    path = make_campaign(tmp_path, systems=2)
+    evil = tmp_path / "runs" / "r01.txt"
+    evil.write_text(evil.read_text().replace("tag01", "tag\x1b[2J\x1b]0;x\x07"))
+    path.write_text(path.read_text().replace("  - glob: ../runs/r*.txt",
+                                             "  - glob: ../runs/r*.txt\n    name_from: tag"))
+    assert cli.main(["run", "--workers", "1", str(path)]) == 0
+    assert cli.main(["systems", str(path)]) == 0
+    assert cli.main(["scores", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "\x1b" not in captured.out + captured.err and "\\x1b[2J" in captured.out

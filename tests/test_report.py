@@ -130,7 +130,7 @@ def test_leaderboard_exports(tmp_path, capsys):
     latex = capsys.readouterr().out
     assert r"a\_b \& c|d\%" in latex and r"\toprule" in latex and r"\textbf{" in latex
     assert cli.main(["report", str(path), "--format", "markdown"]) == 0
-    assert r"a_b & c\|d%" in capsys.readouterr().out
+    assert r"a_b &amp; c\|d%" in capsys.readouterr().out  # no raw HTML in Markdown
     out = tmp_path / "board.csv"
     assert cli.main(["report", str(path), "--format", "csv", "-o", str(out)]) == 0
     assert out.read_text().startswith("rank,system,group,type,official,baseline,AP,")

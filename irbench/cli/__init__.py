@@ -16,6 +16,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import IrbenchError
+from ..escaping import terminal
 
 COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report")
 
@@ -47,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except IrbenchError as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
-            print(f"irbench: error: {line}", file=sys.stderr)
+            print(f"irbench: error: {terminal(line)}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
         return 0

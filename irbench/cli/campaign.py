@@ -19,6 +19,7 @@ from .. import stamp
 from ..config import Config, load_config
 from ..errors import UsageError
 from ..measures import parse_measure
+from ..escaping import csv_cell, terminal
 from .output import json_value, text_table, warn_stale, write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
@@ -108,10 +109,10 @@ def cmd_run(args) -> int:
         if bar is not None:
             bar.close()
     for warning in report.warnings:
-        print(f"irbench: warning: {warning}", file=sys.stderr)
+        print(f"irbench: warning: {terminal(warning)}", file=sys.stderr)
     for failure in report.failures:
         for i, line in enumerate(str(failure).splitlines()):
-            print(f"irbench: error: {'  ' if i else ''}{line}", file=sys.stderr)
+            print(f"irbench: error: {'  ' if i else ''}{terminal(line)}", file=sys.stderr)
     print(stamp.summary_line(report.systems, report.qrels, report.measures, report.evaluated,
                              report.reused, len(report.failures), report.seconds, report.store),
           file=sys.stderr)
@@ -205,7 +206,7 @@ def cmd_scores(args) -> int:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows(rows)
+        writer.writerows([csv_cell(v) for v in row] for row in rows)
         text = buf.getvalue().rstrip("\n")
     else:
         text = json.dumps([dict(zip(columns, map(json_value, r))) for r in rows], indent=1)

@@ -17,6 +17,7 @@ import numpy as np
 from ..config import load_config
 from ..errors import UsageError
 from ..measures import parse_measure
+from ..escaping import csv_cell
 from .output import json_value, text_table, write_text
 from ..stats.choices import (ALTERNATIVES, CI_METHODS, COMPARE_TESTS, CORRECTIONS,
                             DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST)
@@ -208,7 +209,7 @@ def _format_csv(result: "stats.Comparison", qrels: str) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS + extra)
     for row in _rows(result):
-        writer.writerow(list(row) + [settings[k] for k in extra])
+        writer.writerow([csv_cell(v) for v in row] + [settings[k] for k in extra])
     return buf.getvalue()
 
 

@@ -10,6 +10,7 @@ import sys
 from typing import Any, Iterable
 
 from ..errors import UsageError
+from ..escaping import csv_cell, terminal
 from ..measures.compute import Evaluation
 from ..measures import Measure
 from ..measures import summarise
@@ -136,8 +137,9 @@ def format_rows(records: Iterable[dict], fmt: str) -> str:
     writer.writerow(["run", "topic", "measure", "value"])
     for rec in records:
         value = rec["value"]
-        writer.writerow([rec["run"], rec["topic"], rec["measure"],
-                         "" if value is None else repr(value) if isinstance(value, float) else value])
+        writer.writerow([csv_cell(rec["run"]), csv_cell(rec["topic"]), rec["measure"],
+                         "" if value is None else repr(value) if isinstance(value, float) else
+                         csv_cell(value)])
     return buf.getvalue()
 
 
@@ -157,12 +159,13 @@ def write_text(path: str | None, text: str) -> None:
 
 
 def cell(value: Any) -> str:
-    """A table cell: '-' for nothing, 4 decimals for floats, 'nan' for NaN."""
+    """A table cell: '-' for nothing, 4 decimals for floats, 'nan' for NaN; control
+    characters of participants' text shown as ``\\xNN`` (never sent to the terminal)."""
     if value is None:
         return "-"
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.4f}"
-    return str(value)
+    return terminal(str(value))
 
 
 def text_table(header, rows, left: int = 1, numbers_only: bool = True) -> str:

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+from ..escaping import csv_cell, markdown_cell
 from ..stats import escape_latex
 from .context import Leaderboard, Significance
 
@@ -33,14 +34,14 @@ def export_significance(sig: Significance, fmt: str) -> str:
                                                  "p_adjusted", "mean_diff", "effect_size"],
                                 lineterminator="\n")
         writer.writeheader()
-        writer.writerows(pairs)
+        writer.writerows({k: csv_cell(v) for k, v in pair.items()} for pair in pairs)
         return buf.getvalue()
     n = len(sig.systems)
     if fmt == "markdown":
         lines = ["| | " + " | ".join(str(k) for k in range(1, n + 1)) + " |",
                  "|" + "---|" * (n + 1)]
         for i, a in enumerate(sig.systems):
-            lines.append(f"| {i + 1}. {a.replace('|', chr(92) + '|')} | "
+            lines.append(f"| {i + 1}. {markdown_cell(a)} | "
                          + " | ".join(c.text for c in sig.matrix[i]) + " |")
         return "\n".join(lines) + "\n"
     lines = [r"\begin{tabular}{l" + "r" * n + "}", r"\toprule",
@@ -50,7 +51,8 @@ def export_significance(sig: Significance, fmt: str) -> str:
                  for c in sig.matrix[i]]
         lines.append(" & ".join([f"{i + 1}. {escape_latex(a)}", *cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
-              f"% adjusted p-values, {sig.measure}; bold: <= 0.05; " + sig.test]
+              f"% adjusted p-values, {escape_latex(sig.measure)}; bold: <= 0.05; "
+              + escape_latex(sig.test)]
     return "\n".join(lines) + "\n"
 
 
@@ -79,7 +81,7 @@ def _csv(board: Leaderboard) -> str:
     if records:
         writer = csv.DictWriter(buf, fieldnames=list(records[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows(records)
+        writer.writerows({k: csv_cell(v) for k, v in record.items()} for record in records)
     return buf.getvalue()
 
 
@@ -90,15 +92,13 @@ def _json(board: Leaderboard) -> str:
 
 
 def _markdown(board: Leaderboard) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
-
     head = ["rank", "system", "group", *board.measures]
-    lines = ["| " + " | ".join(cell(h) for h in head) + " |",
+    lines = ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
              "|" + "|".join("---" for _ in head) + "|"]
     for row in board.rows:
         values = [f"**{c.text}**{c.mark}" if c.best else f"{c.text}{c.mark}" for c in row.cells]
-        lines.append("| " + " | ".join([str(row.rank), cell(row.name), cell(row.group),
+        lines.append("| " + " | ".join([str(row.rank), markdown_cell(row.name),
+                                         markdown_cell(row.group),
                                          *values]) + " |")
     return "\n".join(lines) + "\n"
 
@@ -118,7 +118,7 @@ def _latex(board: Leaderboard) -> str:
         name = escape_latex(row.name) + (r" (baseline)" if row.baseline else "")
         lines.append(" & ".join([str(row.rank), name, *cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
-              "% +/-: significantly above/below the baseline; " + board.test.replace("%", r"\%")]
+              "% +/-: significantly above/below the baseline; " + escape_latex(board.test)]
     return "\n".join(lines) + "\n"
 
 

@@ -31,8 +31,10 @@ CORRECTION_NAMES = {"none": "no correction", "bonferroni": "Bonferroni correctio
 
 
 def escape_latex(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped (``\\ & % $ # _ { } ~ ^``)."""
-    return "".join(_ESCAPES.get(c, c) for c in str(text))
+    """``text`` with LaTeX's special characters escaped (``\\ & % $ # _ { } ~ ^``) and
+    control characters (a newline would end a ``%`` comment) turned into spaces."""
+    return "".join(_ESCAPES.get(c, " " if ord(c) < 32 or 127 <= ord(c) < 160 else c)
+                   for c in str(text))
 
 
 def labels(count: int) -> list[str]:
