@@ -535,6 +535,7 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
     """Score ``config`` into its store; see the module docstring. Returns a :class:`RunReport`."""
     started = time.perf_counter()
     with Store(config.store, wait=wait) as store:
+        store.claim(config.name, os.path.abspath(config.path))
         camp = _Campaign(config, store, workers, fail_fast, progress, rehash)
         runner_id = store.start_runner(os.path.abspath(config.path), config.sha256, __version__,
                                        camp.options_key, _environment())

@@ -102,6 +102,10 @@ MIGRATIONS: list[tuple[str, str]] = [
     ALTER TABLE qrels_sets ADD COLUMN intent_weights VARCHAR;
     ALTER TABLE qrels_sets ADD COLUMN intent_weights_sha256 VARCHAR;
     """),
+    ("the campaign a store belongs to", """
+    CREATE TABLE campaign (
+        name VARCHAR PRIMARY KEY, config_path VARCHAR, claimed_at TIMESTAMP);
+    """),
 ]
 
 
@@ -201,6 +205,21 @@ class Store:
             self._insert_columns("INSERT OR REPLACE INTO", "files", columns)
 
     # -- runner runs
+
+    def claim(self, name: str, config_path: str) -> None:
+        """Make this store campaign ``name``'s (the first ``irbench run`` into it does);
+        StoreError if it holds another campaign: one config's run would otherwise replace
+        the other's results."""
+        with self.transaction():
+            row = self.con.execute("SELECT name, config_path FROM campaign").fetchone()
+            if row is None:
+                self.con.execute("INSERT INTO campaign VALUES (?, ?, now())",
+                                 [name, config_path])
+            elif row[0] != name:
+                raise StoreError(
+                    f"{self.path}: this store holds campaign '{row[0]}' (scored from "
+                    f"{row[1]}), not '{name}'; a store holds one campaign: give this config "
+                    "a 'store:' of its own, or the same 'name:' if it is the same campaign")
 
     def start_runner(self, config_path: str, config_sha256: str, version: str, options: str,
                      environment: dict) -> int:

@@ -225,9 +225,10 @@ def test_store_is_versioned(tmp_path):
         assert rows == [(1, "create the score store"),
                         (2, "run metadata and submission checks"),
                         (3, "pools judged over days"), (4, "built pools with provenance"),
-                        (5, "analyses kept for reports"), (6, "diversity qrels sets")]
+                        (5, "analyses kept for reports"), (6, "diversity qrels sets"),
+                        (7, "the campaign a store belongs to")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(6,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(7,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 
@@ -239,7 +240,8 @@ def test_an_older_store_is_migrated_and_rerun(tmp_path):
     with Store(load_config(path).store) as store:  # as a store was before migration 6
         for column in ("kind", "intent_weights", "intent_weights_sha256"):
             store.con.execute(f"ALTER TABLE qrels_sets DROP COLUMN {column}")
-        store.con.execute("DELETE FROM migrations WHERE version = 6")
+        store.con.execute("DROP TABLE campaign")
+        store.con.execute("DELETE FROM migrations WHERE version >= 6")
     report = run(path)
     assert (report.evaluated, report.reused, report.failures) == (0, 8, [])
     assert stored(load_config(path)) == before
@@ -459,3 +461,22 @@ def test_a_mistake_in_the_topics_or_options_keeps_the_stored_results(tmp_path, c
         assert stored(load_config(path)) == before
         assert cli.main(["scores", str(path)]) == 0
         assert "warning" not in capsys.readouterr().err
+
+
+def test_a_store_holds_one_campaign(tmp_path, capsys):
+    """A second config on the same store (a subset copied under another name) is refused
+    and destroys nothing; the same campaign under another file name shares it."""
+    path = make_campaign(tmp_path, systems=3)
+    run(path)
+    before = stored(load_config(path))
+    subset = path.parent / "subset.yaml"
+    subset.write_text(path.read_text().replace("glob: ../runs/r*.txt", "glob: ../runs/r00.txt")
+                      + "store: ../runs/c.duckdb\n")
+    assert cli.main(["run", "--workers", "1", str(subset)]) == 3
+    err = capsys.readouterr().err
+    assert "this store holds campaign 'c'" in err and "not 'subset'" in err
+    assert stored(load_config(path)) == before
+    same = path.parent / "again.yaml"
+    same.write_text("name: c\n" + path.read_text() + "store: ../runs/c.duckdb\n")
+    assert cli.main(["run", "--workers", "1", "--quiet", str(same)]) == 0
+    assert stored(load_config(path)) == before
