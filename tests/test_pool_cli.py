@@ -104,3 +104,16 @@ def test_judging_over_days(tmp_path, capsys):
         _, prov = store.query("SELECT count(*), count(DISTINCT run), max(rank) "
                               "FROM pool_provenance WHERE pool = 'official'")
     assert docs == [(len(official),)] and prov == [(4 * 25 * 20, 4, 20)]
+
+
+def test_simulate_honours_the_strategy_parameters(capsys):
+    """--param reaches every simulated strategy that declares it (max_depth: candidates only
+    down to the judged depth); a parameter no strategy takes is refused, not ignored."""
+    base = ["pool", "simulate", str(DEMO), "--per-group", "1", "--strategies", "budgeted,mtf"]
+    assert cli.main(base) == 0
+    full = capsys.readouterr().out
+    assert cli.main(base + ["--param", "max_depth=3"]) == 0
+    shallow = capsys.readouterr().out
+    assert shallow != full
+    assert cli.main(base + ["--param", "maxdepth=20"]) == 1
+    assert "parameter 'maxdepth' is taken by none of the strategies" in capsys.readouterr().err

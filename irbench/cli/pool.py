@@ -148,13 +148,13 @@ def cmd_pool(args) -> int:
         return _judging(args, config, table, level)
     qrels = _qrels(config, args.qrels)
     if args.action == "simulate":
-        kwargs = {}
-        if args.strategies:
-            kwargs["strategies"] = tuple(s.strip() for s in args.strategies.split(",") if s)
+        strategies = (tuple(s.strip() for s in args.strategies.split(",") if s)
+                      if args.strategies else pooling.simulation.DEFAULT_STRATEGIES)
         sim = pooling.simulate_budgets(table, qrels, measures=tuple(measures),
                                        contributing=_contributing(table, args),
                                        per_group=None, seed=args.seed, relevance_level=level,
-                                       **kwargs)
+                                       strategies=strategies, params=pooling.simulation.
+                                       split_params(strategies, _params(args.param)))
         print(pooling.format_simulation(sim))
         return 0
     params = _params(args.param)

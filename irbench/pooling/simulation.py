@@ -24,7 +24,7 @@ from ..trec import Qrels, _display
 from ..errors import PoolingError
 from .kernels import Judged, TableScorer, judged_from_qrels
 from .state import Oracle, PoolingState
-from .strategy import get_strategy
+from .strategy import COMMON_PARAMS, get_strategy
 from .table import RunTable
 from .table import contributing_runs
 
@@ -78,6 +78,23 @@ class BudgetSimulation:
         return out
 
 
+def split_params(strategies, given: dict) -> dict[str, dict]:
+    """``given`` parameters (``--param KEY=VALUE``) for each of ``strategies``: each gets the
+    ones it declares; a parameter no strategy declares is a :class:`PoolingError` (it would
+    otherwise be ignored without a word)."""
+    out: dict[str, dict] = {}
+    unknown = set(given)
+    for name in strategies:
+        declared = {**COMMON_PARAMS, **get_strategy(name).params}
+        out[name] = {k: v for k, v in given.items() if k in declared}
+        unknown -= set(declared)
+    if unknown:
+        raise PoolingError(f"parameter {', '.join(map(repr, sorted(unknown)))} is taken by none "
+                           f"of the strategies simulated ({', '.join(strategies)}); "
+                           "'irbench pool strategies' lists each one's parameters")
+    return out
+
+
 def simulate_budgets(table: RunTable, qrels: Qrels, *, strategies=DEFAULT_STRATEGIES,
                      fractions=DEFAULT_FRACTIONS, measures=("AP",), contributing=None,
                      per_group: int | None = None, seed: int = 0, relevance_level: int = 1,
@@ -98,6 +115,10 @@ def simulate_budgets(table: RunTable, qrels: Qrels, *, strategies=DEFAULT_STRATE
     params = dict(params or {})
     for name in strategies:
         get_strategy(name)
+    for name in params:
+        if name not in strategies:
+            raise PoolingError(f"parameters given for {name!r}, which is not simulated "
+                               f"({', '.join(strategies)})")
     qrels_topics = np.unique(qrels.query_id)
     scorer = TableScorer(table, qrels_topics, relevance_level)
     full = judged_from_qrels(table, qrels)
