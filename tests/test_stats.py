@@ -446,3 +446,18 @@ def test_estimate_variance_is_the_mean_pairwise_variance():
     assert S.estimate_variance(sc, "anova") == pytest.approx(mean_var / 2)
     plan = S.plan_topics(sc, 0.05)
     assert plan.current_topics == 25 and plan.systems == 7
+
+
+def test_more_samples_than_sign_vectors_samples_when_enumeration_is_too_large(monkeypatch):
+    """Asking for at least 2^topics samples with more than 20 topics sampled nothing and
+    raised; exact enumeration is used only when it fits, else the asked samples are drawn.
+    (The enumeration limit is lowered here so that the arrays stay small.)"""
+    from irbench.stats import resampling
+
+    monkeypatch.setattr(resampling, "MAX_EXACT_SIGNS", 2**10)
+    flips = resampling.sign_flips(11, 2**11 + 1, seed=3)
+    assert not flips.exact and flips.samples == 2**11 + 1 and flips.seed == 3
+    small = resampling.sign_flips(10, 5000, seed=3)
+    assert small.exact and small.samples == 1024
+    counts = resampling.bootstrap_counts(5, 5**5, seed=1)  # 3,125 draws > 2^10
+    assert not counts.exact and counts.samples == 5**5

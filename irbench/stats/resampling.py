@@ -48,8 +48,8 @@ def sign_flips(topics: int, samples: int, seed: int | None, exact: bool | None =
     """Sign-flip matrix for the paired randomisation test: every one of the 2^topics sign
     vectors when ``exact`` (None: when 2^topics <= samples), else ``samples`` rows of
     independent fair signs from ``np.random.default_rng(seed)``."""
-    if exact is None:
-        exact = topics < 63 and 2**topics <= samples
+    if exact is None:  # exact when it is no bigger than asked and fits; else sampled
+        exact = topics < 63 and 2**topics <= min(samples, MAX_EXACT_SIGNS)
     if exact:
         if 2**topics > MAX_EXACT_SIGNS:
             raise StatisticsError(f"exact enumeration of 2^{topics} sign vectors is too large; "
@@ -69,7 +69,7 @@ def bootstrap_counts(topics: int, samples: int, seed: int | None, exact: bool | 
     than ``samples``), else ``samples`` draws with replacement from
     ``np.random.default_rng(seed)``."""
     if exact is None:
-        exact = topics < 12 and topics**topics <= samples
+        exact = topics < 12 and topics**topics <= min(samples, MAX_EXACT_SIGNS)
     if exact:
         total = topics**topics
         if total > MAX_EXACT_SIGNS:
