@@ -461,3 +461,22 @@ def test_more_samples_than_sign_vectors_samples_when_enumeration_is_too_large(mo
     assert small.exact and small.samples == 1024
     counts = resampling.bootstrap_counts(5, 5**5, seed=1)  # 3,125 draws > 2^10
     assert not counts.exact and counts.samples == 5**5
+
+
+def test_a_wilcoxon_p_value_does_not_depend_on_the_other_pairs():
+    """Each pair gets the method scipy would choose for it alone (exact without zeros or
+    ties, else the normal approximation), recorded in the result."""
+    import scipy.stats as st
+
+    rng = np.random.default_rng(4)
+    a, b = rng.random(30), rng.random(30)
+    c = a.copy()
+    c[5] = b[5]  # c - b has a zero
+    alone = S.paired_test(a, b, "wilcoxon")
+    assert alone.method == "exact" and alone.p_value == st.wilcoxon(a, b).pvalue
+    from irbench.stats.paired import paired_columns
+
+    batch = paired_columns(np.column_stack([a, c]), np.column_stack([b, b]), "wilcoxon")
+    assert batch.p_value[0] == alone.p_value  # beside a pair with a zero, still exact
+    assert list(batch.method) == ["exact", "approx"]
+    assert batch.p_value[1] == st.wilcoxon(c, b).pvalue

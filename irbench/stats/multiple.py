@@ -194,7 +194,8 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
                                 float(cols.mean_diff[j]), float(cols.ci_low[j]),
                                 float(cols.ci_high[j]), ci, confidence,
                                 float(cols.effect_size[j]), float(cols.hedges_g[j]),
-                                used_samples, used_seed, is_exact)
+                                used_samples, used_seed, is_exact,
+                                "" if cols.method is None else str(cols.method[j]))
             out.append(PairComparison(s.measure, systems[a], systems[b], float(means[k, a]),
                                       float(means[k, b]), result, float(adjusted[k, j]),
                                       bool(adjusted[k, j] <= alpha)))

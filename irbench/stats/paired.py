@@ -68,6 +68,7 @@ class TestResult:
     samples: int | None
     seed: int | None
     exact: bool
+    method: str = ""  # how the p-value was computed, e.g. wilcoxon's "exact" or "approx"
 
     def significant(self, alpha: float = 0.05) -> bool:
         return self.p_value <= alpha
@@ -87,13 +88,15 @@ class Columns:
     samples: int | None
     seed: int | None
     exact: bool
+    method: np.ndarray | None = None  # per pair, where the test chooses (wilcoxon)
 
     def result(self, k: int, test: str, alternative: str, n: int, ci: str,
                confidence: float) -> TestResult:
         return TestResult(test, float(self.statistic[k]), float(self.p_value[k]), alternative,
                           n, float(self.mean_diff[k]), float(self.ci_low[k]),
                           float(self.ci_high[k]), ci, confidence, float(self.effect_size[k]),
-                          float(self.hedges_g[k]), self.samples, self.seed, self.exact)
+                          float(self.hedges_g[k]), self.samples, self.seed, self.exact,
+                          "" if self.method is None else str(self.method[k]))
 
 
 def paired_test(x, y, test: str = DEFAULT_TEST, *, alternative: str = "two-sided",
@@ -223,9 +226,12 @@ def paired_columns(X: np.ndarray, Y: np.ndarray, test: str | None, *,
             res = _st.ttest_rel(X[:, live], Y[:, live], axis=0, alternative=alternative)
         statistic[live], p[live] = res.statistic, res.pvalue
     elif test == "wilcoxon":
-        if live.any():
-            res = _st.wilcoxon(D[:, live], axis=0, alternative=alternative)
-            statistic[live], p[live] = res.statistic, res.pvalue
+        method = _wilcoxon_methods(D)
+        for kind in ("exact", "approx"):  # each pair as scipy treats it alone
+            cols = np.flatnonzero(live & (method == kind))
+            if len(cols):
+                res = _st.wilcoxon(D[:, cols], axis=0, alternative=alternative, method=kind)
+                statistic[cols], p[cols] = res.statistic, res.pvalue
     elif test == "sign":
         statistic, p = _sign(D, alternative)
     elif test == "randomization":
@@ -254,7 +260,19 @@ def paired_columns(X: np.ndarray, Y: np.ndarray, test: str | None, *,
         if used_samples is None:
             used_samples, used_seed = counts.samples, counts.seed
     return Columns(statistic, p, mean, low, high, effect, _hedges(X, Y), used_samples,
-                   used_seed, is_exact)
+                   used_seed, is_exact, method if test == "wilcoxon" else None)
+
+
+def _wilcoxon_methods(D: np.ndarray) -> np.ndarray:
+    """Per pair, the method ``scipy.stats.wilcoxon`` chooses for that pair alone: ``exact``
+    for at most 50 differences with no zero and no tie, else ``approx`` (normal). A batched
+    call would give every pair the approximation once any pair has a zero or a tie, so that
+    a pair's p-value would depend on the other pairs computed with it."""
+    n = D.shape[0]
+    ordered = np.sort(np.abs(D), axis=0)
+    tied = (ordered[1:] == ordered[:-1]).any(axis=0) if n > 1 else np.zeros(D.shape[1], bool)
+    zero = (D == 0).any(axis=0)
+    return np.where((n <= 50) & ~tied & ~zero, "exact", "approx")
 
 
 def _sign(D: np.ndarray, alternative: str) -> tuple[np.ndarray, np.ndarray]:
