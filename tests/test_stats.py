@@ -480,3 +480,15 @@ def test_a_wilcoxon_p_value_does_not_depend_on_the_other_pairs():
     assert batch.p_value[0] == alone.p_value  # beside a pair with a zero, still exact
     assert list(batch.method) == ["exact", "approx"]
     assert batch.p_value[1] == st.wilcoxon(c, b).pvalue
+
+
+def test_randomized_tukey_hsd_does_not_depend_on_the_order_of_the_systems():
+    rng = np.random.default_rng(9)
+    names = [f"s{i}" for i in range(8)]
+    values = rng.random((8, 25)) + np.linspace(0, 0.3, 8)[:, None]
+    forward = S.randomized_tukey_hsd(S.Scores("AP", names, [f"t{j}" for j in range(25)],
+                                              values), samples=2000, seed=5)
+    backward = S.randomized_tukey_hsd(S.Scores("AP", names[::-1], [f"t{j}" for j in range(25)],
+                                               values[::-1]), samples=2000, seed=5)
+    assert np.array_equal(forward.p_values, backward.p_values[::-1, ::-1])
+    assert forward.critical_difference == backward.critical_difference

@@ -162,7 +162,10 @@ def randomized_tukey_hsd(scores: Scores, samples: int = DEFAULT_SAMPLES,
 def _null_ranges(v: np.ndarray, samples: int, seed: int | None) -> np.ndarray:
     m, n = v.shape
     rng = np.random.default_rng(seed)
-    by_topic = np.ascontiguousarray(v.T)  # (topics, systems): shuffle within each row
+    # (topics, systems): shuffle within each row. Each row is sorted first: a uniform shuffle
+    # of a row has the same distribution whatever its order, and sorting makes the draws, and
+    # so the p-values, the same for any order of the systems given the seed
+    by_topic = np.sort(v.T, axis=1)
     step = max(1, CHUNK_BYTES // (8 * m * n))
     ranges = np.empty(samples)
     for start in range(0, samples, step):
