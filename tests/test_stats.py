@@ -492,3 +492,11 @@ def test_randomized_tukey_hsd_does_not_depend_on_the_order_of_the_systems():
                                                values[::-1]), samples=2000, seed=5)
     assert np.array_equal(forward.p_values, backward.p_values[::-1, ::-1])
     assert forward.critical_difference == backward.critical_difference
+
+
+def test_discriminative_power_of_a_tukey_test_needs_no_correction():
+    rng = np.random.default_rng(2)
+    topics = [f"t{j}" for j in range(20)]
+    ap = S.Scores("AP", ["a", "b", "c"], topics, rng.random((3, 20)))
+    power = S.discriminative_power(ap, test="randomized-tukey-hsd", samples=200)
+    assert power.correction == "randomized-tukey-hsd" and power.pairs == 3

@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats as _st
 
 from ..errors import EvaluationError
+from .choices import TUKEY_TESTS
 from .multiple import compare
 from .paired import DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST
 from .scores import Scores, paired_arrays
@@ -113,6 +114,8 @@ def discriminative_power(scores: Scores, *, test: str = DEFAULT_TEST,
     """The share of all system pairs of ``scores`` found significantly different by ``test``
     (default: randomisation, 10,000 samples, seed 0; no correction, as in Sakai 2006; give
     ``randomized-tukey-hsd`` with correction None for Sakai's later practice)."""
+    if test in TUKEY_TESTS and correction == "none":
+        correction = None  # a Tukey test controls its error rate itself: no correction
     result = compare(scores, test=test, correction=correction, alpha=alpha, samples=samples,
                      seed=seed)
     p = np.sort(np.array([pc.p_adjusted for pc in result.pairs]))
