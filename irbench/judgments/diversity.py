@@ -381,7 +381,35 @@ def _subtopic_order(subtopic: np.ndarray) -> np.ndarray:
     return np.unique(subtopic, return_inverse=True)[1].ravel()
 
 
-class PreparedDiversity:
+class KeyedJudgments:
+    """Prepared judgments that rank a run through a :class:`KeyedQrels` (``self.keyed``) and
+    attach the columns their measures read under ``column_key``."""
+
+    keyed: KeyedQrels
+    column_key: object = None
+
+    @property
+    def topics(self) -> np.ndarray:
+        return self.keyed.topics
+
+    @property
+    def adhoc(self) -> PreparedQrels:
+        """The ad hoc judgments (collapsed, for diversity qrels), prepared."""
+        return self.keyed.prepared
+
+    def columns(self, row: np.ndarray):
+        """What the measures read, from each ranked document's row in the table (or -1)."""
+        raise NotImplementedError
+
+    def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
+        """The run ranked against the qrels, with this kind's columns attached."""
+        ranked, row = self.keyed.rank(run, options)
+        columns = self.columns(row)
+        ranked.cached(self.column_key, lambda: columns)
+        return ranked
+
+
+class PreparedDiversity(KeyedJudgments):
     """Diversity qrels prepared once for many runs: the collapsed qrels, the intents of each
     topic with their weights, and the relevant documents keyed for ranking.
 
@@ -423,21 +451,11 @@ class PreparedDiversity:
                                    intent_weight=weight, uniform=uniform)
         self.keyed = KeyedQrels(collapsed, topics[doc_topic], doc[o][new])
 
-    @property
-    def topics(self) -> np.ndarray:
-        return self.keyed.topics
+    column_key = INTENT_KEY
 
-    @property
-    def adhoc(self) -> PreparedQrels:
-        """The collapsed judgments, prepared (topics and level counts)."""
-        return self.keyed.prepared
-
-    def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
-        """The run ranked against the collapsed qrels, its intent columns attached."""
-        ranked, row = self.keyed.rank(run, options)
-        columns = IntentColumns(self.intents, row)
-        ranked.cached(INTENT_KEY, lambda: columns)
-        return ranked
+    def columns(self, row: np.ndarray) -> IntentColumns:
+        """The intent columns of a run ranked against the collapsed qrels."""
+        return IntentColumns(self.intents, row)
 
 
 def _starts(first: np.ndarray, second: np.ndarray) -> np.ndarray:

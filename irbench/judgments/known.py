@@ -16,12 +16,12 @@ import numpy as np
 from ..measures import Measure
 from ..measures.compute import Evaluation
 from ..measures.textbook import KNOWN_KEY, KnownColumns
-from ..ranked import EvalOptions, PreparedQrels, Ranked
+from ..ranked import EvalOptions
 from ..trec import Qrels, Run, read_qrels, read_run
-from .diversity import KeyedQrels, evaluation_of, index_in
+from .diversity import KeyedJudgments, KeyedQrels, evaluation_of, index_in
 
 
-class PreparedKnown:
+class PreparedKnown(KeyedJudgments):
     """Qrels plus the documents the user already knows (a qrels: a document is known for a
     topic when listed with a value >= 1), prepared once for many runs."""
 
@@ -36,21 +36,11 @@ class PreparedKnown:
         counts = np.bincount(topic[judged] * width + level[judged], minlength=T * width)
         self.level_counts = counts.reshape(T, width)
 
-    @property
-    def topics(self) -> np.ndarray:
-        return self.keyed.topics
+    column_key = KNOWN_KEY
 
-    @property
-    def adhoc(self) -> PreparedQrels:
-        """The qrels, prepared (topics and level counts)."""
-        return self.keyed.prepared
-
-    def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
-        """The run ranked against the qrels, which documents are known attached."""
-        ranked, row = self.keyed.rank(run, options)
-        columns = KnownColumns(known=row >= 0, level_counts=self.level_counts)
-        ranked.cached(KNOWN_KEY, lambda: columns)
-        return ranked
+    def columns(self, row: np.ndarray) -> KnownColumns:
+        """Which ranked documents the user knows, with the known documents' level counts."""
+        return KnownColumns(known=row >= 0, level_counts=self.level_counts)
 
 
 def evaluate_known(qrels, known, run, measures: Iterable[Measure | str],
