@@ -570,3 +570,19 @@ def test_errors_come_before_warnings_within_the_cap(tmp_path):
     assert lines[1:25] == [str(w) for w in warnings[:24]]
     assert lines[25] == "... and 6 more problems in r.txt"
     assert lines[26].startswith("r.txt: rejected: 1 error, 30 warnings")
+
+
+def test_validate_with_a_config_without_topics_checks_against_the_qrels_topics(tmp_path, capsys):
+    """A config with qrels but no topics file once accepted a run missing a topic and holding
+    an unknown one (exit 0); the qrels' topics are the topic set then, and stderr says so."""
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n2 0 d2 1\n")
+    (tmp_path / "run.txt").write_text("1 Q0 d1 1 1.0 r\n99 Q0 d2 1 1.0 r\n")
+    config = tmp_path / "c.yaml"
+    config.write_text("collection: {qrels: q.txt}\nsystems: {r: run.txt}\nsuites: {s: [AP]}\n")
+    from irbench import cli
+
+    assert cli.main(["validate", "--config", str(config)]) == 1
+    out, err = capsys.readouterr()
+    assert f"irbench validate: topic set: {tmp_path / 'q.txt'} (the topics of qrels set " \
+           "'official') (2 topics)" in err
+    assert "no documents retrieved for topic '2'" in out and "unknown topic '99'" in out

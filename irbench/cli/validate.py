@@ -15,7 +15,7 @@ from ..config import load_config
 from ..errors import UsageError
 from ..submissions import check_submissions, load_rules, report_lines
 from ..submissions.rules import CHECKS, Rules
-from ..topics import read_topics
+from ..topics import Topics, read_topics
 
 
 def add_parsers(sub) -> None:
@@ -53,6 +53,10 @@ def cmd_validate(args) -> int:
     if not runs:
         raise UsageError("no run files: give RUN files or --config with systems")
     topics = read_topics(topics_path) if topics_path else None
+    if topics is None and args.config and config.qrels:  # no topic file: the qrels' topics
+        topics = _qrels_topics(config.qrels[0])
+    print(f"irbench validate: topic set: {topics.path} ({len(topics)} topics)" if topics else
+          "irbench validate: no topic set given: topic ids are not checked", file=sys.stderr)
     checks = check_submissions(runs, rules, topics, groups)
     rejected = sum(not c.accepted for c in checks)
     if args.format == "json":
@@ -68,3 +72,11 @@ def cmd_validate(args) -> int:
         if len(checks) > 1:
             print(f"{len(checks)} runs: {len(checks) - rejected} accepted, {rejected} rejected")
     return 1 if rejected else 0
+
+
+def _qrels_topics(spec) -> Topics:
+    """The topics a qrels set judges, in file order, as the topic set of the checks."""
+    qrels = spec.read()
+    ids = list(dict.fromkeys(q.decode("utf-8", "backslashreplace") for q in qrels.query_id))
+    return Topics(tuple(ids), ("",) * len(ids), f"{spec.path} (the topics of qrels set "
+                                                 f"'{spec.name}')")
