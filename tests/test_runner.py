@@ -151,7 +151,7 @@ def test_failures_are_reported_and_the_rest_scored(tmp_path, capsys):
     assert f"system 'r01': {bad}:{lines}: score 'abc' is not a finite number" in err
     assert f"system 'r02': {tmp_path / 'runs' / 'r02.txt'}:1: topics not in the topic set: " \
            "'t99'" in err
-    assert "measure P(rel=3)@5" in err and "needs judgments of level 3" in err
+    assert "measure P(rel=3)@5" in err and "counts judgments of level 3 or more" in err
     config = load_config(path)
     values = stored(config)
     assert {k[0] for k in values} == {"r00", "r03"}  # r01, r02 changed and broke: not shown

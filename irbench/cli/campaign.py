@@ -44,10 +44,16 @@ def add_parsers(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar and no leaderboard")
     p.set_defaults(handler=cmd_run)
 
-    p = sub.add_parser("check", help="validate a campaign config without computing",
-                       description="Validate CONFIG: every problem at once, with file, line "
-                       "and YAML path.")
+    p = sub.add_parser("check", help="check a campaign's config and inputs without scoring",
+                       description="Check CONFIG and everything 'irbench run' and 'irbench "
+                       "report' would refuse, with the same rules: the config (file, line and "
+                       "YAML path), the topics, every qrels set and measure, every run file "
+                       "(read, its topics, the submission checks, duplicates) and the report "
+                       "options. Every problem at once; nothing is scored or written. Exit 1 "
+                       "when anything would be refused.")
     p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes reading the runs (default: one per CPU)")
     p.set_defaults(handler=cmd_check)
 
     p = sub.add_parser("scores", help="print or export stored scores",
@@ -86,7 +92,21 @@ def add_parsers(sub) -> None:
 
 
 def cmd_check(args) -> int:
+    from ..runner import check_campaign
+    from .report import report_problems
+
     config = load_config(args.config)
+    failures, warnings = check_campaign(config, workers=args.workers)
+    problems = [str(f) for f in failures] + report_problems(config)
+    for warning in warnings:
+        print(f"irbench: warning: {terminal(warning)}", file=sys.stderr)
+    for problem in problems:
+        for i, line in enumerate(problem.splitlines()):
+            print(f"irbench: error: {'  ' if i else ''}{terminal(line)}", file=sys.stderr)
+    if problems:
+        print(f"{args.config}: {len(problems)} problem{'s' if len(problems) > 1 else ''}: "
+              "irbench run or irbench report would refuse it", file=sys.stderr)
+        return 1
     print(f"{args.config}: ok: {len(config.systems)} systems, {len(config.qrels)} qrels sets, "
           f"{len(config.measures)} measures in {len(config.suites)} suites; "
           f"store {config.store}")

@@ -101,6 +101,7 @@ def _cmd_eval(args) -> int:
     else:  # runs read and scored by worker processes, results in input order
         if known is not None:
             prepared = judgments.with_known(prepared, known)
+        _check_levels(prepared, measures, args.qrels)
         results = evaluate_paths(prepared, args.runs, measures, options,
                                  workers=args.workers, keep_ranked=args.Z is not None)
         for result in results:
@@ -129,6 +130,19 @@ def _cmd_eval(args) -> int:
     if args.format != "trec":
         out.write(format_rows(rows(evaluations, labelled, args.q), args.format))
     return 0
+
+
+def _check_levels(prepared, measures: list, path: str) -> None:
+    """The measures' needs against the judgments' highest level, as ``irbench run`` checks
+    them: a refusal is a usage error, a mismatch a warning."""
+    counts = prepared.adhoc.level_counts.sum(axis=0).tolist()
+    max_level = max((level for level, n in enumerate(counts) if n), default=0)
+    for m in measures:
+        problem = m.definition.level_problem(m, max_level)
+        if problem is not None and problem.fatal:
+            raise UsageError(f"{path}: {problem.text}")
+        if problem is not None:
+            print(f"irbench: warning: {path}: {problem.text}", file=sys.stderr)
 
 
 def _judgment_kind(kinds: list, measures: list, args) -> "judgments.JudgmentKind":

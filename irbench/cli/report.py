@@ -34,6 +34,33 @@ def default_folder(config) -> str:
     return os.path.join(config.root, "reports", config.name)
 
 
+def report_problems(config) -> list[str]:
+    """Why ``irbench report`` would refuse ``config``'s ``report:`` section (``irbench check``
+    asks the same)."""
+    from ..measures import parse_measure
+    from ..errors import MeasureParameterError, UnknownMeasureError
+    from ..report.context import REPORT_OPTIONS
+
+    problems = []
+    unknown = sorted(set(config.report) - set(REPORT_OPTIONS))
+    if unknown:
+        problems.append(f"{config.path}: report: unknown option {', '.join(unknown)} "
+                        f"(report takes {', '.join(REPORT_OPTIONS)})")
+    if config.report.get("measure") is not None:
+        try:
+            chosen = str(parse_measure(str(config.report["measure"])))
+        except (UnknownMeasureError, MeasureParameterError) as exc:
+            return problems + [f"{config.path}: report: measure: {exc}"]
+        if chosen not in [str(m) for m in config.measures]:
+            problems.append(f"{config.path}: report: measure {chosen} is in no suite")
+    for option in ("pool_depth", "pooled_per_group"):
+        value = config.report.get(option)
+        if value is not None and (type(value) is not int or value < 1):
+            problems.append(f"{config.path}: report: {option} must be a whole number >= 1, "
+                            f"not {value!r}")
+    return problems
+
+
 def cmd_report(args) -> int:
     from ..config import load_config
     from .output import warn_stale, write_text
@@ -42,18 +69,10 @@ def cmd_report(args) -> int:
 
     config = load_config(args.config, strict=False)
     from ..errors import UsageError
-    from ..report.context import REPORT_OPTIONS
 
-    unknown = sorted(set(config.report) - set(REPORT_OPTIONS))
-    if unknown:
-        raise UsageError(f"{args.config}: report: unknown option {', '.join(unknown)} "
-                         f"(report takes {', '.join(REPORT_OPTIONS)})")
-    if config.report.get("measure") is not None:
-        from ..measures import parse_measure
-
-        chosen = str(parse_measure(str(config.report["measure"])))
-        if chosen not in [str(m) for m in config.measures]:
-            raise UsageError(f"{args.config}: report: measure {chosen} is in no suite")
+    problems = report_problems(config)
+    if problems:
+        raise UsageError("\n".join(problems))
     if not os.path.exists(config.store):
         Store(config.store, read_only=True)  # says: no score store yet
     with Store(config.store, read_only=args.format != "html") as store:  # html keeps analyses
