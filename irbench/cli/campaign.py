@@ -268,9 +268,10 @@ def cmd_simulate(args) -> int:
                         topics=args.topics, depth=args.depth, pool_depth=args.pool_depth,
                         pooled_runs=args.pooled_runs, grades=args.grades,
                         collection_size=args.collection_size, seed=args.seed)
-    simulate(spec, args.out)
+    result = simulate(spec, args.out)
     print(f"wrote a campaign of {args.groups * args.runs_per_group} runs x {args.topics} topics "
-          f"(seed {args.seed}) to {args.out}", file=sys.stderr)
+          f"(seed {args.seed}) to {args.out}; score it with: irbench run "
+          f"{result.config_path}", file=sys.stderr)
     return 0
 
 
