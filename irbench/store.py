@@ -23,6 +23,7 @@ from typing import Any, Iterable, Sequence
 import duckdb
 import numpy as np
 
+from .config import Config, load_config
 from .errors import StoreError
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -541,6 +542,21 @@ class Store:
         return self.query(sql + " ORDER BY p.system, p.qrels, p.measure, t.position, "
                                 "p.query_id", params)
 
+    def frame(self, table: str, qrels: str | None = None, systems: Sequence[str] = (),
+              measures: Sequence[str] = ()):
+        """``means`` or ``per_query`` (the documented views) as a pandas DataFrame, built by
+        DuckDB from columns (pandas needed: ``pip install 'irbench[pandas]'``)."""
+        columns = {"means": "system, qrels, measure, value, num_topics",
+                   "per_query": "system, qrels, measure, query_id, value"}[table]
+        order = {"means": "qrels, measure, value DESC, system",
+                 "per_query": "system, qrels, measure, query_id"}[table]
+        sql, params = _filtered(f"SELECT {columns} FROM {table}", qrels, systems, measures)
+        try:
+            return self.con.execute(sql + f" ORDER BY {order}", list(params)).df()
+        except ModuleNotFoundError as exc:
+            raise StoreError(f"data frames need pandas ({exc}): pip install "
+                             "'irbench[pandas]'") from None
+
     def topic_texts(self) -> dict[str, str]:
         """{topic id: its text} of the campaign's topics."""
         return dict(self.con.execute("SELECT query_id, text FROM topics").fetchall())
@@ -690,6 +706,40 @@ def _filtered(sql: str, qrels, systems, measures, alias: str = "") -> tuple[str,
 def _sql_string(text: str) -> str:
     """A path quoted for a SQL string literal (COPY TO takes no parameter for its target)."""
     return text.replace("'", "''")
+
+
+class StoreFrames:
+    """A campaign's stored scores as pandas DataFrames, for notebooks:
+    ``irbench.open_store("configs/demo.yaml").per_query()``. Each call opens the store
+    read-only for the time of one read (waiting up to ``wait`` seconds for a running
+    ``irbench run``), so a notebook never holds the store."""
+
+    def __init__(self, path: str, wait: float = 30.0):
+        self.path = path
+        self.wait = wait
+
+    def per_query(self, qrels: str | None = None, systems: Sequence[str] = (),
+                  measures: Sequence[str] = ()):
+        """Columns system, qrels, measure, query_id, value: one row per score."""
+        with Store(self.path, read_only=True, wait=self.wait) as store:
+            return store.frame("per_query", qrels, systems, measures)
+
+    def means(self, qrels: str | None = None, systems: Sequence[str] = (),
+              measures: Sequence[str] = ()):
+        """Columns system, qrels, measure, value, num_topics: trec_eval's ``all`` values."""
+        with Store(self.path, read_only=True, wait=self.wait) as store:
+            return store.frame("means", qrels, systems, measures)
+
+
+def open_store(config, wait: float = 30.0) -> StoreFrames:
+    """The stored scores of a campaign: ``config`` is a campaign config (its path or a
+    :class:`~irbench.config.Config`) or the store's own path."""
+    if isinstance(config, Config):
+        return StoreFrames(config.store, wait)
+    path = os.fspath(config)
+    if path.lower().endswith((".yaml", ".yml")):
+        return StoreFrames(load_config(path, strict=False).store, wait)
+    return StoreFrames(path, wait)
 
 
 class _Transaction:

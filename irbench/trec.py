@@ -312,8 +312,10 @@ def _cut(data: bytes) -> Iterator[bytes]:
 def read_run(source: Source | Mapping | Iterable, name: str | None = None) -> Run:
     """Read a TREC run from a path, ``-`` (stdin), a file object, or in-memory data.
 
-    In-memory data is either ``{query_id: {doc_id: score}}`` (pytrec_eval's shape) or an
-    iterable of ``(query_id, doc_id, score)`` tuples. Files are parsed in whole-line pieces:
+    In-memory data is ``{query_id: {doc_id: score}}`` (pytrec_eval's shape), an iterable of
+    ``(query_id, doc_id, score)`` tuples (or named tuples with those fields, as ir_measures'
+    ``ScoredDoc``), or a data frame (pandas, Polars, Arrow) with columns ``query_id``,
+    ``doc_id`` and ``score`` (others, e.g. ``iteration``, are ignored). Files are parsed in whole-line pieces:
     :func:`_run_columns` (vectorised) when the piece is regular, else line by line.
     """
     if isinstance(source, Mapping) or (
@@ -556,8 +558,10 @@ def _parse_run_lines(piece: bytes, first_line: int, problems: _Problems):
 def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> Qrels:
     """Read TREC qrels from a path, ``-`` (stdin), a file object, or in-memory data.
 
-    In-memory data is ``{query_id: {doc_id: relevance}}`` or ``(query_id, doc_id, relevance)``
-    tuples. Duplicate ``(query_id, doc_id)`` rows are an error.
+    In-memory data is ``{query_id: {doc_id: relevance}}``, ``(query_id, doc_id, relevance)``
+    tuples, named tuples with those fields (ir_measures' ``Qrel``, ir_datasets' ``TrecQrel``,
+    whose fourth field ``iteration`` is ignored), or a data frame (pandas, Polars, Arrow) with
+    columns ``query_id``, ``doc_id`` and ``relevance``. Duplicate ``(query_id, doc_id)`` rows are an error.
     """
     if isinstance(source, Mapping) or (
         not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read")
@@ -677,10 +681,97 @@ def _as_bytes(value) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode("utf-8")
 
 
-def _rows(data) -> list[tuple]:
+def _rows(data, value: str) -> list[tuple]:
+    """(query_id, doc_id, value) rows of in-memory data; named tuples (ir_measures' ScoredDoc
+    and Qrel, ir_datasets' TrecQrel: ``query_id, doc_id, relevance, iteration``) by field."""
     if isinstance(data, Mapping):
         return [(q, d, v) for q, inner in data.items() for d, v in inner.items()]
-    return [tuple(row) for row in data]
+    wanted = ("query_id", "doc_id", value)
+    return [tuple(getattr(row, f) for f in wanted)
+            if all(f in getattr(row, "_fields", ()) for f in wanted) else tuple(row)
+            for row in data]
+
+
+# ---- data frames: pandas, Polars, Arrow -----------------------------------------------------
+# Columns named as ir_measures and ranx name them; one numpy conversion per column, no row loop
+# (except for text ids that are not ASCII, encoded by numpy per element).
+
+FRAME_COLUMNS = {"run": ("query_id", "doc_id", "score"),
+                 "qrels": ("query_id", "doc_id", "relevance")}
+
+
+def is_frame(data) -> bool:
+    """Whether ``data`` is a data frame (pandas, Polars) or an Arrow table."""
+    return not isinstance(data, Mapping) and (hasattr(data, "column_names")  # Arrow
+                                              or hasattr(data, "columns"))  # pandas, Polars
+
+
+def _frame_columns(frame, kind: str, name: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per needed column: (values as numpy, missing-value mask)."""
+    arrow = hasattr(frame, "column_names")
+    present = [str(c) for c in (frame.column_names if arrow else list(frame.columns))]
+    wanted = FRAME_COLUMNS[kind]
+    missing = [c for c in wanted if c not in present]
+    if missing:
+        raise FormatError([f"<{name}>: a {kind} data frame needs the column"
+                           f"{'s' if len(missing) > 1 else ''} {', '.join(missing)} (it has "
+                           f"{', '.join(present) or 'none'}; the names ir_measures uses)"])
+    out = []
+    for c in wanted:
+        column = frame.column(c) if arrow else frame[c]
+        isna = getattr(column, "isna", None) or getattr(column, "is_null")
+        mask = np.asarray(isna().to_numpy() if hasattr(isna(), "to_numpy") else isna(),
+                          dtype=bool)
+        values = column.to_numpy()
+        out.append((np.asarray(values), mask))
+    return out
+
+
+def _frame_ids(values: np.ndarray, mask: np.ndarray, what: str, name: str,
+               problems: "_Problems") -> np.ndarray:
+    if mask.any():
+        problems.add(int(np.argmax(mask)) + 1, f"{what} is missing")
+        return np.zeros(0, dtype="S1")
+    if values.dtype.kind in "iu":
+        ids = values.astype("S")
+    elif values.dtype.kind == "S":
+        ids = values
+    else:
+        text = values.astype(str)
+        try:
+            ids = text.astype("S")  # ASCII: one cast
+        except UnicodeEncodeError:
+            ids = np.char.encode(text, "utf-8")
+    if ids.dtype.itemsize > MAX_ID_BYTES:
+        row = int(np.argmax(np.char.str_len(ids) > MAX_ID_BYTES))
+        problems.add(row + 1, f"{what} of {len(ids[row]):,} bytes: at most "
+                     f"{MAX_ID_BYTES:,} bytes")
+    return ids
+
+
+def _from_frame(frame, kind: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    (q, q_na), (d, d_na), (v, v_na) = _frame_columns(frame, kind, name)
+    problems = _Problems(f"<{name}>")
+    query_id = _frame_ids(q, q_na, "query_id", name, problems)
+    doc_id = _frame_ids(d, d_na, "doc_id", name, problems)
+    try:
+        value = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        value = np.full(len(v), np.nan)
+    bad = v_na | ~np.isfinite(value)
+    if kind == "qrels":
+        bad |= (value != np.round(value)) | (value < MIN_RELEVANCE) | (value > MAX_RELEVANCE)
+    if bad.any():
+        row = int(np.argmax(bad))
+        what = ("score is not a finite number" if kind == "run"
+                else "relevance is not an integer in range")
+        shown = repr(v[row].item() if isinstance(v[row], np.generic) else v[row])
+        more = int(bad.sum()) - 1
+        problems.add(row + 1, f"{what}: {shown}" + (f" (and {more} more rows)" if more else ""))
+    problems.raise_if_any()
+    if not len(value):
+        raise FormatError([f"<{name}>:1: empty {kind}: no rows"])
+    return query_id, doc_id, value
 
 
 def _memory_score(value) -> float | None:
@@ -707,7 +798,11 @@ def _memory_relevance(value) -> int | None:
 
 
 def _run_from_memory(data, name: str) -> Run:
-    rows = _rows(data)
+    if is_frame(data):
+        query_id, doc_id, score = _from_frame(data, "run", name)
+        return Run(name=name, runid=name, query_id=query_id, doc_id=doc_id, score=score,
+                   line=np.arange(1, len(score) + 1, dtype=np.int64))
+    rows = _rows(data, "score")
     problems = _Problems(f"<{name}>")
     for i, row in enumerate(rows, 1):
         if len(row) != 3:
@@ -728,7 +823,14 @@ def _run_from_memory(data, name: str) -> Run:
 
 
 def _qrels_from_memory(data, name: str) -> Qrels:
-    rows = _rows(data)
+    if is_frame(data):
+        query_id, doc_id, relevance = _from_frame(data, "qrels", name)
+        qrels = Qrels(name=name, query_id=query_id, doc_id=doc_id,
+                      relevance=relevance.astype(np.int64),
+                      line=np.arange(1, len(relevance) + 1, dtype=np.int64))
+        _check_qrels_duplicates(qrels)
+        return qrels
+    rows = _rows(data, "relevance")
     problems = _Problems(f"<{name}>")
     for i, row in enumerate(rows, 1):
         if len(row) != 3:
