@@ -29,7 +29,7 @@ import re
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import IO, Iterable, Iterator, Mapping, Union
+from typing import IO, Any, Iterable, Iterator, Mapping, Union
 
 import numpy as np
 
@@ -706,8 +706,8 @@ def is_frame(data) -> bool:
                                               or hasattr(data, "columns"))  # pandas, Polars
 
 
-def _frame_columns(frame, kind: str, name: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per needed column: (values as numpy, missing-value mask)."""
+def _frame_columns(frame, kind: str, name: str) -> list[tuple[Any, np.ndarray]]:
+    """Per needed column: (the column, its missing-value mask)."""
     arrow = hasattr(frame, "column_names")
     present = [str(c) for c in (frame.column_names if arrow else list(frame.columns))]
     wanted = FRAME_COLUMNS[kind]
@@ -722,38 +722,67 @@ def _frame_columns(frame, kind: str, name: str) -> list[tuple[np.ndarray, np.nda
         isna = getattr(column, "isna", None) or getattr(column, "is_null")
         mask = np.asarray(isna().to_numpy() if hasattr(isna(), "to_numpy") else isna(),
                           dtype=bool)
-        values = column.to_numpy()
-        out.append((np.asarray(values), mask))
+        out.append((column, mask))
     return out
 
 
-def _frame_ids(values: np.ndarray, mask: np.ndarray, what: str, name: str,
-               problems: "_Problems") -> np.ndarray:
+def _arrow_strings(column) -> np.ndarray | None:
+    """A text column as a numpy bytes array built from its Arrow buffers (offsets and UTF-8
+    data, as the file reader builds its columns: no Python object per value), or None when
+    pyarrow is not installed or the column is not text."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    try:
+        array = column.to_arrow() if hasattr(column, "to_arrow") else (
+            column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column))
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        array = array.cast(pa.large_string())
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    _, offsets, data = array.buffers()
+    ends = np.frombuffer(offsets, dtype=np.int64)[array.offset:array.offset + len(array) + 1]
+    buf = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(8, np.uint8)
+    starts, ends = ends[:-1], ends[1:]
+    if not len(starts):
+        return np.zeros(0, dtype="S1")
+    return _as_strings(_token_words(buf, starts, ends), ends - starts)
+
+
+def _frame_ids(column, mask: np.ndarray, what: str, problems: "_Problems") -> np.ndarray:
     if mask.any():
         problems.add(int(np.argmax(mask)) + 1, f"{what} is missing")
         return np.zeros(0, dtype="S1")
-    if values.dtype.kind in "iu":
-        ids = values.astype("S")
-    elif values.dtype.kind == "S":
-        ids = values
-    else:
-        text = values.astype(str)
-        try:
-            ids = text.astype("S")  # ASCII: one cast
-        except UnicodeEncodeError:
-            ids = np.char.encode(text, "utf-8")
+    ids = _arrow_strings(column)
+    if ids is None:  # no pyarrow: through numpy
+        values = np.asarray(column.to_numpy())
+        if values.dtype.kind in "iuS":
+            ids = values.astype("S")
+        else:
+            text = values.astype(str)
+            try:
+                ids = text.astype("S")  # ASCII: one cast
+            except UnicodeEncodeError:
+                ids = np.char.encode(text, "utf-8")
+    empty = ids == b""
+    if empty.any():
+        problems.add(int(np.argmax(empty)) + 1, f"{what} is empty")
     if ids.dtype.itemsize > MAX_ID_BYTES:
-        row = int(np.argmax(np.char.str_len(ids) > MAX_ID_BYTES))
+        long = np.char.str_len(ids) > MAX_ID_BYTES
+        row = int(np.argmax(long))
         problems.add(row + 1, f"{what} of {len(ids[row]):,} bytes: at most "
                      f"{MAX_ID_BYTES:,} bytes")
     return ids
 
 
 def _from_frame(frame, kind: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    (q, q_na), (d, d_na), (v, v_na) = _frame_columns(frame, kind, name)
+    (q, q_na), (d, d_na), (v_col, v_na) = _frame_columns(frame, kind, name)
     problems = _Problems(f"<{name}>")
-    query_id = _frame_ids(q, q_na, "query_id", name, problems)
-    doc_id = _frame_ids(d, d_na, "doc_id", name, problems)
+    query_id = _frame_ids(q, q_na, "query_id", problems)
+    doc_id = _frame_ids(d, d_na, "doc_id", problems)
+    v = np.asarray(v_col.to_numpy())
     try:
         value = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError):

@@ -163,3 +163,21 @@ def test_arrow_tables_and_polars_frames(module):
     with pytest.raises(FormatError, match="<run>:2: query_id is missing"):
         irbench.read_run(make({"query_id": ["1", None], "doc_id": ["a", "b"],
                                "score": [1.0, 2.0]}))
+
+
+def test_text_ids_without_pyarrow_give_the_same_columns(monkeypatch):
+    """Text id columns come from their Arrow buffers when pyarrow is installed, else through
+    numpy: the same bytes either way (non-ASCII, integers and empty ids included)."""
+    import irbench.trec as trec
+
+    run = pd.DataFrame({"query_id": [7, 7, 8], "doc_id": ["été", "b", "日本"],
+                        "score": [3.0, 2.0, 1.0]})
+    first = irbench.read_run(run)
+    monkeypatch.setattr(trec, "_arrow_strings", lambda column: None)
+    second = irbench.read_run(run)
+    assert first.query_id.tolist() == second.query_id.tolist() == [b"7", b"7", b"8"]
+    assert first.doc_id.tolist() == second.doc_id.tolist() == \
+        ["été".encode(), b"b", "日本".encode()]
+    with pytest.raises(FormatError, match="<run>:2: doc_id is empty"):
+        irbench.read_run(pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", ""],
+                                       "score": [1.0, 2.0]}))
