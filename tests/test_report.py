@@ -136,19 +136,6 @@ def test_leaderboard_exports(tmp_path, capsys):
     assert out.read_text().startswith("rank,system,group,type,official,baseline,AP,")
 
 
-def test_reduced_judgments_are_nested_and_marked_unjudged():
-    import irbench
-    from irbench.report.reduction import reduced_qrels
-
-    qrels = irbench.read_qrels({f"t{t}": {f"d{d}": d % 3 for d in range(20)} for t in range(4)})
-    half, fifth = reduced_qrels(qrels, 0.5, 7), reduced_qrels(qrels, 0.2, 7)
-    kept = lambda q: set(np.flatnonzero(q.relevance >= 0))  # noqa: E731
-    assert len(kept(half)) == 4 * 10 and len(kept(fifth)) == 4 * 4
-    assert kept(fifth) <= kept(half)  # nested for one seed
-    assert set(np.unique(half.relevance[half.relevance < 0])) == {-1}
-    assert kept(reduced_qrels(qrels, 0.5, 8)) != kept(half)  # another seed, another subset
-
-
 def test_participant_pages(tmp_path):
     path = make_campaign(tmp_path, systems=3, extra_qrels=False)
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0

@@ -40,6 +40,7 @@ def report_problems(config) -> list[str]:
     from ..measures import parse_measure
     from ..errors import MeasureParameterError, UnknownMeasureError
     from ..report.context import REPORT_OPTIONS
+    from ..report.reduction import DESIGNS
 
     problems = []
     unknown = sorted(set(config.report) - set(REPORT_OPTIONS))
@@ -53,6 +54,10 @@ def report_problems(config) -> list[str]:
             return problems + [f"{config.path}: report: measure: {exc}"]
         if chosen not in [str(m) for m in config.measures]:
             problems.append(f"{config.path}: report: measure {chosen} is in no suite")
+    design = config.report.get("reduction_design")
+    if design is not None and design not in DESIGNS:
+        problems.append(f"{config.path}: report: reduction_design must be one of "
+                        f"{', '.join(DESIGNS)}, not {design!r}")
     for option in ("pool_depth", "pooled_per_group"):
         value = config.report.get(option)
         if value is not None and (type(value) is not int or value < 1):

@@ -25,7 +25,8 @@ from ..pooling import build_pool, build_table, leave_one_out
 from ..ranked import PreparedQrels
 from ..stats import rank_agreement
 from ..trec import read_run
-from .reduction import FRACTIONS, MEASURES, SEEDS, Reduction, judgment_reduction
+from .reduction import (DEFAULT_DESIGN, DESIGNS, FRACTIONS, MEASURES, SEEDS, Reduction,
+                        judgment_reduction)
 
 
 def _f(text: str):
@@ -141,7 +142,10 @@ class ReductionRow:
     """One measure in the judgment-reduction experiment."""
 
     measure: str = _f("canonical measure name")
-    tau: tuple[str, ...] = _f("Kendall's tau with the full-judgment ranking per fraction")
+    tau: tuple[str, ...] = _f("Kendall's tau with the same measure's full-judgment ranking, "
+                              "per fraction")
+    tau_map: tuple[str, ...] = _f("Kendall's tau with the ranking by MAP on the full "
+                                  "judgments, per fraction")
     rmse: tuple[str, ...] = _f("RMS error of the systems' means per fraction")
     points: str = _f("SVG polyline points of tau against the fraction kept")
     colour: str = _f("its line colour")
@@ -149,8 +153,11 @@ class ReductionRow:
 
 @dataclass(frozen=True)
 class ReductionSection:
-    """Section 5b: Buckley & Voorhees's judgment-reduction experiment."""
+    """Section 5b: the judgment-reduction experiment (Buckley & Voorhees 2004)."""
 
+    design: str = _f("the reduction design's name (report option reduction_design)")
+    how: str = _f("what the design keeps and drops")
+    citation: str = _f("where the design is published")
     fractions: tuple[str, ...] = _f("fractions of each topic's judgments kept, printed")
     seeds: str = _f("the seeds averaged over, printed")
     rows: tuple[ReductionRow, ...] = _f("one per measure")
@@ -616,11 +623,13 @@ def _reduction(config, store) -> ReductionSection | None:
     systems = [s for s in config.systems if os.path.isfile(s.path)]
     if len(systems) < 2 or not config.qrels:
         return None
+    design = DESIGNS[config.report.get("reduction_design") or DEFAULT_DESIGN]
     shas = store.system_hashes()
     key = hashlib.sha256(json.dumps({
         "runs": sorted((n, s) for n, s in shas.items() if n in {x.name for x in systems}),
         "qrels": store.qrels_hash(config.qrels[0].name), "options": config.settings.key(),
         "fractions": FRACTIONS, "seeds": SEEDS, "measures": MEASURES, "version": __version__,
+        "design": design.name,
     }, sort_keys=True).encode()).hexdigest()
     saved = store.load_analysis(key) if not store.read_only else None
     if saved is not None:
@@ -628,7 +637,7 @@ def _reduction(config, store) -> ReductionSection | None:
     else:
         runs = [read_run(s.path, name=s.name) for s in systems]
         result = judgment_reduction(runs, config.qrels[0].read(),
-                                    config.settings.options())
+                                    config.settings.options(), design=design.name)
         stored = False
         if not store.read_only:
             store.save_analysis(key, "judgment-reduction", json.dumps(result.to_json()))
@@ -638,13 +647,15 @@ def _reduction(config, store) -> ReductionSection | None:
         points = " ".join(f"{x:.0f},{220 - 200 * max(t, 0):.1f}"
                           for x, t in zip(xs, result.tau[i]) if math.isfinite(t))
         rows.append(ReductionRow(m, tuple(_num3(t) for t in result.tau[i]),
+                                 tuple(_num3(t) for t in result.tau_map[i]),
                                  tuple(f"{e:.4f}" for e in result.rmse[i]), points,
                                  COLOURS[i % len(COLOURS)]))
-    return ReductionSection(tuple(f"{f:.0%}" for f in result.fractions),
+    return ReductionSection(design.name, design.description, design.citation,
+                            tuple(f"{f:.0%}" for f in result.fractions),
                             ", ".join(map(str, result.seeds)), tuple(rows), stored)
 
 
-REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group")
+REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group", "reduction_design")
 
 
 def _pool_bias(config, store) -> PoolBias | None:
