@@ -740,7 +740,7 @@ def _system_row(system) -> dict:
     return {"name": system.name, "path": system.path, "group": system.group,
             "type": system.type, "description": system.description,
             "baseline": system.baseline, "official": system.official,
-            "priority": system.priority,
+            "priority": system.priority, "pooled": system.pooled,
             "metadata": json.dumps(system.metadata, sort_keys=True, default=str)}
 
 

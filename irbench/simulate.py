@@ -379,17 +379,17 @@ def _campaign_yaml(result: SimulationResult) -> str:
                        "qrels": {"official": result.qrels_path.relative_to(out).as_posix()},
                        "size": spec.collection_size},
         "systems": [{"name": r.name, "run": r.path.relative_to(out).as_posix(),
-                     "group": r.group, "type": r.type, "priority": int(r.name.rsplit("-")[-1])}
-                    for r in result.runs],
+                     "group": r.group, "type": r.type, "priority": int(r.name.rsplit("-")[-1]),
+                     "pooled": r.pooled} for r in result.runs],
         "suites": {k: list(v) for k, v in SUITES.items()},
         "evaluation": {"topics": "qrels", "relevance_level": 1},
-        "report": {"pool_depth": spec.pool_depth, "pooled_per_group": spec.pooled_runs},
+        "report": {"pool_depth": spec.pool_depth},
         "store": "campaign.duckdb",
     }
     head = (f"# Written by 'irbench simulate' (seed {spec.seed}): {len(result.runs)} runs of "
             f"{spec.groups} groups x {spec.topics} topics,\n# qrels from a depth-"
             f"{spec.pool_depth} pool of each group's first {spec.pooled_runs} run(s) "
-            "(priority 1 first). Run: irbench run campaign.yaml\n")
+            "(pooled: true). Run: irbench run campaign.yaml\n")
     return head + yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=100)
 
 

@@ -107,6 +107,9 @@ MIGRATIONS: list[tuple[str, str]] = [
     CREATE TABLE campaign (
         name VARCHAR PRIMARY KEY, config_path VARCHAR, claimed_at TIMESTAMP);
     """),
+    ("which systems were pooled", """
+    ALTER TABLE systems ADD COLUMN pooled BOOLEAN;
+    """),
 ]
 
 

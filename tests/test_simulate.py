@@ -296,12 +296,14 @@ def test_the_written_config_runs_as_it_is(tmp_path, capsys):
     assert f"irbench run {path}" in capsys.readouterr().err
     config = load_config(path)
     assert config.name == "my-camp"
-    assert [(s.name, s.group, s.priority) for s in config.systems] == [
-        (f"group{g}-{k}", f"group{g}", k) for g in "ABC" for k in (1, 2)]
-    assert config.report == {"pool_depth": 5, "pooled_per_group": 1}
+    assert [(s.name, s.group, s.priority, s.pooled) for s in config.systems] == [
+        (f"group{g}-{k}", f"group{g}", k, k == 1) for g in "ABC" for k in (1, 2)]
+    assert config.report == {"pool_depth": 5}
     assert cli.main(["check", str(path)]) == 0
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
     capsys.readouterr()
     assert cli.main(["scores", str(path), "--measure", "AP", "--format", "csv"]) == 0
     rows = capsys.readouterr().out.strip().splitlines()
     assert len(rows) == 1 + 6
+    assert cli.main(["pool", "bias", str(path), "--param", "k=5"]) == 0
+    assert "warning" not in capsys.readouterr().err  # the declared pool is the judged pool

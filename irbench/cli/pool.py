@@ -3,7 +3,9 @@ bias, from a campaign config (see :mod:`irbench.pooling` for the strategies).
 
 The config's systems are the runs, in priority order: by group, then ``priority`` (1 first),
 then the order of the config. ``--pooled NAME`` (repeatable) picks the contributing runs, else
-every run; ``--per-group N`` keeps each group's first N of them, as TREC does.
+those the config declares ``pooled: true``, else every run; ``--per-group N`` keeps each
+group's first N of them, as TREC does. ``build --name P`` records the pool with the runs that
+contributed to it.
 
 Judging over days: ``start --name P`` creates a pool being judged (any strategy, adaptive ones
 included) in the campaign's store; ``next --name P -o FILE`` hands out the next batch as an
@@ -97,14 +99,24 @@ def _qrels(config, name: str | None):
                      f"{', '.join(q.name for q in config.qrels)})")
 
 
-def _contributing(table, args):
+def _contributing(table, args, config):
+    """Which runs feed the pool: --pooled, else the systems the config declares
+    ``pooled: true`` (when any declares ``pooled``), else every run; then --per-group."""
     from ..pooling import contributing_runs
 
-    unknown = [n for n in args.pooled if n not in table.runs]
+    runs = table.runs
+    unknown = [n for n in args.pooled if n not in runs]
     if unknown:
         raise UsageError(f"--pooled: no system {', '.join(repr(n) for n in unknown)} in the "
                          "config")
-    return contributing_runs(table, args.pooled or None, per_group=args.per_group)
+    declared = config.pooled_systems()
+    chosen = args.pooled or (list(declared) if declared is not None else None)
+    mask = contributing_runs(table, chosen, per_group=args.per_group)
+    if declared is not None and {r for r, m in zip(runs, mask) if m} != set(declared):
+        print("irbench: warning: the pool is built from other runs than the config declares "
+              f"'pooled: true' ({len(declared)} declared, {int(mask.sum())} used)",
+              file=sys.stderr)
+    return mask
 
 
 def cmd_pool(args) -> int:
@@ -127,7 +139,8 @@ def cmd_pool(args) -> int:
             print(f"irbench: warning: {args.strategy} judges as it goes; the qrels set "
                   f"'{config.qrels[0].name}' answers for the assessors (--qrels)",
                   file=sys.stderr)
-        pool = pooling.build_pool(table, args.strategy, contributing=_contributing(table, args),
+        contributing = _contributing(table, args, config)
+        pool = pooling.build_pool(table, args.strategy, contributing=contributing,
                                   budget=args.budget, total=args.total, oracle=oracle,
                                   seed=args.seed, relevance_level=level, **_params(args.param))
         stats = pooling.pool_stats(table, pool, relevance_level=level)
@@ -151,17 +164,22 @@ def cmd_pool(args) -> int:
         strategies = (tuple(s.strip() for s in args.strategies.split(",") if s)
                       if args.strategies else pooling.simulation.DEFAULT_STRATEGIES)
         sim = pooling.simulate_budgets(table, qrels, measures=tuple(measures),
-                                       contributing=_contributing(table, args),
+                                       contributing=_contributing(table, args, config),
                                        per_group=None, seed=args.seed, relevance_level=level,
                                        strategies=strategies, params=pooling.simulation.
                                        split_params(strategies, _params(args.param)))
         print(pooling.format_simulation(sim))
         return 0
     params = _params(args.param)
-    pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args),
+    pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args, config),
                               relevance_level=level, **params)
     if args.action == "stats":
         return _print_stats(pooling.pool_stats(table, pool, qrels, relevance_level=level))
+    coverage = pooling.pool_coverage(pool, qrels)
+    if not coverage.exact:
+        print(f"irbench: warning: {coverage.describe()}: not the pool that was judged, so the "
+              "bias figures are unreliable (declare 'pooled: true|false' per system, or give "
+              "--pooled / --per-group and k as judged)", file=sys.stderr)
     result = pooling.leave_one_out(table, qrels, pool, by=args.by, measures=tuple(measures),
                                    relevance_level=level)
     for measure in result.measures:
@@ -188,7 +206,8 @@ def _judging(args, config, table, level) -> int:
         if args.action == "start":
             if saved is not None:
                 raise UsageError(f"a pool '{args.name}' exists already in {config.store}")
-            state = PoolingState(table, args.strategy, contributing=_contributing(table, args),
+            state = PoolingState(table, args.strategy,
+                                 contributing=_contributing(table, args, config),
                                  budget=args.budget, total=args.total, seed=args.seed,
                                  relevance_level=level, **_params(args.param))
             store.save_pool(args.name, args.strategy, *encode_state(state.to_dict()))
@@ -263,8 +282,10 @@ def _store_built(config, name: str, pool) -> None:
                   "run": np.array(pool.runs, dtype=object)[p.run],
                   "group": np.array(pool.groups, dtype=object)[p.group],
                   "rank": p.rank.astype(np.int64)}
+    params = {**pool.params, "contributing": [r for r, c in zip(pool.runs, pool.contributing)
+                                              if c]}  # which runs were pooled, recorded
     with Store(config.store) as store:
-        store.save_built_pool(name, pool.strategy, json.dumps(pool.params, sort_keys=True,
+        store.save_built_pool(name, pool.strategy, json.dumps(params, sort_keys=True,
                                                               default=str),
                               pool.seed, docs, provenance)
 

@@ -99,6 +99,8 @@ def cmd_report(args) -> int:
             write_text(args.output, text)
             return 0
         context = build_context(config, store, seed=args.seed)
+        if context.pool_bias is not None and context.pool_bias.warning:
+            print(f"irbench: warning: pool bias: {context.pool_bias.warning}", file=sys.stderr)
         pages = ()
         if args.participants:
             from ..report.context import participants

@@ -21,7 +21,8 @@ from ..config import priority_order
 from ..measures import parse_trec_specs
 from ..measures.base import GEO_MEAN_FLOOR
 from ..parallel import evaluate_paths
-from ..pooling import build_pool, build_table, leave_one_out
+from ..pooling import (Coverage, build_pool, build_table, contributing_runs, leave_one_out,
+                       pool_coverage)
 from ..ranked import PreparedQrels
 from ..stats import rank_agreement
 from ..trec import read_run
@@ -267,6 +268,10 @@ class PoolBias:
 
     depth: int = _f("the pool depth k the qrels were built with (config report.pool_depth)")
     per_group: str = _f("pooled runs per group, printed ('all' when every run was pooled)")
+    pooled: str = _f("which runs the pool was rebuilt from, printed")
+    coverage: str = _f("how much of the qrels the rebuilt pool holds, printed")
+    warning: str = _f("why the figures may be wrong (the rebuilt pool is not the judged one), "
+                      "or ''")
     mean_change: str = _f("mean change of AP over systems, printed")
     max_drop: str = _f("the largest drop, printed")
     rows: tuple[BiasRow, ...] = _f("systems, most affected first")
@@ -660,43 +665,62 @@ REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group", "reduction_design
 
 def _pool_bias(config, store) -> PoolBias | None:
     """Leave each group's unique documents out of the depth-k pool of the first qrels set and
-    re-score its runs; stored like the reduction experiment."""
+    re-score its runs; stored like the reduction experiment. The pool is rebuilt from the
+    systems the config declares ``pooled: true`` (when any declares ``pooled``), else each
+    group's first ``pooled_per_group`` runs by priority, else every run; how much of the qrels
+    it holds is reported, with a warning when it is not the judged pool."""
     import hashlib
 
 
     depth = config.report.get("pool_depth")
     if depth is None or not config.qrels:
         return None
-    per_group = config.report.get("pooled_per_group")
+    declared = config.pooled_systems()
+    per_group = None if declared is not None else config.report.get("pooled_per_group")
 
     systems = priority_order([s for s in config.systems if s.name not in config.missing_runs])
     key = hashlib.sha256(json.dumps({
         "kind": "leave-one-group-out", "runs": sorted(store.system_hashes().items()),
         "qrels": store.qrels_hash(config.qrels[0].name), "depth": depth, "per_group": per_group,
-        "level": config.settings.relevance_level, "version": __version__},
-        sort_keys=True).encode()).hexdigest()
+        "declared": declared, "level": config.settings.relevance_level,
+        "version": __version__}, sort_keys=True).encode()).hexdigest()
     saved = store.load_analysis(key)
     if saved is None:
         table = build_table([(s.name, s.group or s.name, s.path) for s in systems])
-        pool = build_pool(table, "depth", per_group=per_group, k=int(depth))
-        result = leave_one_out(table, config.qrels[0].read(), pool, by="group",
-                               measures=("AP",),
+        qrels = config.qrels[0].read()
+        contributing = contributing_runs(
+            table, [n for n in declared if n in table.runs] if declared is not None else None,
+            per_group=per_group)
+        pool = build_pool(table, "depth", contributing=contributing, k=int(depth))
+        coverage = pool_coverage(pool, qrels)
+        result = leave_one_out(table, qrels, pool, by="group", measures=("AP",),
                                relevance_level=config.settings.relevance_level)
         saved = json.dumps({"runs": list(result.runs), "unit": list(result.unit),
                             "removed": result.removed.tolist(),
                             "removed_relevant": result.removed_relevant.tolist(),
                             "full": result.full[0].tolist(),
-                            "reduced": result.reduced[0].tolist()})
+                            "reduced": result.reduced[0].tolist(),
+                            "pooled": int(contributing.sum()),
+                            "coverage": [coverage.judged, coverage.covered, coverage.pooled,
+                                         coverage.unjudged]})
         if not store.read_only:
             store.save_analysis(key, "leave-one-group-out", saved)
     data = json.loads(saved)
     full, reduced = np.array(data["full"]), np.array(data["reduced"])
     change = reduced - full
+    coverage = Coverage(*data["coverage"])
     rows = tuple(BiasRow(data["runs"][i], data["unit"][i], int(data["removed"][i]),
                          int(data["removed_relevant"][i]), _num(full[i]), _num(reduced[i]),
                          f"{change[i]:+.4f}")
                  for i in np.argsort(change, kind="stable"))
-    return PoolBias(int(depth), str(per_group) if per_group else "all",
+    how = (f"{data['pooled']} run(s) declared pooled: true" if declared is not None else
+           f"each group's first {per_group} run(s) by priority" if per_group else "every run")
+    warning = "" if coverage.exact else (
+        f"{coverage.describe()}: this is not the pool that was judged, so the bias figures are "
+        "unreliable; declare each system's 'pooled: true|false' in the config (or set "
+        "report.pool_depth to the judged depth)")
+    return PoolBias(int(depth), str(per_group) if per_group else "all", how,
+                    coverage.describe(), warning,
                     f"{change.mean():+.4f}", f"{max(0.0, -change.min()):.4f}", rows)
 
 
