@@ -227,9 +227,10 @@ def test_store_is_versioned(tmp_path):
                         (3, "pools judged over days"), (4, "built pools with provenance"),
                         (5, "analyses kept for reports"), (6, "diversity qrels sets"),
                         (7, "the campaign a store belongs to"),
-                        (8, "which systems were pooled")]
+                        (8, "which systems were pooled"),
+                        (9, "repair stores made by the first schema")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(8,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(9,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 

@@ -20,7 +20,7 @@ from ..config import Config, load_config
 from ..errors import UsageError
 from ..measures import parse_measure
 from ..escaping import csv_cell, terminal
-from .output import json_value, text_table, warn_stale, write_text
+from .output import add_wait, json_value, text_table, warn_stale, write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
     from ..store import Store
@@ -66,11 +66,13 @@ def add_parsers(sub) -> None:
     p.add_argument("--per-query", action="store_true", help="one row per topic")
     p.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
     p.add_argument("-o", "--output", default=None, help="write to this file (parquet needs it)")
+    add_wait(p)
     p.set_defaults(handler=cmd_scores)
 
     p = sub.add_parser("systems", help="list a campaign's systems and their stored status",
                        description="List the systems of CONFIG with what the store holds.")
     p.add_argument("config", help="campaign config (YAML)")
+    add_wait(p)
     p.set_defaults(handler=cmd_systems)
 
     p = sub.add_parser("simulate", help="generate a seeded TREC-style campaign",
@@ -136,7 +138,7 @@ def cmd_run(args) -> int:
     print(stamp.summary_line(report.systems, report.qrels, report.measures, report.evaluated,
                              report.reused, len(report.failures), report.seconds, report.store),
           file=sys.stderr)
-    leaderboard = None if args.quiet else _leaderboard(config)
+    leaderboard = None if args.quiet else _leaderboard(config, max(args.wait, READER_WAIT_S))
     if leaderboard:
         print(leaderboard)
     if report.failures:
@@ -166,7 +168,10 @@ class _progress_bar:
             self.bar.close()
 
 
-def _leaderboard(config: Config) -> str:
+READER_WAIT_S = 30.0  # the leaderboard after a run waits out another run that took the store
+
+
+def _leaderboard(config: Config, wait: float | None = None) -> str:
     """The top of the stored leaderboard on the first qrels set and suite ('' if none)."""
     if not config.qrels or not config.suites or not os.path.exists(config.store):
         return ""
@@ -177,7 +182,7 @@ def _leaderboard(config: Config) -> str:
         return ""
     from ..store import Store
 
-    with Store(config.store, read_only=True) as store:
+    with Store(config.store, read_only=True, wait=wait) as store:  # waits out another run
         _, rows = store.means(qrels, measures=measures)
     table = _pivot(rows, measures)
     if not table:
@@ -190,10 +195,10 @@ def _leaderboard(config: Config) -> str:
 # ---- scores / systems ----------------------------------------------------------------------
 
 
-def _store_for(config: Config) -> Store:
+def _store_for(config: Config, wait: float | None) -> Store:
     from ..store import Store
 
-    return Store(config.store, read_only=True)
+    return Store(config.store, read_only=True, wait=wait)
 
 
 def cmd_scores(args) -> int:
@@ -207,7 +212,7 @@ def cmd_scores(args) -> int:
                 or [str(m) for m in spec.measures(config.measures)])
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
-    with _store_for(config) as store:
+    with _store_for(config, args.wait) as store:
         warn_stale(store, qrels)
         if args.per_query:
             columns, rows = store.per_query(qrels, args.system, measures)
@@ -240,7 +245,7 @@ def _export_parquet(store: Store, args, qrels: str, measures: Sequence[str]) -> 
 
 def cmd_systems(args) -> int:
     config = load_config(args.config, strict=False)
-    with _store_for(config) as store:
+    with _store_for(config, args.wait) as store:
         rows = store.systems_overview()
     declared = {s.name for s in config.systems}
     table = []

@@ -18,7 +18,7 @@ from ..config import load_config
 from ..errors import UsageError
 from ..measures import parse_measure
 from ..escaping import csv_cell
-from .output import json_value, text_table, write_text
+from .output import add_wait, json_value, text_table, write_text
 from ..stats.choices import (ALL_PAIRS_TEST, ALTERNATIVES, CI_METHODS, COMPARE_TESTS,
                              CORRECTIONS, DEFAULT_FAMILY, DEFAULT_SAMPLES, DEFAULT_SEED,
                              DEFAULT_TEST, FAMILIES)
@@ -81,6 +81,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table (default), csv, json or latex (booktabs, overview-paper style)")
     p.add_argument("-o", "--output", default=None, help="write to this file")
+    add_wait(p)
     p.set_defaults(handler=cmd_compare)
 
 
@@ -102,7 +103,7 @@ def cmd_compare(args) -> int:
     declared = [s.name for s in config.systems]
     from ..store import Store
 
-    with Store(config.store, read_only=True) as store:
+    with Store(config.store, read_only=True, wait=args.wait) as store:
         systems = list(args.system)
         if not systems:
             stored, _, _ = store.score_matrix(qrels, measures[0])

@@ -21,46 +21,82 @@ import sys
 
 from ..errors import UsageError
 
-SUBCOMMANDS = ("build", "stats", "simulate", "bias", "strategies", "start", "next", "judge",
-               "status")
+OPTIONS = {  # dest -> (flags, add_argument keywords); each subcommand takes some of them
+    "strategy": (("--strategy",), {"default": "depth",
+                                   "help": "pooling strategy (default depth)"}),
+    "param": (("--param",), {"action": "append", "default": [], "metavar": "KEY=VALUE",
+                             "help": "strategy parameter, e.g. k=100 (repeatable)"}),
+    "pooled": (("--pooled",), {"action": "append", "default": [], "metavar": "NAME",
+                               "help": "a contributing run (repeatable; default: the systems "
+                               "the config declares 'pooled: true', else every run)"}),
+    "per_group": (("--per-group",), {"type": int, "default": None, "metavar": "N",
+                                     "help": "keep each group's first N contributing runs "
+                                     "(by priority)"}),
+    "budget": (("--budget",), {"type": int, "default": None, "help": "judgments per topic"}),
+    "total": (("--total",), {"type": int, "default": None,
+                             "help": "judgments over all topics"}),
+    "qrels": (("--qrels",), {"default": None, "help": "qrels set used as the oracle / the "
+                             "official judgments (default: the config's first)"}),
+    "by": (("--by",), {"choices": ("run", "group"), "default": "group",
+                       "help": "leave one run or one group out (default group)"}),
+    "measure": (("--measure",), {"action": "append", "default": [],
+                                 "help": "measure (repeatable; default AP)"}),
+    "strategies": (("--strategies",), {"default": None, "help": "comma-separated strategies "
+                                       "(default: budgeted, mtf, mtf-global, mm-ns, "
+                                       "thompson)"}),
+    "seed": (("--seed",), {"type": int, "default": 0,
+                           "help": "random seed (default 0, recorded)"}),
+    "out": (("-o", "--out"), {"default": None, "help": "build: folder for the assessor files; "
+                              "next: the assessor file (never overwritten)"}),
+    "name": (("--name",), {"default": None, "help": "the pool's name in the store"}),
+    "batch": (("--batch",), {"type": int, "default": None, "help": "documents to hand out "
+                             "(default: as many as the strategy's next step gives)"}),
+    "judgments": (("-j", "--judgments"), {"action": "append", "default": [], "metavar": "FILE",
+                                          "help": "an assessor file with the values filled "
+                                          "in (repeatable)"}),
+    "wait": (("--wait",), {"type": float, "default": None, "metavar": "SECONDS",
+                           "help": "how long to wait for another irbench holding the store "
+                           "(default 0)"}),
+}
+RUNS = ("pooled", "per_group")
+SUBCOMMANDS = {  # name -> (help, options)
+    "build": ("build a pool and write assessor files (--name: also keep it, with the runs "
+              "that contributed, in the store)",
+              ("strategy", "param", *RUNS, "budget", "total", "qrels", "seed", "out", "name",
+               "wait")),
+    "stats": ("statistics of a depth pool against the judgments (sizes, unique documents, "
+              "judged@k of every run)", ("param", *RUNS, "qrels")),
+    "simulate": ("replay strategies at reduced budgets with the qrels as oracle: relevant "
+                 "found and ranking agreement", ("strategies", "param", *RUNS, "measure",
+                                                 "qrels", "seed")),
+    "bias": ("leave one run or group out of a depth pool and score its runs again (pool "
+             "bias; says how much of the qrels the rebuilt pool holds)",
+             ("param", *RUNS, "by", "measure", "qrels")),
+    "strategies": ("list the pooling strategies and their parameters", ()),
+    "start": ("start a pool judged over days, kept in the store",
+              ("name", "strategy", "param", *RUNS, "budget", "total", "seed", "wait")),
+    "next": ("hand out the next batch of a pool being judged as an assessor file",
+             ("name", "out", "batch", "wait")),
+    "judge": ("record assessors' judgments (a file with one bad line records nothing)",
+              ("name", "judgments", "wait")),
+    "status": ("how far a pool being judged is", ("name", "wait")),
+}
 
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("pool", help="build judgment pools, simulate budgets, measure pool bias",
                        description=__doc__.split("\n\n")[0] + " " + __doc__.split("\n\n")[1])
-    p.add_argument("action", choices=SUBCOMMANDS,
-                   help="build: write assessor files; simulate: relevant found and ranking "
-                   "agreement at reduced budgets, the qrels as oracle; bias: leave one run or "
-                   "group out; strategies: list the strategies and their parameters")
-    p.add_argument("config", nargs="?", help="campaign config (YAML)")
-    p.add_argument("--strategy", default="depth", help="pooling strategy (default depth)")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="strategy parameter, e.g. k=100 (repeatable)")
-    p.add_argument("--pooled", action="append", default=[], metavar="NAME",
-                   help="a contributing run (repeatable; default: every run)")
-    p.add_argument("--per-group", type=int, default=None, metavar="N",
-                   help="keep each group's first N contributing runs (by priority)")
-    p.add_argument("--budget", type=int, default=None, help="judgments per topic")
-    p.add_argument("--total", type=int, default=None, help="judgments over all topics")
-    p.add_argument("--qrels", default=None,
-                   help="qrels set used as the oracle / the official judgments (default: the "
-                   "config's first)")
-    p.add_argument("--by", choices=("run", "group"), default="group",
-                   help="bias: leave one run or one group out (default group)")
-    p.add_argument("--measure", action="append", default=[], help="measure (default AP)")
-    p.add_argument("--strategies", default=None,
-                   help="simulate: comma-separated strategies (default: budgeted, mtf, "
-                   "mtf-global, mm-ns, thompson)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0, recorded)")
-    p.add_argument("-o", "--out", default=None,
-                   help="build: folder for the assessor files; next: the assessor file")
-    p.add_argument("--name", default=None, help="start/next/judge/status: the pool's name")
-    p.add_argument("--batch", type=int, default=None,
-                   help="next: documents to hand out (default: as many as the strategy's "
-                   "next step gives)")
-    p.add_argument("-j", "--judgments", action="append", default=[], metavar="FILE",
-                   help="judge: an assessor file with the values filled in (repeatable)")
-    p.set_defaults(handler=cmd_pool)
+    actions = p.add_subparsers(dest="action", metavar="SUBCOMMAND", required=True)
+    for action, (text, uses) in SUBCOMMANDS.items():
+        a = actions.add_parser(action, help=text, description=text[0].upper() + text[1:] + ".")
+        if action != "strategies":
+            a.add_argument("config", help="campaign config (YAML)")
+        for dest in uses:
+            flags, keywords = OPTIONS[dest]
+            a.add_argument(*flags, **keywords)
+        a.set_defaults(handler=cmd_pool, config=None, **{  # what this subcommand does not take
+            dest: keywords.get("default") for dest, (_, keywords) in OPTIONS.items()
+            if dest not in uses})
 
 
 def _params(items: list[str]) -> dict:
@@ -153,7 +189,7 @@ def cmd_pool(args) -> int:
             written = pooling.write_assessor_files(pool, args.out)
             print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
         if args.name:
-            _store_built(config, args.name, pool)
+            _store_built(config, args.name, pool, args.wait)
             print(f"stored the pool as '{args.name}' with its provenance in {config.store}",
                   file=sys.stderr)
         return 0
@@ -201,7 +237,7 @@ def _judging(args, config, table, level) -> int:
 
     if not args.name:
         raise UsageError(f"irbench pool {args.action} needs --name POOL")
-    with Store(config.store) as store:
+    with Store(config.store, wait=args.wait) as store:
         saved = store.load_pool(args.name)
         if args.action == "start":
             if saved is not None:
@@ -262,7 +298,7 @@ def _write_batch(path: str, pairs) -> None:
         raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
 
 
-def _store_built(config, name: str, pool) -> None:
+def _store_built(config, name: str, pool, wait: float | None) -> None:
     """The pool's documents and provenance (run, group, rank of every contribution)."""
     import json
 
@@ -284,7 +320,7 @@ def _store_built(config, name: str, pool) -> None:
                   "rank": p.rank.astype(np.int64)}
     params = {**pool.params, "contributing": [r for r, c in zip(pool.runs, pool.contributing)
                                               if c]}  # which runs were pooled, recorded
-    with Store(config.store) as store:
+    with Store(config.store, wait=wait) as store:
         store.save_built_pool(name, pool.strategy, json.dumps(params, sort_keys=True,
                                                               default=str),
                               pool.seed, docs, provenance)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from .output import add_wait
+
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("report", help="write a campaign's HTML report",
@@ -26,6 +28,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--participants", action="store_true",
                    help="also one page per system (systems/NNN.html): its per-topic values "
                    "against the best, median and worst of all systems, to send to participants")
+    add_wait(p)
     p.set_defaults(handler=cmd_report)
 
 
@@ -70,7 +73,7 @@ def cmd_report(args) -> int:
     from ..config import load_config
     from .output import warn_stale, write_text
     from ..report import build_context, write_report
-    from ..store import Store
+    from ..store import READER_WAIT, Store
 
     config = load_config(args.config, strict=False)
     from ..errors import UsageError
@@ -80,7 +83,15 @@ def cmd_report(args) -> int:
         raise UsageError("\n".join(problems))
     if not os.path.exists(config.store):
         Store(config.store, read_only=True)  # says: no score store yet
-    with Store(config.store, read_only=args.format != "html") as store:  # html keeps analyses
+    # the page keeps its analyses in the store, unless the store is read-only (archived)
+    writable = os.access(config.store, os.W_OK) and os.access(
+        os.path.dirname(os.path.abspath(config.store)), os.W_OK)
+    read_only = args.format != "html" or not writable
+    if args.format == "html" and not writable:
+        print(f"irbench: note: {config.store} is read-only: the report's analyses are "
+              "computed, not kept", file=sys.stderr)
+    wait = args.wait if args.wait is not None else READER_WAIT
+    with Store(config.store, read_only=read_only, wait=wait) as store:
         if config.qrels:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
