@@ -248,7 +248,14 @@ def _longest_token(piece: bytes) -> int:
 
 def _long_id(query_id: bytes, doc_id: bytes) -> str | None:
     """The problem with a topic id or docno longer than MAX_ID_BYTES, or None."""
-    for what, value in (("topic id", query_id), ("docno", doc_id)):
+    return too_long((("topic id", query_id), ("docno", doc_id)))
+
+
+def too_long(named) -> str | None:
+    """The problem with the first of ``(what, token)`` pairs longer than MAX_ID_BYTES (topic
+    ids, docnos, subtopics, judgment groups: every id a reader turns into a column, which
+    numpy makes as wide as its longest value), or None."""
+    for what, value in named:
         if len(value) > MAX_ID_BYTES:
             return (f"{what} of {len(value):,} bytes: irbench takes topic ids and docnos of "
                     f"at most {MAX_ID_BYTES:,} bytes")

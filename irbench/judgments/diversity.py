@@ -34,14 +34,17 @@ from ..measures.diversity import (
 )
 from ..ranked import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
 from ..trec import (
+    MAX_ID_BYTES,
     MAX_RELEVANCE,
     MIN_RELEVANCE,
     Qrels,
+    read_run,
     Run,
+    too_long,
     _display,
+    _longest_token,
     _read_source,
     _regular_lines,
-    read_run,
 )
 
 _MAX_PROBLEMS = 20
@@ -135,7 +138,7 @@ def _bytes(values: list[bytes]) -> np.ndarray:
 def _parse(data: bytes, path: str, second: str = "subtopic") -> tuple:
     """Columns of a diversity qrels file: whole-array when every line is 4 plain fields,
     else line by line with every problem reported."""
-    fast = _parse_regular(data)
+    fast = _parse_regular(data) if _longest_token(data) <= MAX_ID_BYTES else None
     if fast is not None:
         return fast
     problems, more = [], 0
@@ -149,6 +152,8 @@ def _parse(data: bytes, path: str, second: str = "subtopic") -> tuple:
         reason = None
         if len(fields) != 4:
             reason = f"expected 4 columns (topic {second} docno rel), got {len(fields)}"
+        elif too_long(zip(("topic id", second, "docno"), fields)) is not None:
+            reason = too_long(zip(("topic id", second, "docno"), fields))
         else:
             try:
                 rel = int(fields[3])

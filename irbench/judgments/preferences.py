@@ -39,7 +39,8 @@ import numpy as np
 from ..errors import EvaluationError, FormatError
 from ..measures.prefs import PREFS_KEY, PREFS_MEASURES
 from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
-from ..trec import Run, _display, _read_source, _regular_lines
+from ..trec import (MAX_ID_BYTES, Run, _display, _longest_token, _read_source, _regular_lines,
+                    too_long)
 from .diversity import DiversityQrels, collapse
 
 _MAX_PROBLEMS = 20
@@ -76,7 +77,7 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
     path, data = _read_source(source)
     width = 4 if qrels_form else 5
     label = name or os.path.basename(path)
-    columns = _regular_columns(data, width)
+    columns = _regular_columns(data, width) if _longest_token(data) <= MAX_ID_BYTES else None
     if columns is not None:
         if qrels_form:
             columns = columns[:2] + [np.full(len(columns[0]), b"0")] + columns[2:]
@@ -88,8 +89,12 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
         if not fields or fields[0].startswith(b"#"):
             continue
         reason = None
+        names = ("topic id", "judgment group", "docno") if qrels_form else \
+            ("topic id", "judgment group", "judgment subgroup", "docno")
         if len(fields) != width:
             reason = f"expected {width} columns ({shape}), got {len(fields)}"
+        elif too_long(zip(names, fields)) is not None:
+            reason = too_long(zip(names, fields))
         else:
             try:
                 level = float(fields[-1])
