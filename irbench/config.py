@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import judgments
-from .errors import ConfigError, IrbenchError
+from .errors import ConfigError, FormatError, IrbenchError
+from .judgments.irds import is_irds, materialise
 from .measures import Measure, parse_measure
 from .ranked import EvalOptions
 from .stamp import glob_matches
@@ -262,6 +263,15 @@ class _Builder:
         if not isinstance(value, str) or not value.strip():
             self.problem(where, "must be a file path")
             return None
+        if is_irds(value) and where[:2] in (("collection", "topics"), ("collection", "qrels"),
+                                           ("collection", "known")) \
+                and where[-1] != "intent_weights":
+            try:  # an ir_datasets dataset's topics or qrels, written once as a plain file
+                return materialise(value, "topics" if where[1] == "topics" else "qrels")
+            except FormatError as exc:
+                for problem in exc.problems:
+                    self.problem(where, problem)
+                return None
         expanded = os.path.expanduser(value)
         if os.path.isabs(expanded):
             full = os.path.normpath(expanded)
