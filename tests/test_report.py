@@ -227,4 +227,23 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, monk
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 1
     after = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.html"))}
     assert after == before
-    assert sorted(os.listdir(out)) == ["index.html", "systems"]  # no temporary folder left
+    assert sorted(os.listdir(out)) == [".irbench-report.json", "index.html", "systems"]  # no tmp
+
+
+def test_a_report_folder_belongs_to_one_campaign(tmp_path, capsys):
+    """A copied config with the same name once overwrote the other campaign's report."""
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    first = (out / "index.html").read_bytes()
+    copy = path.parent / "copy.yaml"
+    copy.write_text(path.read_text() + "store: ../runs/copy.duckdb\n")
+    assert cli.main(["run", "--workers", "1", "--quiet", str(copy)]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", str(copy), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{out}: holds the report of campaign" in err and "--force" in err
+    assert (out / "index.html").read_bytes() == first
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0  # its own: rewritten
+    assert cli.main(["report", str(copy), "--out", str(out), "--force"]) == 0

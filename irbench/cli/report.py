@@ -28,6 +28,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--participants", action="store_true",
                    help="also one page per system (systems/NNN.html): its per-topic values "
                    "against the best, median and worst of all systems, to send to participants")
+    p.add_argument("--force", action="store_true",
+                   help="write into a folder that holds another campaign's report")
     add_wait(p)
     p.set_defaults(handler=cmd_report)
 
@@ -117,6 +119,7 @@ def cmd_report(args) -> int:
             from ..report.context import participants
 
             pages = participants(config, store)
-    path = write_report(context, args.out or default_folder(config), pages)
+    path = write_report(context, args.out or default_folder(config), pages,
+                        campaign=config.name, config_path=config.path, force=args.force)
     print(f"wrote {path}", file=sys.stderr)
     return 0

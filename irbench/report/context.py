@@ -772,7 +772,9 @@ def _significance(store, qrels: str, board: Leaderboard, measure: str,
                                   float(p[i, j]), float(diff[i, j]), float(effect[i, j])))
         matrix.append(tuple(row))
     groups = tuple(", ".join(g) for g in stats.equivalence_classes(comparison, measure))
-    return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}",
+    return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}; "
+                        f"family: all {len(order) * (len(order) - 1) // 2:,} pairs of "
+                        f"{measure} (the test controls the family-wise error over them)",
                         tuple(order), tuple(matrix), groups)
 
 
