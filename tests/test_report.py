@@ -98,7 +98,16 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     assert "(Read from the store.)" not in html
     assert cli.main(["report", str(path), "--out", str(out)]) == 0  # again: not recomputed
     assert "(Read from the store.)" in (out / "index.html").read_text()
-    assert len([t for t, a in page.tags if t == "polyline"]) == len(rows) + 6  # + reduction
+    # three matplotlib charts inline (MAP-GMAP scatter, reduction, precision-recall), whose
+    # legends and labels carry participants' names as inert text
+    assert html.count('<figure class="chart">') == 3
+    figure_svgs = html.split('<figure class="chart">')[1:]
+    assert len(figure_svgs) == 3 and all(f.lstrip().startswith("<svg") for f in figure_svgs)
+    assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in f.split("</figure>")[0]
+               for f in figure_svgs)
+    for label in ("Kendall's tau", "judgments kept per topic", "interpolated precision",
+                  "recall", "MAP", "GMAP", "3%", "100%"):
+        assert label.replace("'", "&#39;") in html or label in html, label
     assert set(judged) == set(names)
     import irbench
 
@@ -247,3 +256,21 @@ def test_a_report_folder_belongs_to_one_campaign(tmp_path, capsys):
     assert (out / "index.html").read_bytes() == first
     assert cli.main(["report", str(path), "--out", str(out)]) == 0  # its own: rewritten
     assert cli.main(["report", str(copy), "--out", str(out), "--force"]) == 0
+
+
+def test_figures_for_a_paper(tmp_path, capsys):
+    """--figures DIR writes every chart as PDF and PNG; the PDF holds its text as text."""
+    path = make_campaign(tmp_path, systems=4, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    figures = tmp_path / "figs"
+    assert cli.main(["report", str(path), "--out", str(tmp_path / "rep"), "--figures",
+                     str(figures)]) == 0
+    assert "wrote 6 figure files" in capsys.readouterr().err
+    names = sorted(p.name for p in figures.iterdir())
+    assert names == ["map-gmap.pdf", "map-gmap.png", "precision-recall.pdf",
+                     "precision-recall.png", "reduction.pdf", "reduction.png"]
+    for name in names:
+        data = (figures / name).read_bytes()
+        assert data[:4] == (b"%PDF" if name.endswith(".pdf") else b"\x89PNG")
+    assert b"Kendall" in (figures / "reduction.pdf").read_bytes() or \
+        (figures / "reduction.pdf").stat().st_size > 1000

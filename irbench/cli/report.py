@@ -28,6 +28,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--participants", action="store_true",
                    help="also one page per system (systems/NNN.html): its per-topic values "
                    "against the best, median and worst of all systems, to send to participants")
+    p.add_argument("--figures", default=None, metavar="DIR",
+                   help="also write every chart as PDF and PNG into DIR (for a paper)")
     p.add_argument("--force", action="store_true",
                    help="write into a folder that holds another campaign's report")
     add_wait(p)
@@ -121,5 +123,13 @@ def cmd_report(args) -> int:
             pages = participants(config, store)
     path = write_report(context, args.out or default_folder(config), pages,
                         campaign=config.name, config_path=config.path, force=args.force)
+    if args.figures:
+        try:
+            os.makedirs(args.figures, exist_ok=True)
+            written = [p for figure in context.figures for p in figure.save(args.figures)]
+        except OSError as exc:
+            raise UsageError(f"{args.figures}: cannot write the figures ({exc.strerror})") \
+                from None
+        print(f"wrote {len(written)} figure files to {args.figures}", file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
     return 0

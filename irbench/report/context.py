@@ -26,6 +26,8 @@ from ..pooling import (Coverage, build_pool, build_table, contributing_runs, lea
 from ..ranked import PreparedQrels
 from ..stats import rank_agreement
 from ..trec import read_run
+from . import figures
+from .figures import Figure
 from .reduction import (DEFAULT_DESIGN, DESIGNS, FRACTIONS, MEASURES, SEEDS, Reduction,
                         judgment_reduction)
 
@@ -96,6 +98,7 @@ class MapVsGmap:
     swaps: int = _f("pairs of systems the two rankings order differently")
     floor: str = _f("the AP floor GMAP uses (trec_eval's 1e-5)")
     strip: Chart = _f("per-topic AP of each system on a log scale (what GMAP weighs)")
+    scatter: Figure = _f("each system at (MAP, GMAP), drawn by matplotlib (.svg inline)")
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,6 @@ class Curve:
     """One system's 11-point interpolated precision-recall curve."""
 
     name: str = _f("system name (participant text)")
-    points: str = _f("SVG polyline points (x: recall, y: precision), in chart units")
     values: str = _f("the 11 precisions, printed")
     colour: str = _f("its line colour ('' for the grey background lines)")
 
@@ -136,6 +138,7 @@ class PrecisionRecall:
     """Section 6: interpolated precision at recall 0, 0.1 ... 1 (trec_eval's)."""
 
     curves: tuple[Curve, ...] = _f("every system; the first few coloured and listed")
+    figure: Figure = _f("the curves, drawn by matplotlib (.svg inline)")
 
 
 @dataclass(frozen=True)
@@ -148,8 +151,7 @@ class ReductionRow:
     tau_map: tuple[str, ...] = _f("Kendall's tau with the ranking by MAP on the full "
                                   "judgments, per fraction")
     rmse: tuple[str, ...] = _f("RMS error of the systems' means per fraction")
-    points: str = _f("SVG polyline points of tau against the fraction kept")
-    colour: str = _f("its line colour")
+    colour: str = _f("its line colour in the figure")
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,7 @@ class ReductionSection:
     fractions: tuple[str, ...] = _f("fractions of each topic's judgments kept, printed")
     seeds: str = _f("the seeds averaged over, printed")
     rows: tuple[ReductionRow, ...] = _f("one per measure")
+    figure: Figure = _f("tau against the fraction kept, drawn by matplotlib (.svg inline)")
     stored: bool = _f("read from the store (computed by an earlier report)")
 
 
@@ -358,6 +361,7 @@ class ReportContext:
     pool_bias: PoolBias | None = _f("section 5c, None unless the config's report gives "
                                     "pool_depth")
     provenance: Provenance = _f("section 7")
+    figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
 
 
 CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
@@ -399,6 +403,7 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
     qrels = config.qrels[0].name
     board = _leaderboard(config, store, qrels, seed)
     judged, curves = _from_runs(config, [str(r.name) for r in board.rows])
+    map_vs_gmap, reduction = _map_vs_gmap(store, qrels), _reduction(config, store)
     return ReportContext(
         title=config.name,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -406,12 +411,16 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
         significance=_significance(store, qrels, board, focus_measure(config), seed),
         per_topic=_per_topic(store, qrels, focus_measure(config),
                              [r.name for r in board.rows], board.baseline),
-        map_vs_gmap=_map_vs_gmap(store, qrels),
+        map_vs_gmap=map_vs_gmap,
         judged=judged,
         precision_recall=curves,
-        reduction=_reduction(config, store),
+        reduction=reduction,
         pool_bias=_pool_bias(config, store),
         provenance=_provenance(config, store, seed),
+        figures=tuple(f for f in (
+            map_vs_gmap.scatter if map_vs_gmap else None,
+            reduction.figure if reduction else None,
+            curves.figure if curves else None) if f is not None),
     )
 
 
@@ -510,7 +519,8 @@ def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
     strip = strip_chart("AP per topic, log scale (GMAP floors AP at 1e-5)",
                         [names[i] for i in by_map], topics, ap[by_map], log=True)
     return MapVsGmap(tuple(rows), f"{agreement.tau:.4f}", f"{agreement.tau_ap:.4f}",
-                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strip)
+                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strip,
+                     figures.map_gmap(names, mean, gmean))
 
 
 LEFT, PLOT, ROW = 150, 500, 16  # chart layout: label width, plot width, row height
@@ -608,14 +618,12 @@ def _from_runs(config, order: list[str]):
     rows.sort(key=lambda r: (r.judged_10, r.name))
     judged = Judged(config.qrels[0].name, tuple(rows), f"{JUDGED_FLAG:.2f}")
     ranked = [n for n in order if n in curves] + sorted(set(curves) - set(order))
-    lines = []
-    for i, name in enumerate(ranked):
-        ys = curves[name]
-        points = " ".join(f"{40 + 36 * k:.0f},{220 - 200 * y:.1f}" for k, y in enumerate(ys)
-                          if math.isfinite(y))  # an undefined point is left out
-        lines.append(Curve(name, points, " ".join(f"{y:.3f}" for y in ys),
-                           COLOURS[i] if i < len(COLOURS) else ""))
-    return judged, PrecisionRecall(tuple(lines[len(COLOURS):] + lines[:len(COLOURS)]))
+    shown = ranked[:len(figures.OKABE_ITO)]
+    lines = tuple(Curve(name, " ".join(f"{y:.3f}" for y in curves[name]),
+                        figures.OKABE_ITO[i] if i < len(shown) else "")
+                  for i, name in enumerate(ranked))
+    return judged, PrecisionRecall(lines, figures.precision_recall(
+        {n: curves[n] for n in ranked}, shown))
 
 
 def _reduction(config, store) -> ReductionSection | None:
@@ -646,18 +654,15 @@ def _reduction(config, store) -> ReductionSection | None:
         stored = False
         if not store.read_only:
             store.save_analysis(key, "judgment-reduction", json.dumps(result.to_json()))
-    xs = [40 + 360 * (1 - f) / (1 - min(result.fractions)) for f in result.fractions]
-    rows = []
-    for i, m in enumerate(result.measures):
-        points = " ".join(f"{x:.0f},{220 - 200 * max(t, 0):.1f}"
-                          for x, t in zip(xs, result.tau[i]) if math.isfinite(t))
-        rows.append(ReductionRow(m, tuple(_num3(t) for t in result.tau[i]),
-                                 tuple(_num3(t) for t in result.tau_map[i]),
-                                 tuple(f"{e:.4f}" for e in result.rmse[i]), points,
-                                 COLOURS[i % len(COLOURS)]))
-    return ReductionSection(design.name, design.description, design.citation,
-                            tuple(f"{f:.0%}" for f in result.fractions),
-                            ", ".join(map(str, result.seeds)), tuple(rows), stored)
+    labels = tuple(f"{f:.0%}" for f in result.fractions)
+    rows = tuple(ReductionRow(m, tuple(_num3(t) for t in result.tau[i]),
+                              tuple(_num3(t) for t in result.tau_map[i]),
+                              tuple(f"{e:.4f}" for e in result.rmse[i]),
+                              figures.OKABE_ITO[i % len(figures.OKABE_ITO)])
+                 for i, m in enumerate(result.measures))
+    figure = figures.reduction(result.measures, labels, result.tau, result.tau_map, design.name)
+    return ReductionSection(design.name, design.description, design.citation, labels,
+                            ", ".join(map(str, result.seeds)), rows, figure, stored)
 
 
 REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group", "reduction_design")
