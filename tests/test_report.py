@@ -146,18 +146,38 @@ def test_leaderboard_exports(tmp_path, capsys):
 
 
 def test_participant_pages(tmp_path):
+    """An appendix page per run named from its name (made safe), an index linking them all;
+    each page: every suite measure with the run's rank, precision-recall values, judged@k,
+    the difference-from-median chart, and per-topic values against best/median/worst."""
     path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    evil = "<b>x</b>/../r 1"
+    path.write_text(path.read_text().replace(
+        "  - glob: ../runs/r*.txt",
+        f"  - glob: ../runs/r0[01].txt\n  - {{name: '{evil}', run: ../runs/r02.txt}}"))
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
     out = tmp_path / "rep"
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 0
-    pages = sorted((out / "systems").glob("*.html"))
-    assert [p.name for p in pages] == ["001.html", "002.html", "003.html"]
+    pages = sorted(p.name for p in (out / "systems").glob("*.html"))
+    assert pages == ["_b_x__b__.._r_1.html", "index.html", "r00.html", "r01.html"]
+    index = (out / "systems" / "index.html").read_text()
+    for name in ("r00.html", "r01.html", "_b_x__b__.._r_1.html"):
+        assert f'href="{name}"' in index
+    assert "&lt;b&gt;x&lt;/b&gt;/../r 1" in index and "<b>x</b>" not in index
+    html = (out / "systems" / "r00.html").read_text()
     page = Page()
-    page.feed(pages[0].read_text())
-    header, *rows = page.tables[0]
-    assert header == ["topic", "yours", "best", "median", "worst"] and len(rows) == 5
+    page.feed(html)
+    measures, topics = page.tables[0], page.tables[1]
+    assert measures[0] == ["measure", "value", "rank"]
+    assert [r[0] for r in measures[1:]] == ["AP", "nDCG@10", "P@10", "GMAP", "Bpref", "RR"]
+    assert all(r[2] in ("1", "2", "3") for r in measures[1:])
+    header, *rows = topics
+    assert header == ["topic", "this run", "best", "median", "worst"] and len(rows) == 5
     for _, yours, best, median, worst in rows:
         assert float(worst) <= float(yours) <= float(best) and float(worst) <= float(median)
+    assert "judged@10" in html and "Interpolated precision" in html
+    assert html.count('<figure class="chart">') == 1 and "minus the median" in html
+    evil_page = (out / "systems" / "_b_x__b__.._r_1.html").read_text()
+    assert "<b>x</b>" not in evil_page and "&lt;b&gt;x&lt;/b&gt;" in evil_page
 
 
 def test_pool_bias_section_and_report_options(tmp_path, capsys):
@@ -225,7 +245,7 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, monk
     out = tmp_path / "rep"
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 0
     before = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.html"))}
-    assert len(before) == 4
+    assert len(before) == 5  # index.html, systems/index.html and 3 run pages
 
     def fail(src, dst):
         raise OSError(28, "No space left on device")

@@ -120,7 +120,7 @@ def cmd_report(args) -> int:
         if args.participants:
             from ..report.context import participants
 
-            pages = participants(config, store)
+            pages = participants(config, store, context)
     path = write_report(context, args.out or default_folder(config), pages,
                         campaign=config.name, config_path=config.path, force=args.force)
     if args.figures:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 
@@ -58,8 +59,8 @@ class SystemRow:
     type: str = _f("manual / automatic / ... (participant text)")
     baseline: bool = _f("the config's baseline system")
     official: bool = _f("an official run (else unofficial)")
-    pooled: str = _f("'yes' / 'no' whether it contributed to the pool (from report."
-                     "pooled_per_group and the priorities), '' when unknown")
+    pooled: str = _f("'yes' / 'no' whether it contributed to the pool (its pooled: flag, "
+                     "else report.pooled_per_group and the priorities), '' when unknown")
     cells: tuple[Cell, ...] = _f("one cell per measure, in the leaderboard's measure order")
 
 
@@ -181,15 +182,31 @@ class ParticipantTopic:
 
 
 @dataclass(frozen=True)
+class ParticipantMeasure:
+    """One suite measure on a participant's page."""
+
+    measure: str = _f("canonical measure name")
+    value: str = _f("the run's mean, printed")
+    rank: str = _f("its rank on that measure among the systems, printed ('-' without a value)")
+
+
+@dataclass(frozen=True)
 class Participant:
-    """The page an organiser sends to one participant: their run against all runs."""
+    """The appendix page of one run, as in TREC overview appendices: its run against all."""
 
     system: str = _f("system name (participant text)")
-    measure: str = _f("the measure shown")
-    mean: str = _f("the system's mean, printed")
-    rank: int = _f("its rank among the systems")
+    file: str = _f("the page's file name, made from the name (letters, digits, . _ -)")
+    measure: str = _f("the measure of the per-topic table")
+    mean: str = _f("the system's mean on it, printed")
+    rank: int = _f("its rank among the systems on it")
     systems: int = _f("how many systems were ranked")
     topics: tuple[ParticipantTopic, ...] = _f("every topic, in topic order")
+    measures: tuple[ParticipantMeasure, ...] = _f("every suite measure with the run's rank")
+    curve: str = _f("its 11-point interpolated precision at recall 0 ... 1, printed, or ''")
+    judged: str = _f("its judged@10 and judged@100, printed, or ''")
+    significance: tuple[str, ...] = _f("the significant differences involving the run, "
+                                       "printed (from section 2)")
+    chart: Figure | None = _f("per topic, its value minus the median (matplotlib)")
 
 
 def _spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -199,8 +216,11 @@ def _spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 np.nanmin(values, axis=0))
 
 
-def participants(config, store) -> tuple[Participant, ...]:
-    """One :class:`Participant` per system, on the first suite's first measure."""
+def participants(config, store, context: "ReportContext | None" = None
+                 ) -> tuple[Participant, ...]:
+    """One :class:`Participant` appendix page per system, on the report's focus measure;
+    ``context`` (the main page's) lends each page its precision-recall values, judged@k and
+    significance results."""
     qrels = config.qrels[0].name
     measure = focus_measure(config)
     names, topics, values = store.score_matrix(qrels, measure)
@@ -210,15 +230,65 @@ def participants(config, store) -> tuple[Participant, ...]:
     with np.errstate(all="ignore"):
         means = np.nanmean(values, axis=1)
     ranks = _ranks(np.nan_to_num(means, nan=-np.inf))
+    suite = [str(m) for m in config.qrels[0].measures(next(iter(config.suites.values())))]
+    _, rows = store.means(qrels, measures=suite)
+    table: dict[str, dict[str, float]] = {}
+    for system, _, m, value, _ in rows:
+        table.setdefault(m, {})[system] = value
+    curves = {c.name: c.values for c in context.precision_recall.curves} \
+        if context is not None and context.precision_recall is not None else {}
+    judged = {r.name: f"judged@10 {r.judged_10}, judged@100 {r.judged_100}"
+              for r in context.judged.rows} if context is not None and context.judged else {}
+    files = _file_names(names)
     pages = []
     for i, name in enumerate(names):
-        rows = tuple(ParticipantTopic(topics[t], _num(values[i, t]), _num(best[t]),
-                                      _num(median[t]), _num(worst[t]),
-                                      bool(values[i, t] > median[t]))
-                     for t in range(len(topics)))
-        pages.append(Participant(name, measure, _num(means[i]), int(ranks[i]), len(names),
-                                 rows))
+        rows_t = tuple(ParticipantTopic(topics[t], _num(values[i, t]), _num(best[t]),
+                                        _num(median[t]), _num(worst[t]),
+                                        bool(values[i, t] > median[t]))
+                       for t in range(len(topics)))
+        measures = tuple(ParticipantMeasure(m, _num(table.get(m, {}).get(name)),
+                                            _rank_of(table.get(m, {}), name)) for m in suite)
+        pages.append(Participant(
+            name, files[name], measure, _num(means[i]), int(ranks[i]), len(names), rows_t,
+            measures, curves.get(name, ""), judged.get(name, ""),
+            _significant_pairs(context.significance if context is not None else None, name),
+            figures.difference_from_median(name, measure, topics, values[i] - median)))
     return tuple(pages)
+
+
+def _rank_of(values: dict[str, float], name: str) -> str:
+    if values.get(name) is None or not math.isfinite(values[name]):
+        return "-"
+    return str(1 + sum(1 for v in values.values() if v is not None and v > values[name]))
+
+
+def _significant_pairs(sig: "Significance | None", name: str) -> tuple[str, ...]:
+    if sig is None or name not in sig.systems:
+        return ()
+    i = sig.systems.index(name)
+    out = []
+    for j, other in enumerate(sig.systems):
+        cell = sig.matrix[i][j]
+        if i != j and math.isfinite(cell.p) and cell.p <= 0.05:
+            side = "above" if cell.diff > 0 else "below"
+            out.append(f"{side} {other}: {sig.measure} difference {cell.diff:+.4f}, "
+                       f"p = {cell.p:.3f}")
+    return tuple(out)
+
+
+def _file_names(names) -> dict[str, str]:
+    """A safe, unique file name per system name (participant text): letters, digits, '.',
+    '_' and '-' kept, anything else '_', never hidden, never 'index'."""
+    out, used = {}, {"index.html"}
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:100].lstrip(".") or "run"
+        candidate, k = f"{base}.html", 1
+        while candidate.lower() in used:
+            k += 1
+            candidate = f"{base}-{k}.html"
+        used.add(candidate.lower())
+        out[name] = candidate
+    return out
 
 
 @dataclass(frozen=True)
@@ -364,7 +434,8 @@ class ReportContext:
     figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
 
 
-CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
+CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, ParticipantMeasure,
+                 Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
                  Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
                  Input, Provenance, ReportContext)
 COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")
@@ -485,8 +556,12 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
 
 
 def _pooled(config) -> dict[str, str]:
-    """{system: 'yes'/'no'}: the first report.pooled_per_group runs of each group by priority
-    (then config order) contributed to the pool; {} when the config does not say."""
+    """{system: 'yes'/'no'}: the systems declared ``pooled:`` when any is, else the first
+    report.pooled_per_group runs of each group by priority (then config order); {} when the
+    config does not say."""
+    declared = config.pooled_systems()
+    if declared is not None:
+        return {s.name: "yes" if s.name in declared else "no" for s in config.systems}
     per_group = config.report.get("pooled_per_group")
     if not per_group:
         return {}

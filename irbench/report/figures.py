@@ -144,3 +144,23 @@ def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarr
               title="(+k: k places higher by GMAP)")
     fig.tight_layout()
     return _done("map-gmap", fig)
+
+
+def difference_from_median(name: str, measure: str, topics: Sequence[str],
+                           difference: np.ndarray) -> Figure:
+    """A run's per-topic value minus the median of all runs, topics in topic order; bars above
+    zero where the run beats the median. The y scale is fixed at [-1, 1], so every run's page
+    is read on the same scale."""
+    fig, ax = _new((max(4.0, 0.16 * len(topics) + 1.5), 2.6))
+    x = np.arange(len(topics))
+    values = np.nan_to_num(difference, nan=0.0)
+    ax.bar(x, values, color=np.where(values >= 0, OKABE_ITO[2], OKABE_ITO[3]), width=0.8)
+    ax.axhline(0, color="#333333", linewidth=0.8)
+    ax.set_ylim(-1, 1)
+    ax.set_ylabel(f"{measure} - median")
+    ax.set_xlabel("topic")
+    step = max(1, len(topics) // 25)
+    ax.set_xticks(x[::step], [str(t) for t in topics][::step], rotation=90, fontsize=7)
+    ax.set_title(f"{name}: {measure} minus the median of all runs, per topic")
+    fig.tight_layout()
+    return _done("difference-from-median", fig)

@@ -45,9 +45,9 @@ def claim(folder: str, campaign: str, config_path: str, force: bool = False) -> 
 
 def write_report(context: ReportContext, folder: str, participants=(), *,
                  campaign: str = "", config_path: str = "", force: bool = False) -> str:
-    """Write ``folder/index.html`` and, given ``participants``, one page per system in
-    ``folder/systems/`` (numbered, since system names are participants' text); returns the
-    path of index.html. The folder is claimed for the campaign (see :func:`claim`).
+    """Write ``folder/index.html`` and, given ``participants``, one appendix page per system
+    in ``folder/systems/`` (named from the system's name, made safe) with an index page;
+    returns the path of index.html. The folder is claimed for the campaign (see :func:`claim`).
 
     Every page is rendered first, then written into a temporary folder inside ``folder`` and
     renamed into place: a report killed or failing at any moment leaves the previous
@@ -55,8 +55,11 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
     env = _environment()
     index = env.get_template("index.html").render(c=context)
     page = env.get_template("participant.html")
-    pages = [page.render(p=p, title=context.title, generated_at=context.generated_at)
+    pages = [(p.file, page.render(p=p, title=context.title, generated_at=context.generated_at))
              for p in participants]
+    if pages:
+        pages.append(("index.html", env.get_template("participants.html").render(
+            pages=participants, title=context.title, generated_at=context.generated_at)))
     path = os.path.join(folder, "index.html")
     if config_path:
         claim(folder, campaign, config_path, force)
@@ -72,9 +75,8 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
             if pages:
                 systems = os.path.join(work, "systems")
                 os.makedirs(systems)
-                for i, text in enumerate(pages, 1):
-                    with open(os.path.join(systems, f"{i:03d}.html"), "w",
-                              encoding="utf-8") as fh:
+                for name, text in pages:  # names made safe by context._file_names
+                    with open(os.path.join(systems, name), "w", encoding="utf-8") as fh:
                         fh.write(text)
                 _swap_in(systems, os.path.join(folder, "systems"))
             os.replace(os.path.join(work, "index.html"), path)
