@@ -271,8 +271,8 @@ def _significant_pairs(sig: "Significance | None", name: str) -> tuple[str, ...]
         cell = sig.matrix[i][j]
         if i != j and math.isfinite(cell.p) and cell.p <= 0.05:
             side = "above" if cell.diff > 0 else "below"
-            out.append(f"{side} {other}: {sig.measure} difference {cell.diff:+.4f}, "
-                       f"p = {cell.p:.3f}")
+            shown = "p < 0.001" if cell.p < 0.001 else f"p = {cell.p:.3f}"
+            out.append(f"{side} {other}: {sig.measure} difference {cell.diff:+.4f}, {shown}")
     return tuple(out)
 
 
