@@ -22,9 +22,14 @@ class Page(HTMLParser):
         super().__init__()
         self.sections, self.tags, self.tables = [], [], []
         self._cell = None
+        self._print = 0  # inside the print-only copy of the leaderboard: not collected
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, dict(attrs)))
+        if tag == "table" and "board-print" in (dict(attrs).get("class") or ""):
+            self._print += 1
+        if self._print:
+            return
         if tag == "section":
             self.sections.append(dict(attrs).get("id"))
         elif tag == "table":
@@ -35,6 +40,9 @@ class Page(HTMLParser):
             self._cell = []
 
     def handle_endtag(self, tag):
+        if self._print:
+            self._print -= tag == "table"
+            return
         if tag in ("td", "th") and self._cell is not None:
             self.tables[-1][-1].append("".join(self._cell).strip())
             self._cell = None
