@@ -264,7 +264,8 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, monk
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 1
     after = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.html"))}
     assert after == before
-    assert sorted(os.listdir(out)) == [".irbench-report.json", "index.html", "systems"]  # no tmp
+    assert sorted(os.listdir(out)) == [".irbench-report.json", "index.html", "significance.csv",
+                                       "systems"]  # no temporary folder left
 
 
 def test_a_report_folder_belongs_to_one_campaign(tmp_path, capsys):
@@ -302,3 +303,23 @@ def test_figures_for_a_paper(tmp_path, capsys):
         assert data[:4] == (b"%PDF" if name.endswith(".pdf") else b"\x89PNG")
     assert b"Kendall" in (figures / "reduction.pdf").read_bytes() or \
         (figures / "reduction.pdf").stat().st_size > 1000
+
+
+def test_the_significance_matrix_shows_the_best_and_a_csv_holds_every_pair(tmp_path,
+                                                                             monkeypatch):
+    from irbench.report import context as report_context
+
+    monkeypatch.setattr(report_context, "MATRIX_SYSTEMS", 3)
+    path = make_campaign(tmp_path, systems=5, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    assert "the best 3 of 5 systems" in html and 'href="significance.csv"' in html
+    page = Page()
+    page.feed(html)
+    matrix = page.tables[1]
+    assert len(matrix) == 1 + 3 and len(matrix[0]) == 1 + 3
+    rows = (out / "significance.csv").read_text().splitlines()
+    assert rows[0] == "measure,system_a,system_b,mean_diff,effect_size,p_adjusted"
+    assert len(rows) == 1 + 5 * 4 // 2

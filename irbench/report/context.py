@@ -120,9 +120,13 @@ class Significance:
 
     measure: str = _f("the measure compared")
     test: str = _f("the test, in words")
-    systems: tuple[str, ...] = _f("systems, best first (participant text)")
-    matrix: tuple[tuple[MatrixCell, ...], ...] = _f("rows and columns in ``systems`` order")
+    systems: tuple[str, ...] = _f("every system, best first (participant text)")
+    matrix: tuple[tuple[MatrixCell, ...], ...] = _f("the first MATRIX_SYSTEMS systems' rows "
+                                                    "and columns, in ``systems`` order")
     groups: tuple[str, ...] = _f("groups not significantly different, best first, printed")
+    p: np.ndarray = _f("(S, S) adjusted p-values of every pair, in ``systems`` order")
+    diff: np.ndarray = _f("(S, S) mean differences, row minus column")
+    effect: np.ndarray = _f("(S, S) effect sizes d_z, row minus column")
 
 
 @dataclass(frozen=True)
@@ -267,12 +271,13 @@ def _significant_pairs(sig: "Significance | None", name: str) -> tuple[str, ...]
         return ()
     i = sig.systems.index(name)
     out = []
-    for j, other in enumerate(sig.systems):
-        cell = sig.matrix[i][j]
-        if i != j and math.isfinite(cell.p) and cell.p <= 0.05:
-            side = "above" if cell.diff > 0 else "below"
-            shown = "p < 0.001" if cell.p < 0.001 else f"p = {cell.p:.3f}"
-            out.append(f"{side} {other}: {sig.measure} difference {cell.diff:+.4f}, {shown}")
+    for j in np.flatnonzero(np.nan_to_num(sig.p[i], nan=1.0) <= 0.05):
+        if j == i:
+            continue
+        p, diff = float(sig.p[i, j]), float(sig.diff[i, j])
+        shown = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+        out.append(f"{'above' if diff > 0 else 'below'} {sig.systems[j]}: {sig.measure} "
+                   f"difference {diff:+.4f}, {shown}")
     return tuple(out)
 
 
@@ -440,6 +445,7 @@ CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, Par
                  Input, Provenance, ReportContext)
 COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")
 JUDGED_FLAG = 0.5  # judged@10 under this: most of the top 10 is unjudged
+MATRIX_SYSTEMS = 30  # the significance matrix shows the best 30; significance.csv every pair
 
 
 def undocumented_fields() -> list[str]:
@@ -837,9 +843,10 @@ def _significance(store, qrels: str, board: Leaderboard, measure: str,
     diff = stats.pairwise_matrix(comparison, measure, "mean_diff").values
     effect = stats.pairwise_matrix(comparison, measure, "effect_size").values
     matrix = []
-    for i in range(len(order)):
+    shown = min(len(order), MATRIX_SYSTEMS)  # a readable matrix; every pair in the CSV
+    for i in range(shown):
         row = []
-        for j in range(len(order)):
+        for j in range(shown):
             if i == j or not np.isfinite(p[i, j]):
                 row.append(MatrixCell("", "", "transparent", math.nan, math.nan, math.nan))
                 continue
@@ -855,7 +862,7 @@ def _significance(store, qrels: str, board: Leaderboard, measure: str,
     return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}; "
                         f"family: all {len(order) * (len(order) - 1) // 2:,} pairs of "
                         f"{measure} (the test controls the family-wise error over them)",
-                        tuple(order), tuple(matrix), groups)
+                        tuple(order), tuple(matrix), groups, p, diff, effect)
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:

@@ -72,6 +72,12 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
         try:
             with open(os.path.join(work, "index.html"), "w", encoding="utf-8") as fh:
                 fh.write(index)
+            if context.significance is not None:
+                with open(os.path.join(work, "significance.csv"), "w", encoding="utf-8",
+                          newline="") as fh:
+                    _pairs_csv(context.significance, fh)
+                os.replace(os.path.join(work, "significance.csv"),
+                           os.path.join(folder, "significance.csv"))
             if pages:
                 systems = os.path.join(work, "systems")
                 os.makedirs(systems)
@@ -94,3 +100,23 @@ def _swap_in(new: str, dest: str) -> None:
         os.rename(dest, old)
     os.rename(new, dest)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _pairs_csv(sig, fh) -> None:
+    """Every pair of the significance test: system_a, system_b, mean difference (a - b),
+    effect size d_z, adjusted p-value; names neutralised for spreadsheets."""
+    import csv
+
+    import numpy as np
+
+    from ..escaping import csv_cell
+
+    writer = csv.writer(fh)
+    writer.writerow(["measure", "system_a", "system_b", "mean_diff", "effect_size",
+                     "p_adjusted"])
+    a, b = np.triu_indices(len(sig.systems), k=1)
+    names = [csv_cell(n) for n in sig.systems]
+    measure = csv_cell(sig.measure)
+    writer.writerows((measure, names[i], names[j], f"{sig.diff[i, j]:.6f}",
+                      f"{sig.effect[i, j]:.4f}", f"{sig.p[i, j]:.6g}")
+                     for i, j in zip(a.tolist(), b.tolist()))
