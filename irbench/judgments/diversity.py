@@ -18,6 +18,7 @@ the subtopics (as ndeval computes its non-intent-aware MAP).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
@@ -34,17 +35,24 @@ from ..measures.diversity import (
 )
 from ..ranked import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
 from ..trec import (
+    _FLOAT_RE,
+    MAX_ID_BYTES,
     MAX_RELEVANCE,
     MIN_RELEVANCE,
     Qrels,
     Run,
     _display,
+    _longest_token,
     _read_source,
     _regular_lines,
+    long_id,
     read_run,
+    relevance_of,
+    shown,
 )
 
 _MAX_PROBLEMS = 20
+_SECOND_NAMES = {"jg": "judgment group"}  # the second column in an id-length message
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,17 +154,13 @@ def _parse(data: bytes, path: str, second: str = "subtopic") -> tuple:
         fields = raw.split()
         if not fields:
             continue
-        reason = None
         if len(fields) != 4:
             reason = f"expected 4 columns (topic {second} docno rel), got {len(fields)}"
         else:
-            try:
-                rel = int(fields[3])
-            except ValueError:
-                reason = f"relevance '{_display(fields[3])}' is not an integer"
-            else:
-                if not MIN_RELEVANCE <= rel <= MAX_RELEVANCE:
-                    reason = _out_of_range(rel)
+            reason = long_id(("topic id", fields[0]), (_SECOND_NAMES.get(second, second),
+                                                       fields[1]), ("docno", fields[2]))
+            if reason is None:
+                rel, reason = relevance_of(fields[3])
         if reason is not None:
             if len(problems) < _MAX_PROBLEMS:
                 problems.append(f"{path}:{line_no}: {reason}")
@@ -179,6 +183,8 @@ def _out_of_range(rel: int) -> str:
 def _parse_regular(data: bytes) -> tuple | None:
     """The columns when no line is a comment and every non-blank line has 4 fields and an
     integer relevance; None otherwise (the line-by-line path then says what is wrong)."""
+    if _longest_token(data) > MAX_ID_BYTES:  # the line-by-line path names the long ids
+        return None
     lines = _regular_lines(data, 4, hash_anywhere=True)
     if lines is None or len(lines) == 0:
         return None
@@ -252,12 +258,14 @@ def read_intent_weights(source) -> dict[str, dict[str, float]]:
         fields = raw.split()
         if not fields or fields[0].startswith(b"#"):
             continue
-        try:
-            if len(fields) != 3:
-                raise ValueError(f"expected 3 columns (topic subtopic weight), got {len(fields)}")
-            value = float(fields[2])
-        except ValueError as exc:
-            problems.append(f"{path}:{line_no}: {exc}")
+        if len(fields) != 3:
+            problems.append(f"{path}:{line_no}: expected 3 columns (topic subtopic weight), "
+                            f"got {len(fields)}")
+            continue
+        value = float(fields[2]) if _FLOAT_RE.match(fields[2]) else math.nan
+        if not math.isfinite(value):
+            problems.append(f"{path}:{line_no}: weight '{shown(fields[2])}' is not a finite "
+                            "number")
             continue
         weights.setdefault(_display(fields[0]), {})[_display(fields[1])] = value
     if problems:

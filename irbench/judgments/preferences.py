@@ -39,10 +39,22 @@ import numpy as np
 from ..errors import EvaluationError, FormatError
 from ..measures.prefs import PREFS_KEY, PREFS_MEASURES
 from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
-from ..trec import Run, _display, _read_source, _regular_lines
+from ..trec import (
+    _FLOAT_RE,
+    MAX_ID_BYTES,
+    Run,
+    _display,
+    _longest_token,
+    _read_source,
+    _regular_lines,
+    long_id,
+    shown,
+)
 from .diversity import DiversityQrels, collapse
 
 _MAX_PROBLEMS = 20
+_ID_NAMES = {5: ("topic id", "judgment group", "judgment sub-group", "docno"),  # the id
+             4: ("topic id", "judgment group", "docno")}                         # columns
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,12 +103,10 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
         if len(fields) != width:
             reason = f"expected {width} columns ({shape}), got {len(fields)}"
         else:
-            try:
-                level = float(fields[-1])
-            except ValueError:
-                level = math.nan
-            if not math.isfinite(level):
-                reason = f"rel_level '{_display(fields[-1])}' is not a finite number"
+            reason = long_id(*zip(_ID_NAMES[width], fields))
+            level = float(fields[-1]) if _FLOAT_RE.match(fields[-1]) else math.nan
+            if reason is None and not math.isfinite(level):
+                reason = f"rel_level '{shown(fields[-1])}' is not a finite number"
         if reason is not None:
             if len(problems) < _MAX_PROBLEMS:
                 problems.append(f"{path}:{line_no}: {reason}")
@@ -121,6 +131,8 @@ def _regular_columns(data: bytes, width: int) -> list | None:
     """The columns (strings..., rel_level, line) when every non-blank line has ``width``
     fields, none is a comment and every rel_level is a finite number; None otherwise (the
     line-by-line path then says what is wrong)."""
+    if b"_" in data or _longest_token(data) > MAX_ID_BYTES:  # numpy reads 1_0 as 10
+        return None
     lines = _regular_lines(data, width, hash_anywhere=True)
     if lines is None or len(lines) == 0:
         return None
