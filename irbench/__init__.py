@@ -14,7 +14,8 @@ _EXPORTS = {
     "EvalOptions": "ranked", "PreparedQrels": "ranked", "rank_run": "ranked",
     "EvaluationError": "errors", "FormatError": "errors", "IrbenchError": "errors",
     "MeasureParameterError": "errors", "UnknownMeasureError": "errors",
-    "Evaluation": "evaluation", "evaluate": "evaluation",
+    "Evaluation": "evaluation", "evaluate": "evaluation", "to_frame": "evaluation",
+    "open_store": "store",
     "Measure": "measures", "parse_measure": "measures",
     "Qrels": "trec", "Run": "trec", "read_qrels": "trec", "read_run": "trec",
 }

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import judgments
-from .errors import ConfigError, IrbenchError
+from .errors import ConfigError, FormatError, IrbenchError
+from .judgments.irds import is_irds, materialise
 from .measures import Measure, parse_measure
 from .ranked import EvalOptions
 from .stamp import glob_matches
@@ -30,7 +31,7 @@ from .yamlfile import LineReader, parse_yaml, read_text, yaml_path
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
-               "official", "priority", "metadata"}
+               "official", "priority", "pooled", "metadata"}
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
@@ -79,6 +80,7 @@ class System:
     baseline: bool = False
     official: bool = True
     priority: int | None = None  # pooling order within a group: 1 first
+    pooled: bool | None = None  # its top documents were judged (None: not declared)
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
 
 
@@ -157,6 +159,13 @@ class Config:
 
     def qrels_path(self, name: str) -> str:
         return next(q.path for q in self.qrels if q.name == name)
+
+    def pooled_systems(self) -> tuple[str, ...] | None:
+        """The systems the judgments were pooled from, when the config declares it (any
+        system with ``pooled:``; then exactly those with ``pooled: true``), else None."""
+        if all(s.pooled is None for s in self.systems):
+            return None
+        return tuple(s.name for s in self.systems if s.pooled)
 
     @property
     def measures(self) -> tuple[Measure, ...]:
@@ -254,6 +263,15 @@ class _Builder:
         if not isinstance(value, str) or not value.strip():
             self.problem(where, "must be a file path")
             return None
+        if is_irds(value) and where[:2] in (("collection", "topics"), ("collection", "qrels"),
+                                           ("collection", "known")) \
+                and where[-1] != "intent_weights":
+            try:  # an ir_datasets dataset's topics or qrels, written once as a plain file
+                return materialise(value, "topics" if where[1] == "topics" else "qrels")
+            except FormatError as exc:
+                for problem in exc.problems:
+                    self.problem(where, problem)
+                return None
         expanded = os.path.expanduser(value)
         if os.path.isabs(expanded):
             full = os.path.normpath(expanded)
@@ -454,7 +472,7 @@ class _Builder:
                     self.problem(where + (key,), "must be text")
                 else:
                     meta[key] = str(entry[key])
-        for key in ("baseline", "official"):
+        for key in ("baseline", "official", "pooled"):
             if key in entry:
                 if not isinstance(entry[key], bool):
                     self.problem(where + (key,), "must be true or false")

@@ -8,7 +8,7 @@ from .judgments import Prepared
 from .measures import Measure
 from .measures.compute import Evaluation, as_measures, compute
 from .ranked import EvalOptions, PreparedQrels
-from .trec import Qrels, Run, _display, read_qrels, read_run
+from .trec import Qrels, Run, _display, is_frame, read_qrels, read_run
 
 
 def _prepared(qrels) -> Prepared:
@@ -16,7 +16,7 @@ def _prepared(qrels) -> Prepared:
     prepared; an object that ranks runs but lacks part of the protocol is a TypeError."""
     if isinstance(qrels, Prepared):
         return qrels
-    if hasattr(qrels, "rank"):
+    if hasattr(qrels, "rank") and not is_frame(qrels):  # a DataFrame has a rank method too
         lacking = [name for name in ("topics", "adhoc", "rank") if not hasattr(qrels, name)]
         raise TypeError(f"{type(qrels).__name__} is not prepared judgments "
                         f"(irbench.judgments.Prepared): it lacks {', '.join(lacking)}")
@@ -56,3 +56,25 @@ def evaluate(
         summaries=summaries,
         options=options,
     )
+
+
+def to_frame(results):
+    """Per-topic values as a tidy pandas DataFrame: columns ``query_id``, ``measure``, ``value``
+    for one :class:`Evaluation`; with ``system`` first for several (a list: each run's name;
+    a mapping: its keys). Text measures (runid, relstring) are left out. pandas is imported
+    here only (``pip install 'irbench[pandas]'``)."""
+    import pandas as pd
+
+    named = (results.items() if isinstance(results, dict) else
+             [(None, results)] if isinstance(results, Evaluation) else
+             [(r.run_name, r) for r in results])
+    parts = []
+    for system, ev in named:
+        for measure, values in ev.values.items():
+            if measure.definition.kind == "str":  # RunId, relstring: text, not per-topic values
+                continue
+            part = {"query_id": list(ev.topics), "measure": str(measure), "value": values}
+            parts.append(pd.DataFrame(part if system is None else {"system": system, **part}))
+    columns = (["query_id", "measure", "value"] if isinstance(results, Evaluation)
+               else ["system", "query_id", "measure", "value"])
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)

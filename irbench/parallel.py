@@ -20,8 +20,6 @@ as ``irbench eval`` does, can look at all results first.
 
 from __future__ import annotations
 
-import ctypes
-import multiprocessing
 import os
 import signal
 import sys
@@ -151,6 +149,8 @@ def die_with_parent(parent: int | None = None) -> None:
     worker was started by, default the current parent; if it is already gone, exit now."""
     if not sys.platform.startswith("linux"):
         return
+    import ctypes  # here: one run in the calling process needs neither ctypes nor processes
+
     parent = os.getppid() if parent is None else parent
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -162,6 +162,8 @@ def die_with_parent(parent: int | None = None) -> None:
 
 
 def _context():
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 

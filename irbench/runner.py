@@ -74,6 +74,7 @@ class _Task:
     path: str
     measures: dict[str, tuple[str, ...]]  # qrels set -> canonical measure names to compute
     hashed: bool = True  # False: the file's hash is unknown, so drop what the store has
+    check_only: bool = False  # irbench check: rank against every set, compute nothing
 
 
 @dataclass(frozen=True)
@@ -201,11 +202,13 @@ def _score_system(task: _Task) -> _Outcome:
     results = []
     try:
         for qrels_name, names in todo.items():
-            if not names:
+            if not names and not task.check_only:
                 continue
             ranked = ctx.qrels[qrels_name].rank(run, options)
             if ctx.settings.topics == "intersection":
                 ranked = restrict(ranked, ~ranked.missing)
+            if not names:  # checked: the run ranks against this set
+                continue
             measures = [parse_measure(n) for n in names]
             values, summaries = compute(ranked, measures)
             results.append(Evaluated(
@@ -342,7 +345,7 @@ class _Campaign:
         A qrels file (and intent weights file) whose size and mtime are unchanged since it was
         last found usable (with the same topic file) is not read again: its counts come from
         the store. The result key of a set: see :func:`_result_key`."""
-        stored = self.store.qrels_records()
+        stored = self.store.qrels_records() if self.store is not None else {}
         prepared = _QrelsSets(self.known)
         shas, rows = {}, []
         for spec in self.config.qrels:
@@ -410,8 +413,8 @@ class _Campaign:
         return sha, weights_sha, prep
 
     def measures_for(self, qrels_rows: list[dict], shas: dict) -> dict[str, tuple[Measure, ...]]:
-        """The measures each usable qrels set can take: graded ones need graded qrels;
-        diversity measures are taken by diversity sets only, Coverage and Novelty (which need
+        """The measures each usable qrels set can take (see Family.level_problem, which
+        ``irbench eval`` asks too); diversity measures are taken by diversity sets only, Coverage and Novelty (which need
         the known documents) by ad hoc sets only."""
         out = {}
         specs = {spec.name: spec for spec in self.config.qrels}
@@ -420,12 +423,14 @@ class _Campaign:
                 continue
             usable = []
             for m in specs[row["name"]].measures(self.config.measures):
-                needed = m.definition.levels_needed(m, self.settings.relevance_level)
-                if needed > row["max_level"]:
+                problem = m.definition.level_problem(m, row["max_level"])
+                if problem is not None and problem.fatal:
                     self.fail(f"qrels '{row['name']}', measure {m}",
-                              f"{row['path']}: {m} needs judgments of level {needed} or more, "
-                              f"but the highest level is {row['max_level']}")
+                              f"{row['path']}: {problem.text}")
                     continue
+                if problem is not None:
+                    self.warnings.append(f"qrels '{row['name']}': {row['path']}: "
+                                         f"{problem.text}")
                 usable.append(m)
             out[row["name"]] = tuple(usable)
         return out
@@ -554,6 +559,37 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
                                 len(camp.failures))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def check_campaign(config: Config, workers: int | None = None) -> tuple[list[Failure],
+                                                                          list[str]]:
+    """(failures, warnings): what ``irbench run`` would refuse or warn about, found by the
+    very functions it uses, without a store: the known documents, the topics, every qrels set
+    and measure, every run (read, its topics, the submission checks, ranked against every
+    usable qrels set, which finds duplicates). Nothing is scored or written."""
+    try:
+        camp = _Campaign(config, None, workers, False, None, rehash=True)
+    except IrbenchError as exc:
+        return [Failure("known documents", str(exc))], []
+    _, topic_set, topics_sha, topics_obj = camp.read_topics()
+    prepared, shas, qrels_rows = camp.read_qrels(topic_set, topics_sha, {})
+    camp.measures_for(qrels_rows, shas)
+    for name, message in config.missing_runs.items():
+        camp.fail(f"system '{name}'", message)
+
+    def on_outcome(outcome: _Outcome) -> None:
+        if outcome.validation is not None and outcome.error is None:
+            camp.warnings.extend(f"system '{outcome.system}': {line}"
+                                 for line in outcome.validation[2]
+                                 if ": warning: " in line or ": error: " in line)
+        if outcome.error is not None:
+            camp.fail(f"system '{outcome.system}'", outcome.error)
+
+    tasks = [_Task(s.name, s.path, {q: () for q in shas}, check_only=True)
+             for s in config.systems if s.name not in config.missing_runs]
+    camp.execute(tasks, _Context(prepared, shas, topic_set, camp.settings, {}, topics_obj,
+                                 config.validation), on_outcome)
+    return camp.failures, camp.warnings
 
 
 def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> None:
@@ -704,7 +740,7 @@ def _system_row(system) -> dict:
     return {"name": system.name, "path": system.path, "group": system.group,
             "type": system.type, "description": system.description,
             "baseline": system.baseline, "official": system.official,
-            "priority": system.priority,
+            "priority": system.priority, "pooled": system.pooled,
             "metadata": json.dumps(system.metadata, sort_keys=True, default=str)}
 
 

@@ -47,6 +47,7 @@ import json
 import math
 import numbers
 import os
+import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -151,6 +152,7 @@ class SimulationResult:
     topics_path: Path
     qrels_path: Path
     campaign_path: Path
+    config_path: Path
     runs: tuple[SimulatedRun, ...]
     topics: tuple[SimulatedTopic, ...]
     pool_size: int
@@ -196,8 +198,9 @@ def group_name(index: int) -> str:
 def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult:
     """Simulate the campaign ``spec`` and write it into ``out_dir`` (created if needed).
 
-    Writes ``topics.txt``, ``qrels.txt``, ``runs/<group>-<k>.txt`` and ``campaign.json``,
-    overwriting files of those names and touching nothing else. See the module docstring.
+    Writes ``topics.txt``, ``qrels.txt``, ``runs/<group>-<k>.txt``, ``campaign.json`` and
+    ``campaign.yaml`` (a config ready for ``irbench run``), overwriting files of those names
+    and touching nothing else. See the module docstring.
     """
     if not isinstance(spec, CampaignSpec):
         raise TypeError(f"spec must be a CampaignSpec, not {type(spec).__name__}")
@@ -280,13 +283,15 @@ def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult
     )
     result = SimulationResult(
         spec=spec, out_dir=out, topics_path=out / "topics.txt", qrels_path=out / "qrels.txt",
-        campaign_path=out / "campaign.json", runs=tuple(runs), topics=topics,
+        campaign_path=out / "campaign.json", config_path=out / "campaign.yaml",
+        runs=tuple(runs), topics=topics,
         pool_size=int(sum(int(j.sum()) for j in judged)),
     )
     _write(result.topics_path, _topics_text(query_ids, titles).encode("ascii"))
     _write(result.qrels_path,
            _qrels_text(query_ids, candidates, grades, judged, width).encode("ascii"))
     _write(result.campaign_path, _campaign_json(result).encode("ascii"))
+    _write(result.config_path, _campaign_yaml(result).encode("utf-8"))
     return result
 
 
@@ -355,6 +360,37 @@ def _campaign_json(result: SimulationResult) -> str:
         "topics": [asdict(t) for t in result.topics],
     }
     return json.dumps(doc, indent=2) + "\n"
+
+
+SUITES = {"core": ["AP", "nDCG@10", "P@10", "RR", "Rprec", "R@100", "GMAP"],
+          "incomplete": ["Bpref", "infAP", "judged@10", "AP(condensed)", "nDCG(condensed)@10"]}
+
+
+def _campaign_yaml(result: SimulationResult) -> str:
+    """A campaign config over the simulated files, paths relative to it: ready for
+    ``irbench run OUT/campaign.yaml``."""
+    import yaml
+
+    spec, out = result.spec, result.out_dir
+    name = re.sub(r"[^A-Za-z0-9_-]", "-", out.resolve().name).strip("-.") or "simulated"
+    config = {
+        "name": name[:128],
+        "collection": {"topics": result.topics_path.relative_to(out).as_posix(),
+                       "qrels": {"official": result.qrels_path.relative_to(out).as_posix()},
+                       "size": spec.collection_size},
+        "systems": [{"name": r.name, "run": r.path.relative_to(out).as_posix(),
+                     "group": r.group, "type": r.type, "priority": int(r.name.rsplit("-")[-1]),
+                     "pooled": r.pooled} for r in result.runs],
+        "suites": {k: list(v) for k, v in SUITES.items()},
+        "evaluation": {"topics": "qrels", "relevance_level": 1},
+        "report": {"pool_depth": spec.pool_depth},
+        "store": "campaign.duckdb",
+    }
+    head = (f"# Written by 'irbench simulate' (seed {spec.seed}): {len(result.runs)} runs of "
+            f"{spec.groups} groups x {spec.topics} topics,\n# qrels from a depth-"
+            f"{spec.pool_depth} pool of each group's first {spec.pooled_runs} run(s) "
+            "(pooled: true). Run: irbench run campaign.yaml\n")
+    return head + yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=100)
 
 
 # ---- run files as byte matrices ----------------------------------------------------------

@@ -14,7 +14,9 @@ user's cache folder (``$IRBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/irbench``, e
   taken to mean a coarse file system (2 s window; a store there is never stamped), others a
   fine one (50 ms window);
 - each ``glob:`` pattern with the files it matched when the config was read;
-- size, mtime and inode of the store file once the run had closed it;
+- size, mtime, ctime and inode of the store file once the run had closed it, and the store
+  schema this irbench writes (a store damaged in place changes its ctime; a store of an older
+  schema is migrated by the long way);
 - the summary counts and the leaderboard the run printed.
 
 The next ``irbench run CONFIG`` (alone or with ``--quiet``, ``--workers``, ``--wait``,
@@ -40,7 +42,8 @@ from typing import Sequence
 
 from . import __version__
 
-FORMAT = 1
+FORMAT = 2
+STORE_SCHEMA = 9  # len(irbench.store.MIGRATIONS), without importing DuckDB (a test checks)
 FINE_WINDOW_NS = 50_000_000  # ns-stamping file systems tick every few ms
 COARSE_WINDOW_NS = 2_000_000_000  # whole-second (FAT: 2 s) stamping
 # ``irbench run`` options that cannot change what an unchanged rerun does (with their arity)
@@ -108,6 +111,7 @@ class Stamp:
     store_facts: list[int] | None = None
     version: str = __version__
     format: int = FORMAT
+    schema: int = STORE_SCHEMA
     written: float = field(default_factory=time.time)
 
     def write(self, config_path: str) -> bool:
@@ -140,10 +144,11 @@ def forget(config_path: str) -> None:
 
 
 def _store_facts(store: str) -> list[int] | None:
+    """Size, mtime, ctime and inode of the store: any write to it, even one that puts the
+    mtime back (a store damaged in place), moves its ctime."""
     if os.path.exists(store + ".wal"):
         return None  # uncheckpointed writes: the file alone does not say what the store holds
-    facts = file_facts(store)
-    return None if facts is None else [facts[0], facts[1], facts[3]]
+    return file_facts(store)
 
 
 def _config_sha256(path: str) -> str | None:
@@ -175,8 +180,9 @@ def _run_arguments(argv: Sequence[str]) -> tuple[str, bool] | None:
 
 
 def _still_true(stamp: dict, config: str) -> bool:
-    if stamp.get("format") != FORMAT or stamp.get("version") != __version__:
-        return False
+    if stamp.get("format") != FORMAT or stamp.get("version") != __version__ or \
+            stamp.get("schema") != STORE_SCHEMA:
+        return False  # another irbench, or another store schema: migrate, decide by hashes
     if stamp.get("config_sha256") != _config_sha256(config):
         return False
     if stamp.get("store_facts") is None or _store_facts(stamp["store"]) != stamp["store_facts"]:

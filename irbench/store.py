@@ -23,6 +23,7 @@ from typing import Any, Iterable, Sequence
 import duckdb
 import numpy as np
 
+from .config import Config, load_config
 from .errors import StoreError
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -106,7 +107,20 @@ MIGRATIONS: list[tuple[str, str]] = [
     CREATE TABLE campaign (
         name VARCHAR PRIMARY KEY, config_path VARCHAR, claimed_at TIMESTAMP);
     """),
+    ("which systems were pooled", """
+    ALTER TABLE systems ADD COLUMN pooled BOOLEAN;
+    """),
+    # Migration 1 was once edited in place (three qrels_sets columns added): stores made by
+    # its first form were stamped as migrated without them. Never edit an applied migration;
+    # tests/test_store_robustness.py pins each one's text.
+    ("repair stores made by the first schema", """
+    ALTER TABLE qrels_sets ADD COLUMN IF NOT EXISTS level_counts BIGINT[];
+    ALTER TABLE qrels_sets ADD COLUMN IF NOT EXISTS topics VARCHAR[];
+    ALTER TABLE qrels_sets ADD COLUMN IF NOT EXISTS topics_sha256 VARCHAR;
+    """),
 ]
+
+READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
 
 
 @dataclass(frozen=True)
@@ -125,8 +139,11 @@ class Evaluated:
 class Store:
     """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
 
-    def __init__(self, path: str, read_only: bool = False, wait: float = 0.0, *,
+    def __init__(self, path: str, read_only: bool = False, wait: float | None = None, *,
                  _in_place: bool = False):
+        """wait: seconds to wait for another process holding the store; None: READER_WAIT
+        when reading (a reader waits out a running ``irbench run``), 0 when writing."""
+        wait = wait if wait is not None else (READER_WAIT if read_only else 0.0)
         self.path = path
         self.read_only = read_only
         if read_only and not os.path.exists(path):
@@ -135,7 +152,7 @@ class Store:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             if not os.path.exists(path) and not _in_place:
                 _create(path)
-        self.con = _connect(path, read_only, wait)
+        self.con = _Connection(_connect(path, read_only, wait), path)
         self._ids: dict | None = None  # evaluation key -> id, loaded on first use
         self._created: set[int] = set()  # ids made by this connection
         self._clear_pending()
@@ -163,11 +180,21 @@ class Store:
         row = self.con.execute("SELECT max(version) FROM migrations").fetchone()
         return row[0] or 0
 
+    def _tables(self) -> set[str]:
+        rows = self.con.execute("SELECT table_name FROM information_schema.tables "
+                                "WHERE table_schema = 'main'").fetchall()
+        return {r[0] for r in rows}
+
     def _migrate(self) -> None:
+        tables = self._tables()
+        if tables and "migrations" not in tables:
+            raise StoreError(f"{self.path}: a DuckDB database but not an irbench score store "
+                             f"(it holds {', '.join(sorted(tables)[:5])}); irbench does not "
+                             "write into it: point the config's 'store:' elsewhere")
         applied = self._applied()
         if applied > len(MIGRATIONS):
-            raise StoreError(f"{self.path}: made by a newer irbench (schema {applied}); "
-                             "upgrade irbench to use it")
+            raise StoreError(f"{self.path}: made by a newer irbench (schema {applied}, this "
+                             f"one knows {len(MIGRATIONS)}); upgrade irbench to use it")
         for version, (name, sql) in enumerate(MIGRATIONS, 1):
             if version <= applied:
                 continue
@@ -176,13 +203,19 @@ class Store:
                 self.con.execute("INSERT INTO migrations VALUES (?, ?, now())", [version, name])
 
     def _check_version(self) -> None:
-        try:
-            row = self.con.execute("SELECT max(version) FROM migrations").fetchone()
-        except duckdb.Error:
-            raise StoreError(f"{self.path}: not an irbench score store") from None
-        if (row[0] or 0) != len(MIGRATIONS):
-            raise StoreError(f"{self.path}: schema {row[0]}, this irbench reads "
-                             f"{len(MIGRATIONS)}; run 'irbench run' to migrate it")
+        if "migrations" not in self._tables():
+            raise StoreError(f"{self.path}: not an irbench score store (a DuckDB database "
+                             "without irbench's schema)")
+        row = self.con.execute("SELECT max(version) FROM migrations").fetchone()
+        applied = row[0] or 0
+        if applied > len(MIGRATIONS):
+            raise StoreError(f"{self.path}: made by a newer irbench (schema {applied}, this "
+                             f"one knows {len(MIGRATIONS)}); upgrade irbench to read it")
+        if applied < len(MIGRATIONS):
+            raise StoreError(f"{self.path}: made by an older irbench (schema {applied} of "
+                             f"{len(MIGRATIONS)}); run 'irbench run CONFIG' once to migrate it "
+                             "(a read-only copy cannot be migrated: copy it somewhere "
+                             "writable first)")
 
     def transaction(self):
         return _Transaction(self)
@@ -541,6 +574,21 @@ class Store:
         return self.query(sql + " ORDER BY p.system, p.qrels, p.measure, t.position, "
                                 "p.query_id", params)
 
+    def frame(self, table: str, qrels: str | None = None, systems: Sequence[str] = (),
+              measures: Sequence[str] = ()):
+        """``means`` or ``per_query`` (the documented views) as a pandas DataFrame, built by
+        DuckDB from columns (pandas needed: ``pip install 'irbench[pandas]'``)."""
+        columns = {"means": "system, qrels, measure, value, num_topics",
+                   "per_query": "system, qrels, measure, query_id, value"}[table]
+        order = {"means": "qrels, measure, value DESC, system",
+                 "per_query": "system, qrels, measure, query_id"}[table]
+        sql, params = _filtered(f"SELECT {columns} FROM {table}", qrels, systems, measures)
+        try:
+            return self.con.execute(sql + f" ORDER BY {order}", list(params)).df()
+        except ModuleNotFoundError as exc:
+            raise StoreError(f"data frames need pandas ({exc}): pip install "
+                             "'irbench[pandas]'") from None
+
     def topic_texts(self) -> dict[str, str]:
         """{topic id: its text} of the campaign's topics."""
         return dict(self.con.execute("SELECT query_id, text FROM topics").fetchall())
@@ -692,6 +740,40 @@ def _sql_string(text: str) -> str:
     return text.replace("'", "''")
 
 
+class StoreFrames:
+    """A campaign's stored scores as pandas DataFrames, for notebooks:
+    ``irbench.open_store("configs/demo.yaml").per_query()``. Each call opens the store
+    read-only for the time of one read (waiting up to ``wait`` seconds, default
+    :data:`READER_WAIT`, for a running ``irbench run``), so a notebook never holds the store."""
+
+    def __init__(self, path: str, wait: float | None = None):
+        self.path = path
+        self.wait = wait
+
+    def per_query(self, qrels: str | None = None, systems: Sequence[str] = (),
+                  measures: Sequence[str] = ()):
+        """Columns system, qrels, measure, query_id, value: one row per score."""
+        with Store(self.path, read_only=True, wait=self.wait) as store:
+            return store.frame("per_query", qrels, systems, measures)
+
+    def means(self, qrels: str | None = None, systems: Sequence[str] = (),
+              measures: Sequence[str] = ()):
+        """Columns system, qrels, measure, value, num_topics: trec_eval's ``all`` values."""
+        with Store(self.path, read_only=True, wait=self.wait) as store:
+            return store.frame("means", qrels, systems, measures)
+
+
+def open_store(config, wait: float | None = None) -> StoreFrames:
+    """The stored scores of a campaign: ``config`` is a campaign config (its path or a
+    :class:`~irbench.config.Config`) or the store's own path."""
+    if isinstance(config, Config):
+        return StoreFrames(config.store, wait)
+    path = os.fspath(config)
+    if path.lower().endswith((".yaml", ".yml")):
+        return StoreFrames(load_config(path, strict=False).store, wait)
+    return StoreFrames(path, wait)
+
+
 class _Transaction:
     """BEGIN ... COMMIT, or ROLLBACK on an exception; nested uses join the outer one."""
 
@@ -726,15 +808,47 @@ class _Transaction:
         return False
 
 
+DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
+NO_EXTENSIONS = {"autoload_known_extensions": False, "autoinstall_known_extensions": False}
+DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationException,
+          duckdb.InvalidInputException, duckdb.FatalException, duckdb.CatalogException)
+ADVICE = ("restore it from a backup, or move it away and run 'irbench run CONFIG' to score "
+          "the campaign again from its inputs")
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _check_file(path: str) -> None:
+    """Refuse a file that is not a DuckDB database before DuckDB opens it (DuckDB would try to
+    fetch an extension for an SQLite file, or report a raw error)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the score store ({exc.strerror})") from None
+    if not head:
+        return  # an empty file: DuckDB makes a store of it
+    if len(head) < 12 or head[8:12] != DUCKDB_MAGIC:
+        kind = ("an SQLite database" if head.startswith(b"SQLite format 3") else
+                "a truncated file" if len(head) < 12 else "not a DuckDB database")
+        raise StoreError(f"{path}: not an irbench score store ({kind}); point the config's "
+                         "'store:' elsewhere, or move this file away")
+
+
 def _connect(path: str, read_only: bool, wait: float):
+    _check_file(path)
     deadline = time.monotonic() + max(wait, 0.0)
     while True:
         try:
-            return duckdb.connect(path, read_only=read_only)
+            return duckdb.connect(path, read_only=read_only, config=NO_EXTENSIONS)
         except duckdb.IOException as exc:
             text = str(exc)
             if "lock" not in text.lower():
-                raise StoreError(f"{path}: cannot open the score store ({text})") from None
+                raise _damaged(path, exc) from None
             if time.monotonic() >= deadline:
                 holder = _lock_holder(text)
                 raise StoreError(
@@ -742,29 +856,128 @@ def _connect(path: str, read_only: bool, wait: float):
                     "it to finish (or pass --wait SECONDS)") from None
             time.sleep(0.2)
         except duckdb.Error as exc:
-            raise StoreError(f"{path}: cannot open the score store ({exc})") from None
+            raise _damaged(path, exc) from None
+
+
+def _damaged(path: str, exc: BaseException) -> StoreError:
+    """The StoreError for a DuckDB error that is no fault of irbench's: a damaged file, part of
+    the schema dropped, a file that cannot be read or written."""
+    text = _first_line(exc)
+    if isinstance(exc, duckdb.CatalogException):
+        return StoreError(f"{path}: the score store lacks part of its schema ({text}): it was "
+                          f"changed by another program; {ADVICE}")
+    if isinstance(exc, duckdb.IOException) and ("ermission" in text or "ead-only" in text):
+        return StoreError(f"{path}: cannot write the score store ({text})")
+    return StoreError(f"{path}: the score store is damaged ({text}); {ADVICE}")
+
+
+class _Connection:
+    """A store's DuckDB connection: a DuckDB error that is not irbench's doing (a damaged
+    file, a dropped table or view) becomes a :class:`StoreError` naming the store and what to
+    do; results are fetched from it as from DuckDB's."""
+
+    def __init__(self, con, path: str):
+        self._con, self._path = con, path
+
+    def _call(self, method: str, *args):
+        try:
+            return getattr(self._con, method)(*args)
+        except DAMAGE as exc:
+            raise _damaged(self._path, exc) from None
+
+    def execute(self, sql: str, params=None) -> "_Connection":
+        self._call("execute", sql, *(() if params is None else (params,)))
+        return self
+
+    def executemany(self, sql: str, params) -> "_Connection":
+        self._call("executemany", sql, params)
+        return self
+
+    def fetchone(self):
+        return self._call("fetchone")
+
+    def fetchall(self):
+        return self._call("fetchall")
+
+    def fetchnumpy(self):
+        return self._call("fetchnumpy")
+
+    def df(self):
+        return self._call("df")
+
+    @property
+    def description(self):
+        return self._con.description
+
+    def register(self, name: str, data) -> None:
+        self._call("register", name, data)
+
+    def unregister(self, name: str) -> None:
+        self._call("unregister", name)
+
+    def close(self) -> None:
+        self._con.close()
 
 
 def _create(path: str) -> None:
     """A new store, made whole beside ``path`` and linked into place only once its schema is
     written: a run killed while creating the file leaves no half-made store behind (a stray
-    ``.new-PID`` file at most). If another process got there first, its store is kept."""
+    ``.new-PID`` file at most, removed by the next creation once that process is gone). If
+    another process got there first, its store is kept."""
+    _remove_strays(path)
     new = f"{path}.new-{os.getpid()}"
     for leftover in (new, new + ".wal"):
         if os.path.exists(leftover):
             os.unlink(leftover)
-    with Store(new, _in_place=True):
-        pass  # migrations applied, closed (checkpointed)
     try:
-        os.link(new, path)  # fails if the store appeared meanwhile: never replaces one
-    except FileExistsError:
-        pass
-    except OSError:  # a file system without hard links
-        if not os.path.exists(path):
-            os.rename(new, path)
+        with Store(new, _in_place=True):
+            pass  # migrations applied, closed (checkpointed)
+        try:
+            os.link(new, path)  # fails if the store appeared meanwhile: never replaces one
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not os.path.exists(path):
+                os.rename(new, path)
+    except StoreError as exc:  # name the user's store, not the temporary file
+        raise StoreError(str(exc).replace(new, path)) from None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot create the score store ({exc.strerror})") from None
     finally:
-        if os.path.exists(new):
-            os.unlink(new)
+        for leftover in (new, new + ".wal"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+
+
+def _remove_strays(path: str) -> None:
+    """Remove ``PATH.new-PID`` (and its ``.wal``) left by creations killed midway, whose
+    process is gone."""
+    folder, base = os.path.split(os.path.abspath(path))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    prefix = base + ".new-"
+    for name in sorted(names):
+        if not name.startswith(prefix):
+            continue
+        pid = name[len(prefix):].removesuffix(".wal")
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by another user
+        return True
+    return True
 
 
 def _lock_holder(text: str) -> str:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import FormatError
-from .trec import _read_source, long_id
+from .trec import _read_source, too_long
 
 _TOP_OPEN_RE = re.compile(rb"<top>", re.I)
 _TOP_CLOSE_RE = re.compile(rb"</top>", re.I)
@@ -123,7 +123,7 @@ class _Lines:
 
 
 def _id_problem(qid: str) -> str | None:
-    return long_id(("topic id", qid.encode()))
+    return too_long([("topic id", qid.encode())])
 
 
 def _trec_topics(data: bytes):
@@ -226,7 +226,7 @@ def _tsv_topics(data: bytes):
         if not tab or not qid.strip():
             lines.append((line, "expected 'query_id<TAB>text'"))
             continue
-        problem = long_id(("topic id", qid.strip()))
+        problem = too_long([("topic id", qid.strip())])
         if problem:
             lines.append((line, problem))
             continue

@@ -29,7 +29,7 @@ import re
 import sys
 import zlib
 from dataclasses import dataclass
-from typing import IO, Iterable, Iterator, Mapping, Union
+from typing import IO, Any, Iterable, Iterator, Mapping, Union
 
 import numpy as np
 
@@ -256,22 +256,20 @@ def _longest_token(piece: bytes) -> int:
     return int(max(at[0], len(buf) - 1 - at[-1], np.diff(at).max(initial=1) - 1))
 
 
-_ID_PLURALS = {"topic id": "topic ids and docnos", "docno": "topic ids and docnos"}
-
-
-def long_id(*named: tuple[str, bytes]) -> str | None:
-    """The problem with the first ``(what, value)`` id longer than MAX_ID_BYTES, or None.
-    Every reader of ids (runs, qrels, topics, the other judgment formats) asks this."""
-    for what, value in named:
-        if len(value) > MAX_ID_BYTES:
-            return (f"{what} of {len(value):,} bytes: irbench takes "
-                    f"{_ID_PLURALS.get(what, what + 's')} of at most {MAX_ID_BYTES:,} bytes")
-    return None
-
-
 def _long_id(query_id: bytes, doc_id: bytes) -> str | None:
     """The problem with a topic id or docno longer than MAX_ID_BYTES, or None."""
-    return long_id(("topic id", query_id), ("docno", doc_id))
+    return too_long((("topic id", query_id), ("docno", doc_id)))
+
+
+def too_long(named) -> str | None:
+    """The problem with the first of ``(what, token)`` pairs longer than MAX_ID_BYTES (topic
+    ids, docnos, subtopics, judgment groups: every id a reader turns into a column, which
+    numpy makes as wide as its longest value), or None."""
+    for what, value in named:
+        if len(value) > MAX_ID_BYTES:
+            return (f"{what} of {len(value):,} bytes: irbench takes topic ids and docnos of "
+                    f"at most {MAX_ID_BYTES:,} bytes")
+    return None
 
 
 def relevance_of(text: bytes) -> tuple[int, str | None]:
@@ -344,8 +342,10 @@ def _cut(data: bytes) -> Iterator[bytes]:
 def read_run(source: Source | Mapping | Iterable, name: str | None = None) -> Run:
     """Read a TREC run from a path, ``-`` (stdin), a file object, or in-memory data.
 
-    In-memory data is either ``{query_id: {doc_id: score}}`` (pytrec_eval's shape) or an
-    iterable of ``(query_id, doc_id, score)`` tuples. Files are parsed in whole-line pieces:
+    In-memory data is ``{query_id: {doc_id: score}}`` (pytrec_eval's shape), an iterable of
+    ``(query_id, doc_id, score)`` tuples (or named tuples with those fields, as ir_measures'
+    ``ScoredDoc``), or a data frame (pandas, Polars, Arrow) with columns ``query_id``,
+    ``doc_id`` and ``score`` (others, e.g. ``iteration``, are ignored). Files are parsed in whole-line pieces:
     :func:`_run_columns` (vectorised) when the piece is regular, else line by line.
     """
     if isinstance(source, Mapping) or (
@@ -588,8 +588,10 @@ def _parse_run_lines(piece: bytes, first_line: int, problems: _Problems):
 def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> Qrels:
     """Read TREC qrels from a path, ``-`` (stdin), a file object, or in-memory data.
 
-    In-memory data is ``{query_id: {doc_id: relevance}}`` or ``(query_id, doc_id, relevance)``
-    tuples. Duplicate ``(query_id, doc_id)`` rows are an error.
+    In-memory data is ``{query_id: {doc_id: relevance}}``, ``(query_id, doc_id, relevance)``
+    tuples, named tuples with those fields (ir_measures' ``Qrel``, ir_datasets' ``TrecQrel``,
+    whose fourth field ``iteration`` is ignored), or a data frame (pandas, Polars, Arrow) with
+    columns ``query_id``, ``doc_id`` and ``relevance``. Duplicate ``(query_id, doc_id)`` rows are an error.
     """
     if isinstance(source, Mapping) or (
         not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read")
@@ -705,10 +707,126 @@ def _as_bytes(value) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode("utf-8")
 
 
-def _rows(data) -> list[tuple]:
+def _rows(data, value: str) -> list[tuple]:
+    """(query_id, doc_id, value) rows of in-memory data; named tuples (ir_measures' ScoredDoc
+    and Qrel, ir_datasets' TrecQrel: ``query_id, doc_id, relevance, iteration``) by field."""
     if isinstance(data, Mapping):
         return [(q, d, v) for q, inner in data.items() for d, v in inner.items()]
-    return [tuple(row) for row in data]
+    wanted = ("query_id", "doc_id", value)
+    return [tuple(getattr(row, f) for f in wanted)
+            if all(f in getattr(row, "_fields", ()) for f in wanted) else tuple(row)
+            for row in data]
+
+
+# ---- data frames: pandas, Polars, Arrow -----------------------------------------------------
+# Columns named as ir_measures and ranx name them; one numpy conversion per column, no row loop
+# (except for text ids that are not ASCII, encoded by numpy per element).
+
+FRAME_COLUMNS = {"run": ("query_id", "doc_id", "score"),
+                 "qrels": ("query_id", "doc_id", "relevance")}
+
+
+def is_frame(data) -> bool:
+    """Whether ``data`` is a data frame (pandas, Polars) or an Arrow table."""
+    return not isinstance(data, Mapping) and (hasattr(data, "column_names")  # Arrow
+                                              or hasattr(data, "columns"))  # pandas, Polars
+
+
+def _frame_columns(frame, kind: str, name: str) -> list[tuple[Any, np.ndarray]]:
+    """Per needed column: (the column, its missing-value mask)."""
+    arrow = hasattr(frame, "column_names")
+    present = [str(c) for c in (frame.column_names if arrow else list(frame.columns))]
+    wanted = FRAME_COLUMNS[kind]
+    missing = [c for c in wanted if c not in present]
+    if missing:
+        raise FormatError([f"<{name}>: a {kind} data frame needs the column"
+                           f"{'s' if len(missing) > 1 else ''} {', '.join(missing)} (it has "
+                           f"{', '.join(present) or 'none'}; the names ir_measures uses)"])
+    out = []
+    for c in wanted:
+        column = frame.column(c) if arrow else frame[c]
+        isna = getattr(column, "isna", None) or getattr(column, "is_null")
+        mask = np.asarray(isna().to_numpy() if hasattr(isna(), "to_numpy") else isna(),
+                          dtype=bool)
+        out.append((column, mask))
+    return out
+
+
+def _arrow_strings(column) -> np.ndarray | None:
+    """A text column as a numpy bytes array built from its Arrow buffers (offsets and UTF-8
+    data, as the file reader builds its columns: no Python object per value), or None when
+    pyarrow is not installed or the column is not text."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    try:
+        array = column.to_arrow() if hasattr(column, "to_arrow") else (
+            column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column))
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        array = array.cast(pa.large_string())
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    _, offsets, data = array.buffers()
+    ends = np.frombuffer(offsets, dtype=np.int64)[array.offset:array.offset + len(array) + 1]
+    buf = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(8, np.uint8)
+    starts, ends = ends[:-1], ends[1:]
+    if not len(starts):
+        return np.zeros(0, dtype="S1")
+    return _as_strings(_token_words(buf, starts, ends), ends - starts)
+
+
+def _frame_ids(column, mask: np.ndarray, what: str, problems: "_Problems") -> np.ndarray:
+    if mask.any():
+        problems.add(int(np.argmax(mask)) + 1, f"{what} is missing")
+        return np.zeros(0, dtype="S1")
+    ids = _arrow_strings(column)
+    if ids is None:  # no pyarrow: through numpy
+        values = np.asarray(column.to_numpy())
+        if values.dtype.kind in "iuS":
+            ids = values.astype("S")
+        else:
+            text = values.astype(str)
+            try:
+                ids = text.astype("S")  # ASCII: one cast
+            except UnicodeEncodeError:
+                ids = np.char.encode(text, "utf-8")
+    empty = ids == b""
+    if empty.any():
+        problems.add(int(np.argmax(empty)) + 1, f"{what} is empty")
+    if ids.dtype.itemsize > MAX_ID_BYTES:
+        long = np.char.str_len(ids) > MAX_ID_BYTES
+        row = int(np.argmax(long))
+        problems.add(row + 1, f"{what} of {len(ids[row]):,} bytes: at most "
+                     f"{MAX_ID_BYTES:,} bytes")
+    return ids
+
+
+def _from_frame(frame, kind: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    (q, q_na), (d, d_na), (v_col, v_na) = _frame_columns(frame, kind, name)
+    problems = _Problems(f"<{name}>")
+    query_id = _frame_ids(q, q_na, "query_id", problems)
+    doc_id = _frame_ids(d, d_na, "doc_id", problems)
+    v = np.asarray(v_col.to_numpy())
+    try:
+        value = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        value = np.full(len(v), np.nan)
+    bad = v_na | ~np.isfinite(value)
+    if kind == "qrels":
+        bad |= (value != np.round(value)) | (value < MIN_RELEVANCE) | (value > MAX_RELEVANCE)
+    if bad.any():
+        row = int(np.argmax(bad))
+        what = ("score is not a finite number" if kind == "run"
+                else "relevance is not an integer in range")
+        shown = repr(v[row].item() if isinstance(v[row], np.generic) else v[row])
+        more = int(bad.sum()) - 1
+        problems.add(row + 1, f"{what}: {shown}" + (f" (and {more} more rows)" if more else ""))
+    problems.raise_if_any()
+    if not len(value):
+        raise FormatError([f"<{name}>:1: empty {kind}: no rows"])
+    return query_id, doc_id, value
 
 
 def _memory_score(value) -> float | None:
@@ -735,7 +853,11 @@ def _memory_relevance(value) -> int | None:
 
 
 def _run_from_memory(data, name: str) -> Run:
-    rows = _rows(data)
+    if is_frame(data):
+        query_id, doc_id, score = _from_frame(data, "run", name)
+        return Run(name=name, runid=name, query_id=query_id, doc_id=doc_id, score=score,
+                   line=np.arange(1, len(score) + 1, dtype=np.int64))
+    rows = _rows(data, "score")
     problems = _Problems(f"<{name}>")
     for i, row in enumerate(rows, 1):
         if len(row) != 3:
@@ -756,7 +878,14 @@ def _run_from_memory(data, name: str) -> Run:
 
 
 def _qrels_from_memory(data, name: str) -> Qrels:
-    rows = _rows(data)
+    if is_frame(data):
+        query_id, doc_id, relevance = _from_frame(data, "qrels", name)
+        qrels = Qrels(name=name, query_id=query_id, doc_id=doc_id,
+                      relevance=relevance.astype(np.int64),
+                      line=np.arange(1, len(relevance) + 1, dtype=np.int64))
+        _check_qrels_duplicates(qrels)
+        return qrels
+    rows = _rows(data, "relevance")
     problems = _Problems(f"<{name}>")
     for i, row in enumerate(rows, 1):
         if len(row) != 3:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import irbench
 from irbench import cli
 
@@ -47,8 +49,28 @@ def test_bad_requests(capsys):
     assert "unknown pooling strategy 'nope'" in capsys.readouterr().err
     assert cli.main(["pool", "build", str(DEMO), "--pooled", "nobody"]) == 1
     assert "no system 'nobody'" in capsys.readouterr().err
-    assert cli.main(["pool", "build"]) == 1
+    with pytest.raises(SystemExit) as exc:  # argparse: a usage error, with the usage
+        cli.main(["pool", "build"])
+    assert exc.value.code == 2
+    assert "irbench pool build: error: the following arguments are required: config" in \
+        capsys.readouterr().err
     assert cli.main(["pool", "build", str(DEMO), "--param", "k"]) == 1
+
+
+@pytest.mark.parametrize("action", ["build", "stats", "simulate", "bias", "start", "next",
+                                    "judge", "status"])
+def test_each_pool_subcommand_has_its_own_help(action, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["pool", action, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: irbench pool {action} ")
+    takes = {"build": "--strategy", "bias": "--by", "simulate": "--strategies",
+             "next": "--batch", "judge": "--judgments", "start": "--budget",
+             "stats": "--per-group", "status": "--name"}[action]
+    assert takes in out
+    if action in ("stats", "bias", "status"):
+        assert "--judgments" not in out and "--batch" not in out  # only its own options
 
 
 def test_judging_over_days(tmp_path, capsys):

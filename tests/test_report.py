@@ -98,7 +98,16 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     assert "(Read from the store.)" not in html
     assert cli.main(["report", str(path), "--out", str(out)]) == 0  # again: not recomputed
     assert "(Read from the store.)" in (out / "index.html").read_text()
-    assert len([t for t, a in page.tags if t == "polyline"]) == len(rows) + 6  # + reduction
+    # three matplotlib charts inline (MAP-GMAP scatter, reduction, precision-recall), whose
+    # legends and labels carry participants' names as inert text
+    assert html.count('<figure class="chart">') == 3
+    figure_svgs = html.split('<figure class="chart">')[1:]
+    assert len(figure_svgs) == 3 and all(f.lstrip().startswith("<svg") for f in figure_svgs)
+    assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in f.split("</figure>")[0]
+               for f in figure_svgs)
+    for label in ("Kendall's tau", "judgments kept per topic", "interpolated precision",
+                  "recall", "MAP", "GMAP", "3%", "100%"):
+        assert label.replace("'", "&#39;") in html or label in html, label
     assert set(judged) == set(names)
     import irbench
 
@@ -136,32 +145,39 @@ def test_leaderboard_exports(tmp_path, capsys):
     assert out.read_text().startswith("rank,system,group,type,official,baseline,AP,")
 
 
-def test_reduced_judgments_are_nested_and_marked_unjudged():
-    import irbench
-    from irbench.report.reduction import reduced_qrels
-
-    qrels = irbench.read_qrels({f"t{t}": {f"d{d}": d % 3 for d in range(20)} for t in range(4)})
-    half, fifth = reduced_qrels(qrels, 0.5, 7), reduced_qrels(qrels, 0.2, 7)
-    kept = lambda q: set(np.flatnonzero(q.relevance >= 0))  # noqa: E731
-    assert len(kept(half)) == 4 * 10 and len(kept(fifth)) == 4 * 4
-    assert kept(fifth) <= kept(half)  # nested for one seed
-    assert set(np.unique(half.relevance[half.relevance < 0])) == {-1}
-    assert kept(reduced_qrels(qrels, 0.5, 8)) != kept(half)  # another seed, another subset
-
-
 def test_participant_pages(tmp_path):
+    """An appendix page per run named from its name (made safe), an index linking them all;
+    each page: every suite measure with the run's rank, precision-recall values, judged@k,
+    the difference-from-median chart, and per-topic values against best/median/worst."""
     path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    evil = "<b>x</b>/../r 1"
+    path.write_text(path.read_text().replace(
+        "  - glob: ../runs/r*.txt",
+        f"  - glob: ../runs/r0[01].txt\n  - {{name: '{evil}', run: ../runs/r02.txt}}"))
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
     out = tmp_path / "rep"
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 0
-    pages = sorted((out / "systems").glob("*.html"))
-    assert [p.name for p in pages] == ["001.html", "002.html", "003.html"]
+    pages = sorted(p.name for p in (out / "systems").glob("*.html"))
+    assert pages == ["_b_x__b__.._r_1.html", "index.html", "r00.html", "r01.html"]
+    index = (out / "systems" / "index.html").read_text()
+    for name in ("r00.html", "r01.html", "_b_x__b__.._r_1.html"):
+        assert f'href="{name}"' in index
+    assert "&lt;b&gt;x&lt;/b&gt;/../r 1" in index and "<b>x</b>" not in index
+    html = (out / "systems" / "r00.html").read_text()
     page = Page()
-    page.feed(pages[0].read_text())
-    header, *rows = page.tables[0]
-    assert header == ["topic", "yours", "best", "median", "worst"] and len(rows) == 5
+    page.feed(html)
+    measures, topics = page.tables[0], page.tables[1]
+    assert measures[0] == ["measure", "value", "rank"]
+    assert [r[0] for r in measures[1:]] == ["AP", "nDCG@10", "P@10", "GMAP", "Bpref", "RR"]
+    assert all(r[2] in ("1", "2", "3") for r in measures[1:])
+    header, *rows = topics
+    assert header == ["topic", "this run", "best", "median", "worst"] and len(rows) == 5
     for _, yours, best, median, worst in rows:
         assert float(worst) <= float(yours) <= float(best) and float(worst) <= float(median)
+    assert "judged@10" in html and "Interpolated precision" in html
+    assert html.count('<figure class="chart">') == 1 and "minus the median" in html
+    evil_page = (out / "systems" / "_b_x__b__.._r_1.html").read_text()
+    assert "<b>x</b>" not in evil_page and "&lt;b&gt;x&lt;/b&gt;" in evil_page
 
 
 def test_pool_bias_section_and_report_options(tmp_path, capsys):
@@ -229,7 +245,7 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, monk
     out = tmp_path / "rep"
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 0
     before = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.html"))}
-    assert len(before) == 4
+    assert len(before) == 5  # index.html, systems/index.html and 3 run pages
 
     def fail(src, dst):
         raise OSError(28, "No space left on device")
@@ -240,4 +256,41 @@ def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, monk
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 1
     after = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.html"))}
     assert after == before
-    assert sorted(os.listdir(out)) == ["index.html", "systems"]  # no temporary folder left
+    assert sorted(os.listdir(out)) == [".irbench-report.json", "index.html", "systems"]  # no tmp
+
+
+def test_a_report_folder_belongs_to_one_campaign(tmp_path, capsys):
+    """A copied config with the same name once overwrote the other campaign's report."""
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    first = (out / "index.html").read_bytes()
+    copy = path.parent / "copy.yaml"
+    copy.write_text(path.read_text() + "store: ../runs/copy.duckdb\n")
+    assert cli.main(["run", "--workers", "1", "--quiet", str(copy)]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", str(copy), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{out}: holds the report of campaign" in err and "--force" in err
+    assert (out / "index.html").read_bytes() == first
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0  # its own: rewritten
+    assert cli.main(["report", str(copy), "--out", str(out), "--force"]) == 0
+
+
+def test_figures_for_a_paper(tmp_path, capsys):
+    """--figures DIR writes every chart as PDF and PNG; the PDF holds its text as text."""
+    path = make_campaign(tmp_path, systems=4, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    figures = tmp_path / "figs"
+    assert cli.main(["report", str(path), "--out", str(tmp_path / "rep"), "--figures",
+                     str(figures)]) == 0
+    assert "wrote 6 figure files" in capsys.readouterr().err
+    names = sorted(p.name for p in figures.iterdir())
+    assert names == ["map-gmap.pdf", "map-gmap.png", "precision-recall.pdf",
+                     "precision-recall.png", "reduction.pdf", "reduction.png"]
+    for name in names:
+        data = (figures / name).read_bytes()
+        assert data[:4] == (b"%PDF" if name.endswith(".pdf") else b"\x89PNG")
+    assert b"Kendall" in (figures / "reduction.pdf").read_bytes() or \
+        (figures / "reduction.pdf").stat().st_size > 1000

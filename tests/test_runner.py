@@ -151,7 +151,7 @@ def test_failures_are_reported_and_the_rest_scored(tmp_path, capsys):
     assert f"system 'r01': {bad}:{lines}: score 'abc' is not a finite number" in err
     assert f"system 'r02': {tmp_path / 'runs' / 'r02.txt'}:1: topics not in the topic set: " \
            "'t99'" in err
-    assert "measure P(rel=3)@5" in err and "needs judgments of level 3" in err
+    assert "measure P(rel=3)@5" in err and "counts judgments of level 3 or more" in err
     config = load_config(path)
     values = stored(config)
     assert {k[0] for k in values} == {"r00", "r03"}  # r01, r02 changed and broke: not shown
@@ -226,9 +226,11 @@ def test_store_is_versioned(tmp_path):
                         (2, "run metadata and submission checks"),
                         (3, "pools judged over days"), (4, "built pools with provenance"),
                         (5, "analyses kept for reports"), (6, "diversity qrels sets"),
-                        (7, "the campaign a store belongs to")]
+                        (7, "the campaign a store belongs to"),
+                        (8, "which systems were pooled"),
+                        (9, "repair stores made by the first schema")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(7,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(9,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 
@@ -241,6 +243,7 @@ def test_an_older_store_is_migrated_and_rerun(tmp_path):
         for column in ("kind", "intent_weights", "intent_weights_sha256"):
             store.con.execute(f"ALTER TABLE qrels_sets DROP COLUMN {column}")
         store.con.execute("DROP TABLE campaign")
+        store.con.execute("ALTER TABLE systems DROP COLUMN pooled")
         store.con.execute("DELETE FROM migrations WHERE version >= 6")
     report = run(path)
     assert (report.evaluated, report.reused, report.failures) == (0, 8, [])

@@ -61,12 +61,12 @@ def campaign(tmp_path_factory) -> SimulationResult:
 
 
 def test_same_seed_gives_identical_bytes(tmp_path):
-    simulate(SMALL, tmp_path / "a")
-    simulate(SMALL, tmp_path / "b")
-    first = files(tmp_path / "a")
-    assert first == files(tmp_path / "b")
-    simulate(SMALL, tmp_path / "a")  # overwriting gives the same files again
-    assert files(tmp_path / "a") == first
+    simulate(SMALL, tmp_path / "a" / "c")  # one folder name: campaign.yaml's name is its name
+    simulate(SMALL, tmp_path / "b" / "c")
+    first = files(tmp_path / "a" / "c")
+    assert first == files(tmp_path / "b" / "c")
+    simulate(SMALL, tmp_path / "a" / "c")  # overwriting gives the same files again
+    assert files(tmp_path / "a" / "c") == first
 
 
 def test_different_seed_gives_different_campaign(tmp_path):
@@ -91,7 +91,7 @@ def test_pool_depth_changes_only_the_qrels(tmp_path):
 def test_writes_the_named_files_and_nothing_else(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     result = simulate(SMALL, tmp_path)
-    names = {"campaign.json", "notes.txt", "qrels.txt", "topics.txt"} | {
+    names = {"campaign.json", "campaign.yaml", "notes.txt", "qrels.txt", "topics.txt"} | {
         f"runs/group{g}-{k}.txt" for g in "ABC" for k in (1, 2)}
     assert set(files(tmp_path)) == names
     assert (tmp_path / "notes.txt").read_text() == "mine"
@@ -280,3 +280,30 @@ def test_group_names():
     assert [group_name(i) for i in (0, 1, 25, 26, 27, 51, 52, 701, 702)] == [
         "groupA", "groupB", "groupZ", "groupAA", "groupAB", "groupAZ", "groupBA", "groupZZ",
         "groupAAA"]
+
+
+def test_the_written_config_runs_as_it_is(tmp_path, capsys):
+    """'irbench simulate OUT' writes OUT/campaign.yaml: 'irbench check' and 'irbench run' take
+    it as it is, every system is scored, and its groups, priorities and pool settings are the
+    simulation's."""
+    from irbench import cli
+    from irbench.config import load_config
+
+    assert cli.main(["simulate", str(tmp_path / "my camp"), "--groups", "3",
+                     "--runs-per-group", "2", "--topics", "6", "--depth", "50",
+                     "--pool-depth", "5", "--collection-size", "5000"]) == 0
+    path = tmp_path / "my camp" / "campaign.yaml"
+    assert f"irbench run {path}" in capsys.readouterr().err
+    config = load_config(path)
+    assert config.name == "my-camp"
+    assert [(s.name, s.group, s.priority, s.pooled) for s in config.systems] == [
+        (f"group{g}-{k}", f"group{g}", k, k == 1) for g in "ABC" for k in (1, 2)]
+    assert config.report == {"pool_depth": 5}
+    assert cli.main(["check", str(path)]) == 0
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    capsys.readouterr()
+    assert cli.main(["scores", str(path), "--measure", "AP", "--format", "csv"]) == 0
+    rows = capsys.readouterr().out.strip().splitlines()
+    assert len(rows) == 1 + 6
+    assert cli.main(["pool", "bias", str(path), "--param", "k=5"]) == 0
+    assert "warning" not in capsys.readouterr().err  # the declared pool is the judged pool

@@ -219,14 +219,17 @@ def test_compare_all_pairs_equals_one_pair_at_a_time():
 
 def test_compare_baseline_and_correction_family():
     one, two = scores(measure="AP"), scores(seed=4, measure="nDCG@10")
-    c = S.compare([one, two], baseline="s3", test="t")
+    c = S.compare([one, two], baseline="s3", test="t", family="all")
     assert [(p.system_a, p.system_b) for p in c.for_measure("AP")] == \
         [("s0", "s3"), ("s1", "s3"), ("s2", "s3"), ("s4", "s3"), ("s5", "s3")]
     raw = np.array([p.result.p_value for p in c.pairs])
     assert [p.p_adjusted for p in c.pairs] == pytest.approx(S.adjust_p(raw, "holm"))
-    per = S.compare([one, two], baseline="s3", test="t", family="measure")
+    per = S.compare([one, two], baseline="s3", test="t")  # default family: per measure
+    assert per.family == "measure"
     assert [p.p_adjusted for p in per.for_measure("AP")] == \
         pytest.approx(S.adjust_p(raw[:5], "holm"))
+    assert [p.p_adjusted for p in per.for_measure("nDCG@10")] == \
+        pytest.approx(S.adjust_p(raw[5:], "holm"))
     assert c.pair("AP", "s3", "s0").system_a == "s0"
     assert c.mean("AP", "s0") == pytest.approx(one.values[0].mean())
 
@@ -245,7 +248,7 @@ def test_compare_refuses_incomplete_scores():
 
 
 def test_resolution_note():
-    c = S.compare(scores(m=12), samples=999)  # 66 pairs: Holm needs p < 0.05 / 66
+    c = S.compare(scores(m=12), test="randomization", samples=999)  # Holm: p < 0.05 / 66
     assert c.notes and "at least 1,320 samples" in c.notes[0]
     assert not S.compare(scores(m=12), samples=5000).notes
 
@@ -299,6 +302,19 @@ def test_tukey_interpolated_sf_is_accurate():
     q = np.random.default_rng(0).uniform(0.1, 7, 200)  # > DIRECT_SF values: interpolated
     got = _range_sf(q, 30, 600)[::8]
     assert got == pytest.approx(st.studentized_range.sf(q[::8], 30, 600), rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("k, df, top", [(129, 128 * 49, 60.0), (10, 9 * 49, 30.0)])
+def test_tukey_interpolation_holds_when_one_difference_is_far_out(k, df, top):
+    """One huge q used to stretch an even grid over [0, max q] (errors up to 1e-3 in p near
+    q = 4 for 129 systems); the grid now stops where p < 1e-13."""
+    from irbench.stats.anova import _range_sf
+
+    q = np.concatenate([np.random.default_rng(k).uniform(0.01, 10, 150), [top]])
+    got, want = _range_sf(q, k, df), st.studentized_range.sf(q, k, df)
+    large = want > 1e-12
+    assert np.abs(got[large] / want[large] - 1).max() < 2e-6
+    assert np.abs(got[~large] - want[~large]).max(initial=0) < 1e-9
 
 
 def test_randomized_tukey_hsd():
@@ -356,7 +372,7 @@ def test_latex_table():
     assert rows[0].startswith(r"a & a\_1 & \textbf{")
     assert r"$^{cde}$" in rows[0]  # beats c, d and e on AP
     assert rows[1].startswith(r"b & b\&2 & ")
-    assert "paired t-test with Holm correction over all measures" in tex
+    assert "paired t-test with Holm correction per measure" in tex
 
 
 def test_escape_latex():
@@ -500,3 +516,25 @@ def test_discriminative_power_of_a_tukey_test_needs_no_correction():
     ap = S.Scores("AP", ["a", "b", "c"], topics, rng.random((3, 20)))
     power = S.discriminative_power(ap, test="randomized-tukey-hsd", samples=200)
     assert power.correction == "randomized-tukey-hsd" and power.pairs == 3
+
+
+def test_compare_has_one_default_for_the_api_and_the_command_line():
+    """All pairs of 3+ systems: the randomised Tukey HSD (as irbench compare); a baseline or two
+    systems: randomisation with Holm."""
+    sc = scores(m=6, spread=0.08)
+    assert S.compare(sc).test == "randomized-tukey-hsd"
+    assert S.compare(sc, baseline="s0").test == "randomization"
+    assert S.compare(sc.select(["s0", "s1"])).test == "randomization"
+    assert S.compare(sc).family == "measure"
+
+
+def test_a_tukey_test_over_all_measures_is_bonferroni_corrected_across_them():
+    one, two = scores(measure="AP", spread=0.08), scores(seed=4, measure="nDCG@10", spread=0.08)
+    per = S.compare([one, two], test="tukey-hsd")
+    every = S.compare([one, two], test="tukey-hsd", family="all")
+    assert [p.result.p_value for p in per.pairs] == [p.result.p_value for p in every.pairs]
+    assert [p.p_adjusted for p in every.pairs] == pytest.approx(
+        [min(1.0, 2 * p.p_adjusted) for p in per.pairs])
+    assert "Bonferroni over the 2 measures" in S.describe(every)
+    alone = S.compare(one, test="tukey-hsd", family="all")  # one measure: nothing to add
+    assert [p.p_adjusted for p in alone.pairs] == [p.p_adjusted for p in per.for_measure("AP")]

@@ -520,7 +520,7 @@ def test_validate_config_with_systems(tmp_path, capsys):
                       "  - {name: b, run: b-1.txt, group: teamA}\nsuites: {main: [AP]}\n")
     rules = tmp_path / "rules.yaml"
     rules.write_text("max_runs_per_group: 1\n")
-    assert validate(["--config", str(config), "--rules", str(rules)]) == 1
+    assert validate([str(config), "--rules", str(rules)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out == [
         f"{tmp_path / 'a-1.txt'}: accepted: 0 errors, 0 warnings; run tag 'a-1', group 'teamA',"
@@ -581,8 +581,33 @@ def test_validate_with_a_config_without_topics_checks_against_the_qrels_topics(t
     config.write_text("collection: {qrels: q.txt}\nsystems: {r: run.txt}\nsuites: {s: [AP]}\n")
     from irbench import cli
 
-    assert cli.main(["validate", "--config", str(config)]) == 1
+    assert cli.main(["validate", str(config)]) == 1
     out, err = capsys.readouterr()
     assert f"irbench validate: topic set: {tmp_path / 'q.txt'} (the topics of qrels set " \
            "'official') (2 topics)" in err
     assert "no documents retrieved for topic '2'" in out and "unknown topic '99'" in out
+
+
+def test_validate_takes_the_config_first_and_its_validation_rules(tmp_path, capsys):
+    """'irbench validate CONFIG [RUN...]' as every campaign command; the config's own
+    validation rules apply (those 'irbench run' applies); '--config' still works, with a
+    deprecation warning."""
+    from irbench import cli
+
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n2 0 d2 1\n")
+    (tmp_path / "run.txt").write_text("1 Q0 d1 1 1.0 r\n2 Q0 d2 1 1.0 r\n")
+    (tmp_path / "rules.yaml").write_text("min_docs: 2\n")
+    config = tmp_path / "c.yaml"
+    config.write_text("collection: {qrels: q.txt}\nsystems: {r: run.txt}\nsuites: {s: [AP]}\n"
+                      "validation: {rules: rules.yaml}\n")
+    assert cli.main(["validate", str(config)]) == 1  # the config's rule: 2 documents a topic
+    first = capsys.readouterr()
+    assert "rejected" in first.out
+    assert cli.main(["validate", str(config), str(tmp_path / "run.txt")]) == 1
+    assert capsys.readouterr().out == first.out
+    assert cli.main(["validate", "--config", str(config)]) == 1
+    old = capsys.readouterr()
+    assert old.out == first.out
+    assert "--config is deprecated" in old.err
+    (tmp_path / "rules.yaml").write_text("min_docs: 1\n")
+    assert cli.main(["validate", str(config)]) == 0

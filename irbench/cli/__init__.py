@@ -21,26 +21,36 @@ from ..escaping import terminal
 COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report")
 
 
-def build_parser() -> argparse.ArgumentParser:
+ALONE = {"eval": "eval"}  # commands whose module holds them alone: parsed without the others
+
+
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="irbench", description="TREC-style retrieval evaluation campaigns, end to end."
     )
     parser.add_argument("--version", action="version", version=f"irbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:  # imported here: 'irbench run' may answer before any of them
+    for name in modules:  # imported here: 'irbench run' may answer before any of them
         importlib.import_module(f".{name}", __name__).add_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    from ..stamp import answer_unchanged_run
+    if argv and argv[0] == "run":
+        from ..stamp import answer_unchanged_run
 
-    answered = answer_unchanged_run(argv)  # before any heavy import: see irbench.stamp
-    if answered is not None:
-        return answered
-    parser = build_parser()
-    args = parser.parse_args(argv)
+        answered = answer_unchanged_run(argv)  # before any heavy import: see irbench.stamp
+        if answered is not None:
+            return answered
+    # 'irbench eval', a drop-in for trec_eval called in loops, imports its own module only
+    parser = build_parser((ALONE[argv[0]],) if argv and argv[0] in ALONE else COMMAND_MODULES)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        if exc.code == 2 and argv[0] == "eval":
+            return 1  # trec_eval's exit status for a usage error
+        raise
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 1

@@ -20,7 +20,7 @@ from ..config import Config, load_config
 from ..errors import UsageError
 from ..measures import parse_measure
 from ..escaping import csv_cell, terminal
-from .output import json_value, text_table, warn_stale, write_text
+from .output import add_wait, json_value, text_table, warn_stale, write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
     from ..store import Store
@@ -44,10 +44,16 @@ def add_parsers(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar and no leaderboard")
     p.set_defaults(handler=cmd_run)
 
-    p = sub.add_parser("check", help="validate a campaign config without computing",
-                       description="Validate CONFIG: every problem at once, with file, line "
-                       "and YAML path.")
+    p = sub.add_parser("check", help="check a campaign's config and inputs without scoring",
+                       description="Check CONFIG and everything 'irbench run' and 'irbench "
+                       "report' would refuse, with the same rules: the config (file, line and "
+                       "YAML path), the topics, every qrels set and measure, every run file "
+                       "(read, its topics, the submission checks, duplicates) and the report "
+                       "options. Every problem at once; nothing is scored or written. Exit 1 "
+                       "when anything would be refused.")
     p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes reading the runs (default: one per CPU)")
     p.set_defaults(handler=cmd_check)
 
     p = sub.add_parser("scores", help="print or export stored scores",
@@ -60,11 +66,13 @@ def add_parsers(sub) -> None:
     p.add_argument("--per-query", action="store_true", help="one row per topic")
     p.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
     p.add_argument("-o", "--output", default=None, help="write to this file (parquet needs it)")
+    add_wait(p)
     p.set_defaults(handler=cmd_scores)
 
     p = sub.add_parser("systems", help="list a campaign's systems and their stored status",
                        description="List the systems of CONFIG with what the store holds.")
     p.add_argument("config", help="campaign config (YAML)")
+    add_wait(p)
     p.set_defaults(handler=cmd_systems)
 
     p = sub.add_parser("simulate", help="generate a seeded TREC-style campaign",
@@ -86,7 +94,21 @@ def add_parsers(sub) -> None:
 
 
 def cmd_check(args) -> int:
+    from ..runner import check_campaign
+    from .report import report_problems
+
     config = load_config(args.config)
+    failures, warnings = check_campaign(config, workers=args.workers)
+    problems = [str(f) for f in failures] + report_problems(config)
+    for warning in warnings:
+        print(f"irbench: warning: {terminal(warning)}", file=sys.stderr)
+    for problem in problems:
+        for i, line in enumerate(problem.splitlines()):
+            print(f"irbench: error: {'  ' if i else ''}{terminal(line)}", file=sys.stderr)
+    if problems:
+        print(f"{args.config}: {len(problems)} problem{'s' if len(problems) > 1 else ''}: "
+              "irbench run or irbench report would refuse it", file=sys.stderr)
+        return 1
     print(f"{args.config}: ok: {len(config.systems)} systems, {len(config.qrels)} qrels sets, "
           f"{len(config.measures)} measures in {len(config.suites)} suites; "
           f"store {config.store}")
@@ -116,7 +138,7 @@ def cmd_run(args) -> int:
     print(stamp.summary_line(report.systems, report.qrels, report.measures, report.evaluated,
                              report.reused, len(report.failures), report.seconds, report.store),
           file=sys.stderr)
-    leaderboard = None if args.quiet else _leaderboard(config)
+    leaderboard = None if args.quiet else _leaderboard(config, max(args.wait, READER_WAIT_S))
     if leaderboard:
         print(leaderboard)
     if report.failures:
@@ -146,7 +168,10 @@ class _progress_bar:
             self.bar.close()
 
 
-def _leaderboard(config: Config) -> str:
+READER_WAIT_S = 30.0  # the leaderboard after a run waits out another run that took the store
+
+
+def _leaderboard(config: Config, wait: float | None = None) -> str:
     """The top of the stored leaderboard on the first qrels set and suite ('' if none)."""
     if not config.qrels or not config.suites or not os.path.exists(config.store):
         return ""
@@ -157,7 +182,7 @@ def _leaderboard(config: Config) -> str:
         return ""
     from ..store import Store
 
-    with Store(config.store, read_only=True) as store:
+    with Store(config.store, read_only=True, wait=wait) as store:  # waits out another run
         _, rows = store.means(qrels, measures=measures)
     table = _pivot(rows, measures)
     if not table:
@@ -170,10 +195,10 @@ def _leaderboard(config: Config) -> str:
 # ---- scores / systems ----------------------------------------------------------------------
 
 
-def _store_for(config: Config) -> Store:
+def _store_for(config: Config, wait: float | None) -> Store:
     from ..store import Store
 
-    return Store(config.store, read_only=True)
+    return Store(config.store, read_only=True, wait=wait)
 
 
 def cmd_scores(args) -> int:
@@ -187,7 +212,7 @@ def cmd_scores(args) -> int:
                 or [str(m) for m in spec.measures(config.measures)])
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
-    with _store_for(config) as store:
+    with _store_for(config, args.wait) as store:
         warn_stale(store, qrels)
         if args.per_query:
             columns, rows = store.per_query(qrels, args.system, measures)
@@ -220,7 +245,7 @@ def _export_parquet(store: Store, args, qrels: str, measures: Sequence[str]) -> 
 
 def cmd_systems(args) -> int:
     config = load_config(args.config, strict=False)
-    with _store_for(config) as store:
+    with _store_for(config, args.wait) as store:
         rows = store.systems_overview()
     declared = {s.name for s in config.systems}
     table = []
@@ -248,9 +273,10 @@ def cmd_simulate(args) -> int:
                         topics=args.topics, depth=args.depth, pool_depth=args.pool_depth,
                         pooled_runs=args.pooled_runs, grades=args.grades,
                         collection_size=args.collection_size, seed=args.seed)
-    simulate(spec, args.out)
+    result = simulate(spec, args.out)
     print(f"wrote a campaign of {args.groups * args.runs_per_group} runs x {args.topics} topics "
-          f"(seed {args.seed}) to {args.out}", file=sys.stderr)
+          f"(seed {args.seed}) to {args.out}; score it with: irbench run "
+          f"{result.config_path}", file=sys.stderr)
     return 0
 
 

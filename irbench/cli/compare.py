@@ -18,11 +18,11 @@ from ..config import load_config
 from ..errors import UsageError
 from ..measures import parse_measure
 from ..escaping import csv_cell
-from .output import json_value, text_table, write_text
-from ..stats.choices import (ALTERNATIVES, CI_METHODS, COMPARE_TESTS, CORRECTIONS,
-                            DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST)
+from .output import add_wait, json_value, text_table, write_text
+from ..stats.choices import (ALL_PAIRS_TEST, ALTERNATIVES, CI_METHODS, COMPARE_TESTS,
+                             CORRECTIONS, DEFAULT_FAMILY, DEFAULT_SAMPLES, DEFAULT_SEED,
+                             DEFAULT_TEST, FAMILIES)
 
-ALL_PAIRS_TEST = "randomized-tukey-hsd"
 from .. import stats
 
 FORMATS = ("table", "csv", "json", "latex")
@@ -36,7 +36,8 @@ def add_parsers(sub) -> None:
         "compare", help="test which differences between systems are significant",
         description="Compare the systems of CONFIG on stored per-topic scores: every system "
         "against the baseline (--baseline, or the one system marked 'baseline: true'), else "
-        "all pairs; one paired test per pair, p-values adjusted over all pairs of all measures. "
+        "all pairs; one paired test per pair, p-values adjusted over the pairs of each measure "
+        "(--family all: over all pairs of all measures). "
         f"Defaults: --test {DEFAULT_TEST} against a baseline and {ALL_PAIRS_TEST} for all "
         f"pairs, with {DEFAULT_SAMPLES:,} samples and seed "
         f"{DEFAULT_SEED} (recorded in the output), --correction holm, alpha 0.05, t-based 95% "
@@ -66,8 +67,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--correction", choices=CORRECTIONS, default=None,
                    help="multiple-comparison correction (default holm; none with the Tukey "
                    "tests, which control the family-wise error rate themselves)")
-    p.add_argument("--family", choices=("all", "measure"), default="all",
-                   help="correct over all pairs of all measures (default) or per measure")
+    p.add_argument("--family", choices=FAMILIES, default=DEFAULT_FAMILY,
+                   help="the comparisons a correction covers: each measure's pairs (measure, "
+                   "the default) or every pair of every measure (all; with a Tukey test, its "
+                   "p-values times the number of measures)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided",
                    help="two-sided (default), greater (a > b) or less (a < b)")
@@ -78,6 +81,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table (default), csv, json or latex (booktabs, overview-paper style)")
     p.add_argument("-o", "--output", default=None, help="write to this file")
+    add_wait(p)
     p.set_defaults(handler=cmd_compare)
 
 
@@ -99,7 +103,7 @@ def cmd_compare(args) -> int:
     declared = [s.name for s in config.systems]
     from ..store import Store
 
-    with Store(config.store, read_only=True) as store:
+    with Store(config.store, read_only=True, wait=args.wait) as store:
         systems = list(args.system)
         if not systems:
             stored, _, _ = store.score_matrix(qrels, measures[0])
@@ -126,10 +130,7 @@ def cmd_compare(args) -> int:
     if baseline is not None and baseline not in order:
         raise UsageError(f"baseline '{baseline}' is not among the compared systems "
                          f"({', '.join(order)})")
-    test = args.test
-    if test is None:  # all pairs of a campaign: a test that controls the family-wise error
-        test = DEFAULT_TEST if baseline is not None or len(order) <= 2 else ALL_PAIRS_TEST
-    result = stats.compare(scores, baseline=baseline, test=test, correction=args.correction,
+    result = stats.compare(scores, baseline=baseline, test=args.test, correction=args.correction,
                      family=args.family, alternative=args.alternative, samples=args.samples,
                      seed=args.seed, alpha=args.alpha, ci=args.ci)
     for note in result.notes:

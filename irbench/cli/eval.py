@@ -7,6 +7,7 @@ import sys
 from ..ranked import EvalOptions
 from ..errors import DuplicateError, FormatError, UsageError
 from .. import judgments
+from ..judgments.irds import is_irds, materialise
 from ..measures import parse_trec_specs
 from .output import format_rows, rows, trec_lines, zscore
 from ..parallel import evaluate_paths
@@ -25,7 +26,8 @@ def _eval_parser(sub) -> None:
         "trec_eval's, line for line; with several, each line starts with the run's name.",
     )
     p.add_argument("qrels", help="qrels file (qid iter docno rel; with a diversity measure, "
-                   "topic subtopic docno rel); .gz is fine; - for stdin")
+                   "topic subtopic docno rel); .gz is fine; - for stdin; irds:DATASET for an "
+                   "ir_datasets dataset's qrels")
     p.add_argument("runs", nargs="+", help="run files (qid Q0 docno rank score tag)")
     p.add_argument("-q", action="store_true", help="print per-topic values as well as 'all'")
     p.add_argument("-m", action="append", default=[], metavar="MEASURE",
@@ -87,6 +89,8 @@ def _cmd_eval(args) -> int:
             errors.add(type(exc))
             return None
 
+    if is_irds(args.qrels):  # an ir_datasets dataset's qrels, written once as a file
+        args.qrels = materialise(args.qrels, "qrels")
     prepared = collect(lambda source: judgments.prepare(
         kind.name, source, intent_weights=args.intent_weights), args.qrels)
     if prepared is None and kind.hint is not None and args.qrels != "-":
@@ -101,6 +105,7 @@ def _cmd_eval(args) -> int:
     else:  # runs read and scored by worker processes, results in input order
         if known is not None:
             prepared = judgments.with_known(prepared, known)
+        _check_levels(prepared, measures, args.qrels)
         results = evaluate_paths(prepared, args.runs, measures, options,
                                  workers=args.workers, keep_ranked=args.Z is not None)
         for result in results:
@@ -129,6 +134,19 @@ def _cmd_eval(args) -> int:
     if args.format != "trec":
         out.write(format_rows(rows(evaluations, labelled, args.q), args.format))
     return 0
+
+
+def _check_levels(prepared, measures: list, path: str) -> None:
+    """The measures' needs against the judgments' highest level, as ``irbench run`` checks
+    them: a refusal is a usage error, a mismatch a warning."""
+    counts = prepared.adhoc.level_counts.sum(axis=0).tolist()
+    max_level = max((level for level, n in enumerate(counts) if n), default=0)
+    for m in measures:
+        problem = m.definition.level_problem(m, max_level)
+        if problem is not None and problem.fatal:
+            raise UsageError(f"{path}: {problem.text}")
+        if problem is not None:
+            print(f"irbench: warning: {path}: {problem.text}", file=sys.stderr)
 
 
 def _judgment_kind(kinds: list, measures: list, args) -> "judgments.JudgmentKind":

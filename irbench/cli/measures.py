@@ -31,4 +31,8 @@ def _cmd_measures(args) -> int:
         )
         head = f"{name}({params})" if params else name
         print(f"{head:<34} {family.description}")
+    from ..measures.irmeasures import describe
+
+    print()
+    print("\n".join(describe()))
     return 0

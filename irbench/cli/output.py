@@ -208,3 +208,11 @@ def warn_stale(store, qrels: str) -> None:
         print(f"irbench: warning: qrels '{qrels}' failed at the last 'irbench run'"
               f"{': ' + reason[0] if reason else ''}; these are its last good results",
               file=sys.stderr)
+
+
+def add_wait(parser) -> None:
+    """``--wait SECONDS`` for a command that opens the store (default: 30 s when it only
+    reads, 0 when it writes; see irbench.store.READER_WAIT)."""
+    parser.add_argument("--wait", type=float, default=None, metavar="SECONDS",
+                        help="how long to wait for another irbench holding the store "
+                        "(default: 30 s to read it, 0 to write it)")

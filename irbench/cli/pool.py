@@ -3,7 +3,9 @@ bias, from a campaign config (see :mod:`irbench.pooling` for the strategies).
 
 The config's systems are the runs, in priority order: by group, then ``priority`` (1 first),
 then the order of the config. ``--pooled NAME`` (repeatable) picks the contributing runs, else
-every run; ``--per-group N`` keeps each group's first N of them, as TREC does.
+those the config declares ``pooled: true``, else every run; ``--per-group N`` keeps each
+group's first N of them, as TREC does. ``build --name P`` records the pool with the runs that
+contributed to it.
 
 Judging over days: ``start --name P`` creates a pool being judged (any strategy, adaptive ones
 included) in the campaign's store; ``next --name P -o FILE`` hands out the next batch as an
@@ -19,46 +21,82 @@ import sys
 
 from ..errors import UsageError
 
-SUBCOMMANDS = ("build", "stats", "simulate", "bias", "strategies", "start", "next", "judge",
-               "status")
+OPTIONS = {  # dest -> (flags, add_argument keywords); each subcommand takes some of them
+    "strategy": (("--strategy",), {"default": "depth",
+                                   "help": "pooling strategy (default depth)"}),
+    "param": (("--param",), {"action": "append", "default": [], "metavar": "KEY=VALUE",
+                             "help": "strategy parameter, e.g. k=100 (repeatable)"}),
+    "pooled": (("--pooled",), {"action": "append", "default": [], "metavar": "NAME",
+                               "help": "a contributing run (repeatable; default: the systems "
+                               "the config declares 'pooled: true', else every run)"}),
+    "per_group": (("--per-group",), {"type": int, "default": None, "metavar": "N",
+                                     "help": "keep each group's first N contributing runs "
+                                     "(by priority)"}),
+    "budget": (("--budget",), {"type": int, "default": None, "help": "judgments per topic"}),
+    "total": (("--total",), {"type": int, "default": None,
+                             "help": "judgments over all topics"}),
+    "qrels": (("--qrels",), {"default": None, "help": "qrels set used as the oracle / the "
+                             "official judgments (default: the config's first)"}),
+    "by": (("--by",), {"choices": ("run", "group"), "default": "group",
+                       "help": "leave one run or one group out (default group)"}),
+    "measure": (("--measure",), {"action": "append", "default": [],
+                                 "help": "measure (repeatable; default AP)"}),
+    "strategies": (("--strategies",), {"default": None, "help": "comma-separated strategies "
+                                       "(default: budgeted, mtf, mtf-global, mm-ns, "
+                                       "thompson)"}),
+    "seed": (("--seed",), {"type": int, "default": 0,
+                           "help": "random seed (default 0, recorded)"}),
+    "out": (("-o", "--out"), {"default": None, "help": "build: folder for the assessor files; "
+                              "next: the assessor file (never overwritten)"}),
+    "name": (("--name",), {"default": None, "help": "the pool's name in the store"}),
+    "batch": (("--batch",), {"type": int, "default": None, "help": "documents to hand out "
+                             "(default: as many as the strategy's next step gives)"}),
+    "judgments": (("-j", "--judgments"), {"action": "append", "default": [], "metavar": "FILE",
+                                          "help": "an assessor file with the values filled "
+                                          "in (repeatable)"}),
+    "wait": (("--wait",), {"type": float, "default": None, "metavar": "SECONDS",
+                           "help": "how long to wait for another irbench holding the store "
+                           "(default 0)"}),
+}
+RUNS = ("pooled", "per_group")
+SUBCOMMANDS = {  # name -> (help, options)
+    "build": ("build a pool and write assessor files (--name: also keep it, with the runs "
+              "that contributed, in the store)",
+              ("strategy", "param", *RUNS, "budget", "total", "qrels", "seed", "out", "name",
+               "wait")),
+    "stats": ("statistics of a depth pool against the judgments (sizes, unique documents, "
+              "judged@k of every run)", ("param", *RUNS, "qrels")),
+    "simulate": ("replay strategies at reduced budgets with the qrels as oracle: relevant "
+                 "found and ranking agreement", ("strategies", "param", *RUNS, "measure",
+                                                 "qrels", "seed")),
+    "bias": ("leave one run or group out of a depth pool and score its runs again (pool "
+             "bias; says how much of the qrels the rebuilt pool holds)",
+             ("param", *RUNS, "by", "measure", "qrels")),
+    "strategies": ("list the pooling strategies and their parameters", ()),
+    "start": ("start a pool judged over days, kept in the store",
+              ("name", "strategy", "param", *RUNS, "budget", "total", "seed", "wait")),
+    "next": ("hand out the next batch of a pool being judged as an assessor file",
+             ("name", "out", "batch", "wait")),
+    "judge": ("record assessors' judgments (a file with one bad line records nothing)",
+              ("name", "judgments", "wait")),
+    "status": ("how far a pool being judged is", ("name", "wait")),
+}
 
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("pool", help="build judgment pools, simulate budgets, measure pool bias",
                        description=__doc__.split("\n\n")[0] + " " + __doc__.split("\n\n")[1])
-    p.add_argument("action", choices=SUBCOMMANDS,
-                   help="build: write assessor files; simulate: relevant found and ranking "
-                   "agreement at reduced budgets, the qrels as oracle; bias: leave one run or "
-                   "group out; strategies: list the strategies and their parameters")
-    p.add_argument("config", nargs="?", help="campaign config (YAML)")
-    p.add_argument("--strategy", default="depth", help="pooling strategy (default depth)")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="strategy parameter, e.g. k=100 (repeatable)")
-    p.add_argument("--pooled", action="append", default=[], metavar="NAME",
-                   help="a contributing run (repeatable; default: every run)")
-    p.add_argument("--per-group", type=int, default=None, metavar="N",
-                   help="keep each group's first N contributing runs (by priority)")
-    p.add_argument("--budget", type=int, default=None, help="judgments per topic")
-    p.add_argument("--total", type=int, default=None, help="judgments over all topics")
-    p.add_argument("--qrels", default=None,
-                   help="qrels set used as the oracle / the official judgments (default: the "
-                   "config's first)")
-    p.add_argument("--by", choices=("run", "group"), default="group",
-                   help="bias: leave one run or one group out (default group)")
-    p.add_argument("--measure", action="append", default=[], help="measure (default AP)")
-    p.add_argument("--strategies", default=None,
-                   help="simulate: comma-separated strategies (default: budgeted, mtf, "
-                   "mtf-global, mm-ns, thompson)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0, recorded)")
-    p.add_argument("-o", "--out", default=None,
-                   help="build: folder for the assessor files; next: the assessor file")
-    p.add_argument("--name", default=None, help="start/next/judge/status: the pool's name")
-    p.add_argument("--batch", type=int, default=None,
-                   help="next: documents to hand out (default: as many as the strategy's "
-                   "next step gives)")
-    p.add_argument("-j", "--judgments", action="append", default=[], metavar="FILE",
-                   help="judge: an assessor file with the values filled in (repeatable)")
-    p.set_defaults(handler=cmd_pool)
+    actions = p.add_subparsers(dest="action", metavar="SUBCOMMAND", required=True)
+    for action, (text, uses) in SUBCOMMANDS.items():
+        a = actions.add_parser(action, help=text, description=text[0].upper() + text[1:] + ".")
+        if action != "strategies":
+            a.add_argument("config", help="campaign config (YAML)")
+        for dest in uses:
+            flags, keywords = OPTIONS[dest]
+            a.add_argument(*flags, **keywords)
+        a.set_defaults(handler=cmd_pool, config=None, **{  # what this subcommand does not take
+            dest: keywords.get("default") for dest, (_, keywords) in OPTIONS.items()
+            if dest not in uses})
 
 
 def _params(items: list[str]) -> dict:
@@ -97,14 +135,24 @@ def _qrels(config, name: str | None):
                      f"{', '.join(q.name for q in config.qrels)})")
 
 
-def _contributing(table, args):
+def _contributing(table, args, config):
+    """Which runs feed the pool: --pooled, else the systems the config declares
+    ``pooled: true`` (when any declares ``pooled``), else every run; then --per-group."""
     from ..pooling import contributing_runs
 
-    unknown = [n for n in args.pooled if n not in table.runs]
+    runs = table.runs
+    unknown = [n for n in args.pooled if n not in runs]
     if unknown:
         raise UsageError(f"--pooled: no system {', '.join(repr(n) for n in unknown)} in the "
                          "config")
-    return contributing_runs(table, args.pooled or None, per_group=args.per_group)
+    declared = config.pooled_systems()
+    chosen = args.pooled or (list(declared) if declared is not None else None)
+    mask = contributing_runs(table, chosen, per_group=args.per_group)
+    if declared is not None and {r for r, m in zip(runs, mask) if m} != set(declared):
+        print("irbench: warning: the pool is built from other runs than the config declares "
+              f"'pooled: true' ({len(declared)} declared, {int(mask.sum())} used)",
+              file=sys.stderr)
+    return mask
 
 
 def cmd_pool(args) -> int:
@@ -127,7 +175,8 @@ def cmd_pool(args) -> int:
             print(f"irbench: warning: {args.strategy} judges as it goes; the qrels set "
                   f"'{config.qrels[0].name}' answers for the assessors (--qrels)",
                   file=sys.stderr)
-        pool = pooling.build_pool(table, args.strategy, contributing=_contributing(table, args),
+        contributing = _contributing(table, args, config)
+        pool = pooling.build_pool(table, args.strategy, contributing=contributing,
                                   budget=args.budget, total=args.total, oracle=oracle,
                                   seed=args.seed, relevance_level=level, **_params(args.param))
         stats = pooling.pool_stats(table, pool, relevance_level=level)
@@ -140,7 +189,7 @@ def cmd_pool(args) -> int:
             written = pooling.write_assessor_files(pool, args.out)
             print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
         if args.name:
-            _store_built(config, args.name, pool)
+            _store_built(config, args.name, pool, args.wait)
             print(f"stored the pool as '{args.name}' with its provenance in {config.store}",
                   file=sys.stderr)
         return 0
@@ -151,17 +200,22 @@ def cmd_pool(args) -> int:
         strategies = (tuple(s.strip() for s in args.strategies.split(",") if s)
                       if args.strategies else pooling.simulation.DEFAULT_STRATEGIES)
         sim = pooling.simulate_budgets(table, qrels, measures=tuple(measures),
-                                       contributing=_contributing(table, args),
+                                       contributing=_contributing(table, args, config),
                                        per_group=None, seed=args.seed, relevance_level=level,
                                        strategies=strategies, params=pooling.simulation.
                                        split_params(strategies, _params(args.param)))
         print(pooling.format_simulation(sim))
         return 0
     params = _params(args.param)
-    pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args),
+    pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args, config),
                               relevance_level=level, **params)
     if args.action == "stats":
         return _print_stats(pooling.pool_stats(table, pool, qrels, relevance_level=level))
+    coverage = pooling.pool_coverage(pool, qrels)
+    if not coverage.exact:
+        print(f"irbench: warning: {coverage.describe()}: not the pool that was judged, so the "
+              "bias figures are unreliable (declare 'pooled: true|false' per system, or give "
+              "--pooled / --per-group and k as judged)", file=sys.stderr)
     result = pooling.leave_one_out(table, qrels, pool, by=args.by, measures=tuple(measures),
                                    relevance_level=level)
     for measure in result.measures:
@@ -183,12 +237,13 @@ def _judging(args, config, table, level) -> int:
 
     if not args.name:
         raise UsageError(f"irbench pool {args.action} needs --name POOL")
-    with Store(config.store) as store:
+    with Store(config.store, wait=args.wait) as store:
         saved = store.load_pool(args.name)
         if args.action == "start":
             if saved is not None:
                 raise UsageError(f"a pool '{args.name}' exists already in {config.store}")
-            state = PoolingState(table, args.strategy, contributing=_contributing(table, args),
+            state = PoolingState(table, args.strategy,
+                                 contributing=_contributing(table, args, config),
                                  budget=args.budget, total=args.total, seed=args.seed,
                                  relevance_level=level, **_params(args.param))
             store.save_pool(args.name, args.strategy, *encode_state(state.to_dict()))
@@ -243,7 +298,7 @@ def _write_batch(path: str, pairs) -> None:
         raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
 
 
-def _store_built(config, name: str, pool) -> None:
+def _store_built(config, name: str, pool, wait: float | None) -> None:
     """The pool's documents and provenance (run, group, rank of every contribution)."""
     import json
 
@@ -263,8 +318,10 @@ def _store_built(config, name: str, pool) -> None:
                   "run": np.array(pool.runs, dtype=object)[p.run],
                   "group": np.array(pool.groups, dtype=object)[p.group],
                   "rank": p.rank.astype(np.int64)}
-    with Store(config.store) as store:
-        store.save_built_pool(name, pool.strategy, json.dumps(pool.params, sort_keys=True,
+    params = {**pool.params, "contributing": [r for r, c in zip(pool.runs, pool.contributing)
+                                              if c]}  # which runs were pooled, recorded
+    with Store(config.store, wait=wait) as store:
+        store.save_built_pool(name, pool.strategy, json.dumps(params, sort_keys=True,
                                                               default=str),
                               pool.seed, docs, provenance)
 

@@ -1,4 +1,8 @@
-"""``irbench validate RUN... [--config CONFIG] [--topics FILE] [--rules RULES.yaml]``.
+"""``irbench validate [CONFIG] [RUN...] [--topics FILE] [--rules RULES.yaml]``.
+
+CONFIG first, as every campaign command takes it (a ``.yaml``/``.yml`` file): its topics (else
+its first qrels set's), its systems' groups, its ``validation:`` rules and, without RUN, its
+runs. ``--config CONFIG`` is the older, deprecated spelling.
 
 Prints every problem of each run file as ``FILE:LINE: SEVERITY: MESSAGE [CHECK]`` (at most
 ``max_shown`` per file, then ``... and N more problems in FILE``), then one verdict line per
@@ -26,10 +30,10 @@ def add_parsers(sub) -> None:
         "every problem with FILE:LINE, then a verdict per file; exits 1 if any is rejected.",
         epilog="checks (default severity): " + ", ".join(
             f"{name} ({level})" for name, (level, _) in CHECKS.items()))
-    p.add_argument("runs", nargs="*", metavar="RUN",
-                   help="run files (.gz is fine); default: every system of --config")
-    p.add_argument("--config", default=None,
-                   help="campaign config: its topics, systems' groups and (without RUN) runs")
+    p.add_argument("runs", nargs="*", metavar="[CONFIG] RUN",
+                   help="a campaign config (.yaml: its topics, groups, validation rules and, "
+                   "without RUN, its runs), then run files (.gz is fine)")
+    p.add_argument("--config", default=None, help="deprecated: give CONFIG first instead")
     p.add_argument("--topics", default=None, metavar="FILE",
                    help="topic set (TREC topics or 'qid<TAB>text'); overrides --config's")
     p.add_argument("--rules", default=None, metavar="RULES",
@@ -39,21 +43,34 @@ def add_parsers(sub) -> None:
     p.set_defaults(handler=cmd_validate)
 
 
+CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
 def cmd_validate(args) -> int:
-    rules = load_rules(args.rules) if args.rules else Rules()
     runs = list(args.runs)
+    config_path = args.config
+    if config_path is not None:
+        print("irbench: warning: --config is deprecated: give the config first, "
+              "'irbench validate CONFIG [RUN...]'", file=sys.stderr)
+    elif runs and runs[0].lower().endswith(CONFIG_SUFFIXES):
+        config_path = runs.pop(0)
     groups: dict[str, str] = {}
     topics_path = args.topics
-    if args.config:
-        config = load_config(args.config, strict=False)
+    rules = load_rules(args.rules) if args.rules else None
+    config = None
+    if config_path:
+        config = load_config(config_path, strict=False)
         topics_path = topics_path or config.topics
         groups = {s.path: s.group for s in config.systems if s.group}
+        if rules is None and config.validation is not None:  # the rules 'irbench run' applies
+            rules = config.validation.rules
         if not runs:
             runs = [s.path for s in config.systems]
+    rules = rules if rules is not None else Rules()
     if not runs:
-        raise UsageError("no run files: give RUN files or --config with systems")
+        raise UsageError("no run files: give RUN files, or a CONFIG with systems")
     topics = read_topics(topics_path) if topics_path else None
-    if topics is None and args.config and config.qrels:  # no topic file: the qrels' topics
+    if topics is None and config is not None and config.qrels:  # the qrels' topics
         topics = _qrels_topics(config.qrels[0])
     print(f"irbench validate: topic set: {topics.path} ({len(topics)} topics)" if topics else
           "irbench validate: no topic set given: topic ids are not checked", file=sys.stderr)

@@ -40,19 +40,18 @@ from ..trec import (
     MAX_RELEVANCE,
     MIN_RELEVANCE,
     Qrels,
+    read_run,
     Run,
+    too_long,
     _display,
     _longest_token,
     _read_source,
     _regular_lines,
-    long_id,
-    read_run,
     relevance_of,
     shown,
 )
 
 _MAX_PROBLEMS = 20
-_SECOND_NAMES = {"jg": "judgment group"}  # the second column in an id-length message
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,7 +142,7 @@ def _bytes(values: list[bytes]) -> np.ndarray:
 def _parse(data: bytes, path: str, second: str = "subtopic") -> tuple:
     """Columns of a diversity qrels file: whole-array when every line is 4 plain fields,
     else line by line with every problem reported."""
-    fast = _parse_regular(data)
+    fast = _parse_regular(data) if _longest_token(data) <= MAX_ID_BYTES else None
     if fast is not None:
         return fast
     problems, more = [], 0
@@ -154,13 +153,13 @@ def _parse(data: bytes, path: str, second: str = "subtopic") -> tuple:
         fields = raw.split()
         if not fields:
             continue
+        reason = None
         if len(fields) != 4:
             reason = f"expected 4 columns (topic {second} docno rel), got {len(fields)}"
+        elif too_long(zip(("topic id", second, "docno"), fields)) is not None:
+            reason = too_long(zip(("topic id", second, "docno"), fields))
         else:
-            reason = long_id(("topic id", fields[0]), (_SECOND_NAMES.get(second, second),
-                                                       fields[1]), ("docno", fields[2]))
-            if reason is None:
-                rel, reason = relevance_of(fields[3])
+            rel, reason = relevance_of(fields[3])  # 1_0 and 5,000 digits are no integers
         if reason is not None:
             if len(problems) < _MAX_PROBLEMS:
                 problems.append(f"{path}:{line_no}: {reason}")
@@ -183,8 +182,6 @@ def _out_of_range(rel: int) -> str:
 def _parse_regular(data: bytes) -> tuple | None:
     """The columns when no line is a comment and every non-blank line has 4 fields and an
     integer relevance; None otherwise (the line-by-line path then says what is wrong)."""
-    if _longest_token(data) > MAX_ID_BYTES:  # the line-by-line path names the long ids
-        return None
     lines = _regular_lines(data, 4, hash_anywhere=True)
     if lines is None or len(lines) == 0:
         return None

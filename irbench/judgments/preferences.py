@@ -39,22 +39,11 @@ import numpy as np
 from ..errors import EvaluationError, FormatError
 from ..measures.prefs import PREFS_KEY, PREFS_MEASURES
 from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
-from ..trec import (
-    _FLOAT_RE,
-    MAX_ID_BYTES,
-    Run,
-    _display,
-    _longest_token,
-    _read_source,
-    _regular_lines,
-    long_id,
-    shown,
-)
+from ..trec import (_FLOAT_RE, MAX_ID_BYTES, Run, _display, _longest_token, _read_source,
+                    _regular_lines, shown, too_long)
 from .diversity import DiversityQrels, collapse
 
 _MAX_PROBLEMS = 20
-_ID_NAMES = {5: ("topic id", "judgment group", "judgment sub-group", "docno"),  # the id
-             4: ("topic id", "judgment group", "docno")}                         # columns
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,7 +77,7 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
     path, data = _read_source(source)
     width = 4 if qrels_form else 5
     label = name or os.path.basename(path)
-    columns = _regular_columns(data, width)
+    columns = _regular_columns(data, width) if _longest_token(data) <= MAX_ID_BYTES else None
     if columns is not None:
         if qrels_form:
             columns = columns[:2] + [np.full(len(columns[0]), b"0")] + columns[2:]
@@ -100,12 +89,15 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
         if not fields or fields[0].startswith(b"#"):
             continue
         reason = None
+        names = ("topic id", "judgment group", "docno") if qrels_form else \
+            ("topic id", "judgment group", "judgment subgroup", "docno")
         if len(fields) != width:
             reason = f"expected {width} columns ({shape}), got {len(fields)}"
+        elif too_long(zip(names, fields)) is not None:
+            reason = too_long(zip(names, fields))
         else:
-            reason = long_id(*zip(_ID_NAMES[width], fields))
             level = float(fields[-1]) if _FLOAT_RE.match(fields[-1]) else math.nan
-            if reason is None and not math.isfinite(level):
+            if not math.isfinite(level):  # float() would take '1_0' and ' inf'
                 reason = f"rel_level '{shown(fields[-1])}' is not a finite number"
         if reason is not None:
             if len(problems) < _MAX_PROBLEMS:
@@ -131,7 +123,7 @@ def _regular_columns(data: bytes, width: int) -> list | None:
     """The columns (strings..., rel_level, line) when every non-blank line has ``width``
     fields, none is a comment and every rel_level is a finite number; None otherwise (the
     line-by-line path then says what is wrong)."""
-    if b"_" in data or _longest_token(data) > MAX_ID_BYTES:  # numpy reads 1_0 as 10
+    if b"_" in data:  # numpy reads '1_0' as 10 (trec_eval's atof as 1): line by line
         return None
     lines = _regular_lines(data, width, hash_anywhere=True)
     if lines is None or len(lines) == 0:

@@ -85,6 +85,14 @@ class Measure:
 
 
 @dataclass(frozen=True)
+class LevelProblem:
+    """A measure that does not suit the judgments' levels: ``fatal`` (refused) or a warning."""
+
+    fatal: bool
+    text: str
+
+
+@dataclass(frozen=True)
 class Family:
     """A registered measure family.
 
@@ -116,14 +124,21 @@ class Family:
     graded: bool = False
     needs: str = "adhoc"
 
-    def levels_needed(self, measure: "Measure", relevance_level: int) -> int:
-        """The highest qrels level a campaign needs for ``measure`` to mean something: its
-        ``rel`` (else the relevance level), and 2 for a family defined on graded judgments."""
+    def level_problem(self, measure: "Measure", max_level: int) -> "LevelProblem | None":
+        """What is wrong with ``measure`` on judgments whose highest level is ``max_level``:
+        a ``rel`` above it (every value would be 0: refused), or a family defined on graded
+        judgments, or exponential gain, on binary judgments (computed, with a warning).
+        ``irbench eval`` and ``irbench run`` both ask this, so they accept and refuse alike;
+        a relevance level no judgment reaches is a fact of the qrels, checked apart."""
         level = measure.get("rel")
-        needed = relevance_level if level is None else level
-        if self.graded or measure.get("gain") == "exp":
-            needed = max(needed, 2)
-        return needed
+        if level is not None and level > max_level:
+            return LevelProblem(True, f"{measure} counts judgments of level {level} or more as "
+                                f"relevant, but the highest level is {max_level}: every value "
+                                "would be 0")
+        if (self.graded or measure.get("gain") == "exp") and max_level < 2:
+            return LevelProblem(False, f"{measure} is meant for graded judgments, but the "
+                                f"highest level is {max_level}")
+        return None
 
     def param(self, name: str) -> Param:
         for p in self.params:

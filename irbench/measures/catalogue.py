@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import judgments
 from .base import REGISTRY, Family
+from .irmeasures import ALIASES, DIFFERENCES
 from .names import NICKNAMES, TREC_FAMILIES
 
 AGGREGATES = {"mean": "mean over topics", "sum": "sum over topics",
@@ -58,4 +59,13 @@ def markdown() -> str:
               "| nickname | measures |", "|---|---|"]
     for nick in sorted(NICKNAMES):
         lines.append(f"| `{nick}` | {_cell(', '.join(NICKNAMES[nick]))} |")
+    lines += ["", "## ir_measures names and objects", "",
+              "ir_measures' spellings and measure objects mean what they mean in ir_measures "
+              "(`irbench/measures/irmeasures.py`); tests/test_ir_measures_parity.py checks the "
+              "values against ir_measures.", "", "| ir_measures | irbench |", "|---|---|"]
+    for name, family in sorted(ALIASES.items()):
+        lines.append(f"| `{name}` | `{family}` |")
+    lines += ["", "| where they differ | |", "|---|---|"]
+    for name, text in DIFFERENCES:
+        lines.append(f"| `{name}` | {_cell(text)} |")
     return "\n".join(lines) + "\n"

@@ -34,18 +34,17 @@ class Evaluation:
     options: EvalOptions
 
     def summary(self, measure: Measure | str) -> Any:
-        key = parse_measure(measure) if isinstance(measure, str) else measure
-        return self.summaries[key]
+        """The all-topics value of ``measure`` (a name, Measure or ir_measures object)."""
+        return self.summaries[parse_measure(measure)]
 
     def __getitem__(self, measure: Measure | str) -> np.ndarray:
-        key = parse_measure(measure) if isinstance(measure, str) else measure
-        return self.values[key]
+        return self.values[parse_measure(measure)]
 
 
 def as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
     out: list[Measure] = []
     for m in measures:
-        measure = parse_measure(m) if isinstance(m, str) else m
+        measure = parse_measure(m)  # a name, a Measure or an ir_measures object
         if measure not in out:
             out.append(measure)
     return out

@@ -327,16 +327,19 @@ def _gain_label(name):
 
 
 def _rbp_canonical(m):
-    parts = []
-    if m.get("p") != 0.9:
-        parts.append(f"p={_fmt(m.get('p'))}")
+    """RBP(p=...) always: the bare name once meant trec_eval's p = 0.9 and now means
+    ir_measures' 0.8, so a stored result's name never leaves p to a default."""
+    parts = [f"p={_fmt(m.get('p'))}"]
     if m.get("gains"):
         parts.append(f"gains={m.get('gains')}")
-    return f"RBP({','.join(parts)})" if parts else "RBP"
+    return f"RBP({','.join(parts)})"
 
 
 def _rbp_resid_canonical(m):
-    return _rbp_canonical(m).replace("RBP", "rbp_resid", 1)
+    parts = [] if m.get("p") == 0.9 else [f"p={_fmt(m.get('p'))}"]
+    if m.get("gains"):
+        parts.append(f"gains={m.get('gains')}")
+    return f"rbp_resid({','.join(parts)})" if parts else "rbp_resid"
 
 
 def _missing_rbp_resid(m):
@@ -359,8 +362,9 @@ register(Family("ndcg_rel", "trec_eval's ndcg_rel: nDCG averaged over relevant d
 register(Family("Rndcg", "trec_eval's Rndcg: nDCG averaged where the ideal gain changes",
                 _rndcg, (_GAINS,), canonical_fn=_gain_label("Rndcg")))
 register(Family("G", "trec_eval's G measure", _g, (_GAINS,), canonical_fn=_gain_label("G")))
-register(Family("RBP", "rank-biased precision, persistence p (default 0.9)", _rbp,
-                (Param("p", float, 0.9, "persistence"), _GAINS), canonical_fn=_rbp_canonical,
+register(Family("RBP", "rank-biased precision, persistence p (default 0.8 as ir_measures'; "
+                "trec_eval's rbp: 0.9)", _rbp,
+                (Param("p", float, 0.8, "persistence"), _GAINS), canonical_fn=_rbp_canonical,
                 citation="Moffat & Zobel, Rank-biased precision for measurement of retrieval effectiveness, TOIS 2008"))
 register(Family("rbp_resid", "RBP residual from unjudged documents", _rbp_resid,
                 (Param("p", float, 0.9, "persistence"), _GAINS), canonical_fn=_rbp_resid_canonical,

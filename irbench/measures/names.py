@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import MeasureParameterError, UnknownMeasureError
 from .base import REGISTRY, SPELLINGS, Measure, _fmt
+from .irmeasures import ALIASES, family_name, object_text, translate
 from .prefs import PREFS_MEASURES
 
 
@@ -169,7 +170,10 @@ def expand(tf: TrecFamily, raw: str | None) -> list[tuple[str, Measure]]:
         return [(label, family.make(values=",".join(_fmt(atof(x)) for x in raw.split(","))))]
     if tf.kind == "long_param":
         return [(label, family.make() if raw is None else family.make(**{tf.param: atol(raw)}))]
-    return [(label, family.make(**({} if raw is None else _pairs(tf, raw))))]
+    values = {} if raw is None else _pairs(tf, raw)
+    if tf.family == "RBP":
+        values.setdefault("p", TREC_RBP_P)  # trec_eval's rbp; irbench's RBP is ir_measures'
+    return [(label, family.make(**values))]
 
 
 def parse_trec_specs(specs: list[str]) -> list[tuple[str, Measure]]:
@@ -237,43 +241,62 @@ def parse_output_name(text: str) -> Measure | None:
 # ---- canonical names ---------------------------------------------------------------------
 
 
+TREC_RBP_P = 0.9  # trec_eval's default persistence for rbp (m_rbp.c)
 _SPELLING_RE = re.compile(r"^[A-Za-z_][\w-]*")
 _CANON_RE = re.compile(r"^(?P<name>[A-Za-z_][\w]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<at>[^@()]+))?$")
 
 
-def parse_measure(text: str) -> Measure:
-    """Parse a canonical measure name (``nDCG(gain=exp)@10``) or a trec_eval output name
-    (``ndcg_cut_10``, ``iprec_at_recall_0.10``) into a :class:`Measure`."""
-    text = text.strip()
+def parse_measure(text) -> Measure:
+    """Parse a canonical measure name (``nDCG(gain=exp)@10``), a trec_eval output name
+    (``ndcg_cut_10``, ``iprec_at_recall_0.10``), an ir_measures name (``Judged@10``, ``SetP``,
+    ``ndcg@10``) or an ir_measures measure object into a :class:`Measure`; see
+    :mod:`irbench.measures.irmeasures` for ir_measures' names and meanings."""
+    if isinstance(text, Measure):
+        return text
+    if not isinstance(text, str):
+        if not hasattr(text, "NAME"):
+            raise UnknownMeasureError(f"not a measure name or an ir_measures measure: "
+                                      f"{text!r}")
+        text = object_text(text)
+    text = text.strip().replace("α_", "alpha_", 1)
     head = _SPELLING_RE.match(text)
     if head and head.group(0) in SPELLINGS:
         text = SPELLINGS[head.group(0)] + text[head.end():]
     match = _CANON_RE.match(text)
-    if match and match.group("name") in REGISTRY:
-        family = REGISTRY[match.group("name")]
-        values: dict[str, Any] = {}
-        if match.group("params"):
-            for item in match.group("params").split(","):
-                item = item.strip()
-                if not item:
-                    continue
-                if "=" in item:
-                    key, _, value = item.partition("=")
-                    values[key.strip()] = value.strip()
-                else:
-                    positional = [p for p in family.params if p.positional]
-                    if not positional:
-                        raise MeasureParameterError(f"{family.name}: unexpected {item!r}")
-                    values[positional[0].name] = item
-        if match.group("at") is not None:
-            if family.cutoff is None:
-                raise MeasureParameterError(f"{family.name} takes no @cutoff")
-            values[family.cutoff] = match.group("at")
-        return family.make(**values)
+    exact = match and (match.group("name") in REGISTRY or match.group("name") in ALIASES)
+    if exact:
+        return _make(match)
     measure = parse_output_name(text)
     if measure is not None:
         return measure
+    if match and family_name(match.group("name")) is not None:  # ir_measures: any case
+        return _make(match)
     raise UnknownMeasureError(unknown_message(text))
+
+
+def _make(match: re.Match) -> Measure:
+    family = REGISTRY[family_name(match.group("name"))]
+    values: dict[str, Any] = {}
+    if match.group("params"):
+        for item in match.group("params").split(","):
+            item = item.strip()
+            if not item:
+                continue
+            if "=" in item:
+                key, _, value = item.partition("=")
+                values[key.strip()] = value.strip()
+            else:
+                positional = [p for p in family.params if p.positional]
+                if not positional:
+                    raise MeasureParameterError(f"{family.name}: unexpected {item!r}")
+                values[positional[0].name] = item
+    name, values = translate(family.name, values)
+    family = REGISTRY[name]
+    if match.group("at") is not None:
+        if family.cutoff is None:
+            raise MeasureParameterError(f"{family.name} takes no @cutoff")
+        values[family.cutoff] = match.group("at")
+    return family.make(**values)
 
 
 def unknown_message(text: str) -> str:

@@ -22,7 +22,7 @@ from .state import Batch, Oracle, PoolingState
 from .strategy import STRATEGIES, Param, Strategy, describe, get_strategy, register
 from .table import RunTable, build_table, contributing_runs
 from .assessor import read_assessor_file, write_assessor_files
-from .bias import LeaveOneOut, leave_one_out, unique_documents
+from .bias import Coverage, LeaveOneOut, leave_one_out, pool_coverage, unique_documents
 from .simulation import BudgetSimulation, format_simulation, simulate_budgets
 from .stats import PoolStats, pool_stats
 
@@ -32,5 +32,5 @@ __all__ = [
     "get_strategy", "describe", "PoolingError", "UnknownStrategyError", "JudgmentError",
     "write_assessor_files", "read_assessor_file", "leave_one_out", "LeaveOneOut",
     "unique_documents", "simulate_budgets", "BudgetSimulation", "format_simulation",
-    "pool_stats", "PoolStats",
+    "pool_stats", "PoolStats", "pool_coverage", "Coverage",
 ]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..trec import Qrels, _display
+from ..trec import MAX_ID_BYTES, MAX_RELEVANCE, Qrels, _display
 from ..errors import JudgmentError, PoolingError
 from .pool import Pool, judgment_values
 
@@ -54,6 +54,21 @@ def write_assessor_files(pool: Pool, folder: str | os.PathLike) -> list[Path]:
     return written
 
 
+def _text(path: str, data: bytes) -> str:
+    """The file as text, or a JudgmentError naming the line of the first byte that is not
+    UTF-8 text (a binary file, a spreadsheet saved in another encoding)."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise JudgmentError([f"{path}:{line}: not a text file (NUL byte)"])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise JudgmentError([f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                             "save the file as UTF-8"]) from None
+
+
 def read_assessor_file(path: str | os.PathLike, pool: Pool | None = None) -> Qrels:
     """The judgments in an assessor file (``.csv`` or qrels shape) as :class:`Qrels`.
 
@@ -62,9 +77,10 @@ def read_assessor_file(path: str | os.PathLike, pool: Pool | None = None) -> Qre
     """
     path = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise JudgmentError([f"{path}: cannot read ({exc.strerror or exc})"]) from None
+    text = _text(path, data)
     rows = _csv_rows(path, text) if path.endswith(".csv") else _qrels_rows(text)
     problems, q, d, r, ln = [], [], [], [], []
     seen: dict[tuple[str, str], int] = {}
@@ -75,9 +91,16 @@ def read_assessor_file(path: str | os.PathLike, pool: Pool | None = None) -> Qre
         qid, doc, value = fields
         if value in ("", "-1"):
             continue
-        if not re.fullmatch(r"\d+", value):
-            problems.append(f"{path}:{line}: relevance {value!r} is not a level 0, 1, 2 ... "
-                            "(leave it empty or -1 if not judged)")
+        if not re.fullmatch(r"\d+", value) or int(value) > MAX_RELEVANCE:
+            problems.append(f"{path}:{line}: relevance {value[:40]!r} is not a level 0, 1, "
+                            "2 ... (leave it empty or -1 if not judged)")
+            continue
+        too_long = [(what, len(v.encode())) for what, v in (("topic id", qid), ("docno", doc))
+                    if len(v.encode()) > MAX_ID_BYTES]
+        if too_long:
+            what, size = too_long[0]
+            problems.append(f"{path}:{line}: {what} of {size:,} bytes: at most "
+                            f"{MAX_ID_BYTES:,} bytes")
             continue
         if (qid, doc) in seen:
             problems.append(f"{path}:{line}: docno '{doc}' of topic '{qid}' judged twice "

@@ -56,6 +56,57 @@ class LeaveOneOut:
                                    float(self.relative_change[m, i])) for i in order]}
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How far a rebuilt pool is the pool that was judged: ``judged`` (topic, document) pairs
+    of the qrels (level >= 0), ``covered`` of them in the pool; ``pooled`` documents in the
+    pool, ``unjudged`` of them without a judgment. Leave-one-out figures are sound only when
+    the pool holds every judgment (``complete``): a judged document the pool lacks is never
+    "removed", so the bias is understated."""
+
+    judged: int
+    covered: int
+    pooled: int
+    unjudged: int
+
+    @property
+    def complete(self) -> bool:
+        return self.covered == self.judged
+
+    @property
+    def exact(self) -> bool:
+        """The pool holds every judged document and nothing else: it is the judged pool."""
+        return self.complete and self.unjudged == 0
+
+    @property
+    def fraction(self) -> float:
+        return self.covered / self.judged if self.judged else 1.0
+
+    def describe(self) -> str:
+        """One sentence, e.g. for a warning."""
+        return (f"the rebuilt pool holds {self.covered:,} of the {self.judged:,} judged "
+                f"documents ({self.fraction:.1%}); {self.unjudged:,} of its {self.pooled:,} "
+                "documents were never judged")
+
+
+def pool_coverage(pool: Pool, qrels: Qrels) -> Coverage:
+    """How much of ``qrels`` the pool ``pool`` holds (see :class:`Coverage`)."""
+    judged = qrels.relevance >= 0
+    q_topic = np.searchsorted(pool.topics, qrels.query_id)
+    q_topic = np.where(pool.topics[np.minimum(q_topic, len(pool.topics) - 1)]
+                       == qrels.query_id, q_topic, -1) if len(pool.topics) else \
+        np.full(len(qrels), -1)
+    marks = Qrels("pool", pool.query_id, pool.doc_id, np.ones(len(pool), dtype=np.int64),
+                  np.arange(1, len(pool) + 1))
+    in_pool = judgment_values(pool.topics, q_topic, qrels.doc_id, marks) == 1
+    p_topic = np.searchsorted(pool.topics, pool.query_id)
+    graded = Qrels("judged", qrels.query_id[judged], qrels.doc_id[judged],
+                   np.ones(int(judged.sum()), dtype=np.int64), qrels.line[judged])
+    has_judgment = judgment_values(pool.topics, p_topic, pool.doc_id, graded) == 1
+    return Coverage(int(judged.sum()), int((judged & in_pool & (q_topic >= 0)).sum()),
+                    len(pool), int((~has_judgment).sum()))
+
+
 def unique_documents(pool: Pool, by: str = "run") -> np.ndarray:
     """Per pooled document: the run (``by="run"``) or group index that alone contributed it,
     or -1 (contributed by several, or by none)."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..arrays import doc_hash
 from ..errors import FormatError, PoolingError
-from ..trec import Run, _display, read_run
+from ..trec import Run, _display, is_frame, read_run
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,7 +131,7 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
     """Rank every run once and stack them into a :class:`RunTable`.
 
     runs: ``(name, group, run)`` tuples or objects with ``name``, ``group`` and ``run`` (a
-        :class:`~irbench.trec.Run`) or ``path`` (read with :func:`~irbench.read_run`); a run
+        :class:`~irbench.trec.Run` or a data frame with query_id, doc_id, score) or ``path`` (read with :func:`~irbench.read_run`); a run
         without a group is its own group. The order given is the priority order (the first
         runs of a group are its priority runs).
     topics: keep only these topics (e.g. the qrels topics); default: every topic of any run.
@@ -155,10 +155,11 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
     for name, _, run in entries:
         if isinstance(run, Run):
             sources.append(run)
-        elif isinstance(run, (str, os.PathLike)):
+        elif isinstance(run, (str, os.PathLike)) or is_frame(run):
             sources.append(read_run(run, name=name))  # a missing file: FormatError
         else:
-            raise PoolingError(f"run {name!r}: expected a Run or a path, got {type(run).__name__}")
+            raise PoolingError(f"run {name!r}: expected a Run, a path or a data frame, got "
+                               f"{type(run).__name__}")
     group_names = [e[1] or e[0] for e in entries]
     groups = tuple(dict.fromkeys(group_names))
     gindex = {g: i for i, g in enumerate(groups)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 
@@ -21,11 +22,15 @@ from ..config import priority_order
 from ..measures import parse_trec_specs
 from ..measures.base import GEO_MEAN_FLOOR
 from ..parallel import evaluate_paths
-from ..pooling import build_pool, build_table, leave_one_out
+from ..pooling import (Coverage, build_pool, build_table, contributing_runs, leave_one_out,
+                       pool_coverage)
 from ..ranked import PreparedQrels
 from ..stats import rank_agreement
 from ..trec import read_run
-from .reduction import FRACTIONS, MEASURES, SEEDS, Reduction, judgment_reduction
+from . import figures
+from .figures import Figure
+from .reduction import (DEFAULT_DESIGN, DESIGNS, FRACTIONS, MEASURES, SEEDS, Reduction,
+                        judgment_reduction)
 
 
 def _f(text: str):
@@ -54,8 +59,8 @@ class SystemRow:
     type: str = _f("manual / automatic / ... (participant text)")
     baseline: bool = _f("the config's baseline system")
     official: bool = _f("an official run (else unofficial)")
-    pooled: str = _f("'yes' / 'no' whether it contributed to the pool (from report."
-                     "pooled_per_group and the priorities), '' when unknown")
+    pooled: str = _f("'yes' / 'no' whether it contributed to the pool (its pooled: flag, "
+                     "else report.pooled_per_group and the priorities), '' when unknown")
     cells: tuple[Cell, ...] = _f("one cell per measure, in the leaderboard's measure order")
 
 
@@ -94,6 +99,7 @@ class MapVsGmap:
     swaps: int = _f("pairs of systems the two rankings order differently")
     floor: str = _f("the AP floor GMAP uses (trec_eval's 1e-5)")
     strip: Chart = _f("per-topic AP of each system on a log scale (what GMAP weighs)")
+    scatter: Figure = _f("each system at (MAP, GMAP), drawn by matplotlib (.svg inline)")
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,6 @@ class Curve:
     """One system's 11-point interpolated precision-recall curve."""
 
     name: str = _f("system name (participant text)")
-    points: str = _f("SVG polyline points (x: recall, y: precision), in chart units")
     values: str = _f("the 11 precisions, printed")
     colour: str = _f("its line colour ('' for the grey background lines)")
 
@@ -134,6 +139,7 @@ class PrecisionRecall:
     """Section 6: interpolated precision at recall 0, 0.1 ... 1 (trec_eval's)."""
 
     curves: tuple[Curve, ...] = _f("every system; the first few coloured and listed")
+    figure: Figure = _f("the curves, drawn by matplotlib (.svg inline)")
 
 
 @dataclass(frozen=True)
@@ -141,19 +147,25 @@ class ReductionRow:
     """One measure in the judgment-reduction experiment."""
 
     measure: str = _f("canonical measure name")
-    tau: tuple[str, ...] = _f("Kendall's tau with the full-judgment ranking per fraction")
+    tau: tuple[str, ...] = _f("Kendall's tau with the same measure's full-judgment ranking, "
+                              "per fraction")
+    tau_map: tuple[str, ...] = _f("Kendall's tau with the ranking by MAP on the full "
+                                  "judgments, per fraction")
     rmse: tuple[str, ...] = _f("RMS error of the systems' means per fraction")
-    points: str = _f("SVG polyline points of tau against the fraction kept")
-    colour: str = _f("its line colour")
+    colour: str = _f("its line colour in the figure")
 
 
 @dataclass(frozen=True)
 class ReductionSection:
-    """Section 5b: Buckley & Voorhees's judgment-reduction experiment."""
+    """Section 5b: the judgment-reduction experiment (Buckley & Voorhees 2004)."""
 
+    design: str = _f("the reduction design's name (report option reduction_design)")
+    how: str = _f("what the design keeps and drops")
+    citation: str = _f("where the design is published")
     fractions: tuple[str, ...] = _f("fractions of each topic's judgments kept, printed")
     seeds: str = _f("the seeds averaged over, printed")
     rows: tuple[ReductionRow, ...] = _f("one per measure")
+    figure: Figure = _f("tau against the fraction kept, drawn by matplotlib (.svg inline)")
     stored: bool = _f("read from the store (computed by an earlier report)")
 
 
@@ -170,15 +182,31 @@ class ParticipantTopic:
 
 
 @dataclass(frozen=True)
+class ParticipantMeasure:
+    """One suite measure on a participant's page."""
+
+    measure: str = _f("canonical measure name")
+    value: str = _f("the run's mean, printed")
+    rank: str = _f("its rank on that measure among the systems, printed ('-' without a value)")
+
+
+@dataclass(frozen=True)
 class Participant:
-    """The page an organiser sends to one participant: their run against all runs."""
+    """The appendix page of one run, as in TREC overview appendices: its run against all."""
 
     system: str = _f("system name (participant text)")
-    measure: str = _f("the measure shown")
-    mean: str = _f("the system's mean, printed")
-    rank: int = _f("its rank among the systems")
+    file: str = _f("the page's file name, made from the name (letters, digits, . _ -)")
+    measure: str = _f("the measure of the per-topic table")
+    mean: str = _f("the system's mean on it, printed")
+    rank: int = _f("its rank among the systems on it")
     systems: int = _f("how many systems were ranked")
     topics: tuple[ParticipantTopic, ...] = _f("every topic, in topic order")
+    measures: tuple[ParticipantMeasure, ...] = _f("every suite measure with the run's rank")
+    curve: str = _f("its 11-point interpolated precision at recall 0 ... 1, printed, or ''")
+    judged: str = _f("its judged@10 and judged@100, printed, or ''")
+    significance: tuple[str, ...] = _f("the significant differences involving the run, "
+                                       "printed (from section 2)")
+    chart: Figure | None = _f("per topic, its value minus the median (matplotlib)")
 
 
 def _spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -188,8 +216,11 @@ def _spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 np.nanmin(values, axis=0))
 
 
-def participants(config, store) -> tuple[Participant, ...]:
-    """One :class:`Participant` per system, on the first suite's first measure."""
+def participants(config, store, context: "ReportContext | None" = None
+                 ) -> tuple[Participant, ...]:
+    """One :class:`Participant` appendix page per system, on the report's focus measure;
+    ``context`` (the main page's) lends each page its precision-recall values, judged@k and
+    significance results."""
     qrels = config.qrels[0].name
     measure = focus_measure(config)
     names, topics, values = store.score_matrix(qrels, measure)
@@ -199,15 +230,65 @@ def participants(config, store) -> tuple[Participant, ...]:
     with np.errstate(all="ignore"):
         means = np.nanmean(values, axis=1)
     ranks = _ranks(np.nan_to_num(means, nan=-np.inf))
+    suite = [str(m) for m in config.qrels[0].measures(next(iter(config.suites.values())))]
+    _, rows = store.means(qrels, measures=suite)
+    table: dict[str, dict[str, float]] = {}
+    for system, _, m, value, _ in rows:
+        table.setdefault(m, {})[system] = value
+    curves = {c.name: c.values for c in context.precision_recall.curves} \
+        if context is not None and context.precision_recall is not None else {}
+    judged = {r.name: f"judged@10 {r.judged_10}, judged@100 {r.judged_100}"
+              for r in context.judged.rows} if context is not None and context.judged else {}
+    files = _file_names(names)
     pages = []
     for i, name in enumerate(names):
-        rows = tuple(ParticipantTopic(topics[t], _num(values[i, t]), _num(best[t]),
-                                      _num(median[t]), _num(worst[t]),
-                                      bool(values[i, t] > median[t]))
-                     for t in range(len(topics)))
-        pages.append(Participant(name, measure, _num(means[i]), int(ranks[i]), len(names),
-                                 rows))
+        rows_t = tuple(ParticipantTopic(topics[t], _num(values[i, t]), _num(best[t]),
+                                        _num(median[t]), _num(worst[t]),
+                                        bool(values[i, t] > median[t]))
+                       for t in range(len(topics)))
+        measures = tuple(ParticipantMeasure(m, _num(table.get(m, {}).get(name)),
+                                            _rank_of(table.get(m, {}), name)) for m in suite)
+        pages.append(Participant(
+            name, files[name], measure, _num(means[i]), int(ranks[i]), len(names), rows_t,
+            measures, curves.get(name, ""), judged.get(name, ""),
+            _significant_pairs(context.significance if context is not None else None, name),
+            figures.difference_from_median(name, measure, topics, values[i] - median)))
     return tuple(pages)
+
+
+def _rank_of(values: dict[str, float], name: str) -> str:
+    if values.get(name) is None or not math.isfinite(values[name]):
+        return "-"
+    return str(1 + sum(1 for v in values.values() if v is not None and v > values[name]))
+
+
+def _significant_pairs(sig: "Significance | None", name: str) -> tuple[str, ...]:
+    if sig is None or name not in sig.systems:
+        return ()
+    i = sig.systems.index(name)
+    out = []
+    for j, other in enumerate(sig.systems):
+        cell = sig.matrix[i][j]
+        if i != j and math.isfinite(cell.p) and cell.p <= 0.05:
+            side = "above" if cell.diff > 0 else "below"
+            out.append(f"{side} {other}: {sig.measure} difference {cell.diff:+.4f}, "
+                       f"p = {cell.p:.3f}")
+    return tuple(out)
+
+
+def _file_names(names) -> dict[str, str]:
+    """A safe, unique file name per system name (participant text): letters, digits, '.',
+    '_' and '-' kept, anything else '_', never hidden, never 'index'."""
+    out, used = {}, {"index.html"}
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:100].lstrip(".") or "run"
+        candidate, k = f"{base}.html", 1
+        while candidate.lower() in used:
+            k += 1
+            candidate = f"{base}-{k}.html"
+        used.add(candidate.lower())
+        out[name] = candidate
+    return out
 
 
 @dataclass(frozen=True)
@@ -260,6 +341,10 @@ class PoolBias:
 
     depth: int = _f("the pool depth k the qrels were built with (config report.pool_depth)")
     per_group: str = _f("pooled runs per group, printed ('all' when every run was pooled)")
+    pooled: str = _f("which runs the pool was rebuilt from, printed")
+    coverage: str = _f("how much of the qrels the rebuilt pool holds, printed")
+    warning: str = _f("why the figures may be wrong (the rebuilt pool is not the judged one), "
+                      "or ''")
     mean_change: str = _f("mean change of AP over systems, printed")
     max_drop: str = _f("the largest drop, printed")
     rows: tuple[BiasRow, ...] = _f("systems, most affected first")
@@ -346,9 +431,11 @@ class ReportContext:
     pool_bias: PoolBias | None = _f("section 5c, None unless the config's report gives "
                                     "pool_depth")
     provenance: Provenance = _f("section 7")
+    figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
 
 
-CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
+CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, ParticipantMeasure,
+                 Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
                  Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
                  Input, Provenance, ReportContext)
 COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")
@@ -387,6 +474,7 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
     qrels = config.qrels[0].name
     board = _leaderboard(config, store, qrels, seed)
     judged, curves = _from_runs(config, [str(r.name) for r in board.rows])
+    map_vs_gmap, reduction = _map_vs_gmap(store, qrels), _reduction(config, store)
     return ReportContext(
         title=config.name,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -394,12 +482,16 @@ def build_context(config, store, seed: int = 0) -> ReportContext:
         significance=_significance(store, qrels, board, focus_measure(config), seed),
         per_topic=_per_topic(store, qrels, focus_measure(config),
                              [r.name for r in board.rows], board.baseline),
-        map_vs_gmap=_map_vs_gmap(store, qrels),
+        map_vs_gmap=map_vs_gmap,
         judged=judged,
         precision_recall=curves,
-        reduction=_reduction(config, store),
+        reduction=reduction,
         pool_bias=_pool_bias(config, store),
         provenance=_provenance(config, store, seed),
+        figures=tuple(f for f in (
+            map_vs_gmap.scatter if map_vs_gmap else None,
+            reduction.figure if reduction else None,
+            curves.figure if curves else None) if f is not None),
     )
 
 
@@ -464,8 +556,12 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
 
 
 def _pooled(config) -> dict[str, str]:
-    """{system: 'yes'/'no'}: the first report.pooled_per_group runs of each group by priority
-    (then config order) contributed to the pool; {} when the config does not say."""
+    """{system: 'yes'/'no'}: the systems declared ``pooled:`` when any is, else the first
+    report.pooled_per_group runs of each group by priority (then config order); {} when the
+    config does not say."""
+    declared = config.pooled_systems()
+    if declared is not None:
+        return {s.name: "yes" if s.name in declared else "no" for s in config.systems}
     per_group = config.report.get("pooled_per_group")
     if not per_group:
         return {}
@@ -498,7 +594,8 @@ def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
     strip = strip_chart("AP per topic, log scale (GMAP floors AP at 1e-5)",
                         [names[i] for i in by_map], topics, ap[by_map], log=True)
     return MapVsGmap(tuple(rows), f"{agreement.tau:.4f}", f"{agreement.tau_ap:.4f}",
-                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strip)
+                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strip,
+                     figures.map_gmap(names, mean, gmean))
 
 
 LEFT, PLOT, ROW = 150, 500, 16  # chart layout: label width, plot width, row height
@@ -596,14 +693,12 @@ def _from_runs(config, order: list[str]):
     rows.sort(key=lambda r: (r.judged_10, r.name))
     judged = Judged(config.qrels[0].name, tuple(rows), f"{JUDGED_FLAG:.2f}")
     ranked = [n for n in order if n in curves] + sorted(set(curves) - set(order))
-    lines = []
-    for i, name in enumerate(ranked):
-        ys = curves[name]
-        points = " ".join(f"{40 + 36 * k:.0f},{220 - 200 * y:.1f}" for k, y in enumerate(ys)
-                          if math.isfinite(y))  # an undefined point is left out
-        lines.append(Curve(name, points, " ".join(f"{y:.3f}" for y in ys),
-                           COLOURS[i] if i < len(COLOURS) else ""))
-    return judged, PrecisionRecall(tuple(lines[len(COLOURS):] + lines[:len(COLOURS)]))
+    shown = ranked[:len(figures.OKABE_ITO)]
+    lines = tuple(Curve(name, " ".join(f"{y:.3f}" for y in curves[name]),
+                        figures.OKABE_ITO[i] if i < len(shown) else "")
+                  for i, name in enumerate(ranked))
+    return judged, PrecisionRecall(lines, figures.precision_recall(
+        {n: curves[n] for n in ranked}, shown))
 
 
 def _reduction(config, store) -> ReductionSection | None:
@@ -616,11 +711,13 @@ def _reduction(config, store) -> ReductionSection | None:
     systems = [s for s in config.systems if os.path.isfile(s.path)]
     if len(systems) < 2 or not config.qrels:
         return None
+    design = DESIGNS[config.report.get("reduction_design") or DEFAULT_DESIGN]
     shas = store.system_hashes()
     key = hashlib.sha256(json.dumps({
         "runs": sorted((n, s) for n, s in shas.items() if n in {x.name for x in systems}),
         "qrels": store.qrels_hash(config.qrels[0].name), "options": config.settings.key(),
         "fractions": FRACTIONS, "seeds": SEEDS, "measures": MEASURES, "version": __version__,
+        "design": design.name,
     }, sort_keys=True).encode()).hexdigest()
     saved = store.load_analysis(key) if not store.read_only else None
     if saved is not None:
@@ -628,64 +725,82 @@ def _reduction(config, store) -> ReductionSection | None:
     else:
         runs = [read_run(s.path, name=s.name) for s in systems]
         result = judgment_reduction(runs, config.qrels[0].read(),
-                                    config.settings.options())
+                                    config.settings.options(), design=design.name)
         stored = False
         if not store.read_only:
             store.save_analysis(key, "judgment-reduction", json.dumps(result.to_json()))
-    xs = [40 + 360 * (1 - f) / (1 - min(result.fractions)) for f in result.fractions]
-    rows = []
-    for i, m in enumerate(result.measures):
-        points = " ".join(f"{x:.0f},{220 - 200 * max(t, 0):.1f}"
-                          for x, t in zip(xs, result.tau[i]) if math.isfinite(t))
-        rows.append(ReductionRow(m, tuple(_num3(t) for t in result.tau[i]),
-                                 tuple(f"{e:.4f}" for e in result.rmse[i]), points,
-                                 COLOURS[i % len(COLOURS)]))
-    return ReductionSection(tuple(f"{f:.0%}" for f in result.fractions),
-                            ", ".join(map(str, result.seeds)), tuple(rows), stored)
+    labels = tuple(f"{f:.0%}" for f in result.fractions)
+    rows = tuple(ReductionRow(m, tuple(_num3(t) for t in result.tau[i]),
+                              tuple(_num3(t) for t in result.tau_map[i]),
+                              tuple(f"{e:.4f}" for e in result.rmse[i]),
+                              figures.OKABE_ITO[i % len(figures.OKABE_ITO)])
+                 for i, m in enumerate(result.measures))
+    figure = figures.reduction(result.measures, labels, result.tau, result.tau_map, design.name)
+    return ReductionSection(design.name, design.description, design.citation, labels,
+                            ", ".join(map(str, result.seeds)), rows, figure, stored)
 
 
-REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group")
+REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group", "reduction_design")
 
 
 def _pool_bias(config, store) -> PoolBias | None:
     """Leave each group's unique documents out of the depth-k pool of the first qrels set and
-    re-score its runs; stored like the reduction experiment."""
+    re-score its runs; stored like the reduction experiment. The pool is rebuilt from the
+    systems the config declares ``pooled: true`` (when any declares ``pooled``), else each
+    group's first ``pooled_per_group`` runs by priority, else every run; how much of the qrels
+    it holds is reported, with a warning when it is not the judged pool."""
     import hashlib
 
 
     depth = config.report.get("pool_depth")
     if depth is None or not config.qrels:
         return None
-    per_group = config.report.get("pooled_per_group")
+    declared = config.pooled_systems()
+    per_group = None if declared is not None else config.report.get("pooled_per_group")
 
     systems = priority_order([s for s in config.systems if s.name not in config.missing_runs])
     key = hashlib.sha256(json.dumps({
         "kind": "leave-one-group-out", "runs": sorted(store.system_hashes().items()),
         "qrels": store.qrels_hash(config.qrels[0].name), "depth": depth, "per_group": per_group,
-        "level": config.settings.relevance_level, "version": __version__},
-        sort_keys=True).encode()).hexdigest()
+        "declared": declared, "level": config.settings.relevance_level,
+        "version": __version__}, sort_keys=True).encode()).hexdigest()
     saved = store.load_analysis(key)
     if saved is None:
         table = build_table([(s.name, s.group or s.name, s.path) for s in systems])
-        pool = build_pool(table, "depth", per_group=per_group, k=int(depth))
-        result = leave_one_out(table, config.qrels[0].read(), pool, by="group",
-                               measures=("AP",),
+        qrels = config.qrels[0].read()
+        contributing = contributing_runs(
+            table, [n for n in declared if n in table.runs] if declared is not None else None,
+            per_group=per_group)
+        pool = build_pool(table, "depth", contributing=contributing, k=int(depth))
+        coverage = pool_coverage(pool, qrels)
+        result = leave_one_out(table, qrels, pool, by="group", measures=("AP",),
                                relevance_level=config.settings.relevance_level)
         saved = json.dumps({"runs": list(result.runs), "unit": list(result.unit),
                             "removed": result.removed.tolist(),
                             "removed_relevant": result.removed_relevant.tolist(),
                             "full": result.full[0].tolist(),
-                            "reduced": result.reduced[0].tolist()})
+                            "reduced": result.reduced[0].tolist(),
+                            "pooled": int(contributing.sum()),
+                            "coverage": [coverage.judged, coverage.covered, coverage.pooled,
+                                         coverage.unjudged]})
         if not store.read_only:
             store.save_analysis(key, "leave-one-group-out", saved)
     data = json.loads(saved)
     full, reduced = np.array(data["full"]), np.array(data["reduced"])
     change = reduced - full
+    coverage = Coverage(*data["coverage"])
     rows = tuple(BiasRow(data["runs"][i], data["unit"][i], int(data["removed"][i]),
                          int(data["removed_relevant"][i]), _num(full[i]), _num(reduced[i]),
                          f"{change[i]:+.4f}")
                  for i in np.argsort(change, kind="stable"))
-    return PoolBias(int(depth), str(per_group) if per_group else "all",
+    how = (f"{data['pooled']} run(s) declared pooled: true" if declared is not None else
+           f"each group's first {per_group} run(s) by priority" if per_group else "every run")
+    warning = "" if coverage.exact else (
+        f"{coverage.describe()}: this is not the pool that was judged, so the bias figures are "
+        "unreliable; declare each system's 'pooled: true|false' in the config (or set "
+        "report.pool_depth to the judged depth)")
+    return PoolBias(int(depth), str(per_group) if per_group else "all", how,
+                    coverage.describe(), warning,
                     f"{change.mean():+.4f}", f"{max(0.0, -change.min()):.4f}", rows)
 
 
@@ -737,7 +852,9 @@ def _significance(store, qrels: str, board: Leaderboard, measure: str,
                                   float(p[i, j]), float(diff[i, j]), float(effect[i, j])))
         matrix.append(tuple(row))
     groups = tuple(", ".join(g) for g in stats.equivalence_classes(comparison, measure))
-    return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}",
+    return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}; "
+                        f"family: all {len(order) * (len(order) - 1) // 2:,} pairs of "
+                        f"{measure} (the test controls the family-wise error over them)",
                         tuple(order), tuple(matrix), groups)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -23,10 +24,30 @@ def render(context: ReportContext) -> str:
     return _environment().get_template("index.html").render(c=context)
 
 
-def write_report(context: ReportContext, folder: str, participants=()) -> str:
-    """Write ``folder/index.html`` and, given ``participants``, one page per system in
-    ``folder/systems/`` (numbered, since system names are participants' text); returns the
-    path of index.html.
+OWNER = ".irbench-report.json"  # which campaign's report a folder holds
+
+
+def claim(folder: str, campaign: str, config_path: str, force: bool = False) -> None:
+    """Refuse to write into ``folder`` when it holds another campaign's report (another
+    config file, e.g. a copied config with the same ``name:``), unless ``force``; as a store
+    belongs to one campaign, so does a report folder."""
+    marker = os.path.join(folder, OWNER)
+    try:
+        with open(marker, encoding="utf-8") as fh:
+            owner = json.load(fh)
+    except (OSError, ValueError):
+        return  # a new folder, or one made before reports were claimed
+    if not force and owner.get("config") != os.path.abspath(config_path):
+        raise OutputError(f"{folder}: holds the report of campaign '{owner.get('campaign')}' "
+                          f"(config {owner.get('config')}); give another --out, or --force to "
+                          "replace it")
+
+
+def write_report(context: ReportContext, folder: str, participants=(), *,
+                 campaign: str = "", config_path: str = "", force: bool = False) -> str:
+    """Write ``folder/index.html`` and, given ``participants``, one appendix page per system
+    in ``folder/systems/`` (named from the system's name, made safe) with an index page;
+    returns the path of index.html. The folder is claimed for the campaign (see :func:`claim`).
 
     Every page is rendered first, then written into a temporary folder inside ``folder`` and
     renamed into place: a report killed or failing at any moment leaves the previous
@@ -34,11 +55,19 @@ def write_report(context: ReportContext, folder: str, participants=()) -> str:
     env = _environment()
     index = env.get_template("index.html").render(c=context)
     page = env.get_template("participant.html")
-    pages = [page.render(p=p, title=context.title, generated_at=context.generated_at)
+    pages = [(p.file, page.render(p=p, title=context.title, generated_at=context.generated_at))
              for p in participants]
+    if pages:
+        pages.append(("index.html", env.get_template("participants.html").render(
+            pages=participants, title=context.title, generated_at=context.generated_at)))
     path = os.path.join(folder, "index.html")
+    if config_path:
+        claim(folder, campaign, config_path, force)
     try:
         os.makedirs(folder, exist_ok=True)
+        if config_path:
+            with open(os.path.join(folder, OWNER), "w", encoding="utf-8") as fh:
+                json.dump({"campaign": campaign, "config": os.path.abspath(config_path)}, fh)
         work = tempfile.mkdtemp(prefix=".irbench-report-", dir=folder)
         try:
             with open(os.path.join(work, "index.html"), "w", encoding="utf-8") as fh:
@@ -46,9 +75,8 @@ def write_report(context: ReportContext, folder: str, participants=()) -> str:
             if pages:
                 systems = os.path.join(work, "systems")
                 os.makedirs(systems)
-                for i, text in enumerate(pages, 1):
-                    with open(os.path.join(systems, f"{i:03d}.html"), "w",
-                              encoding="utf-8") as fh:
+                for name, text in pages:  # names made safe by context._file_names
+                    with open(os.path.join(systems, name), "w", encoding="utf-8") as fh:
                         fh.write(text)
                 _swap_in(systems, os.path.join(folder, "systems"))
             os.replace(os.path.join(work, "index.html"), path)

@@ -118,8 +118,12 @@ def tukey_hsd(scores: Scores, alpha: float = 0.05) -> TukeyResult:
 
 def _range_sf(q: np.ndarray, k: int, df: int) -> np.ndarray:
     """studentized_range.sf over a matrix of q. scipy integrates numerically per value (several
-    ms each), so beyond :data:`DIRECT_SF` distinct values log sf is evaluated on a grid and
-    interpolated (cubic spline on 120 points; relative error about 1e-7)."""
+    ms each), so beyond :data:`DIRECT_SF` distinct values log sf is interpolated by a cubic
+    spline through DIRECT_SF points spread evenly over [0, q_tail], where q_tail is where a
+    Bonferroni bound puts the p-value below 1e-13 (every p-value a decision can turn on lies
+    there), plus a coarser spline beyond it. Measured against scipy (tests/test_stats.py):
+    relative error about 1e-6 at most for p-values above 1e-12 (absolute error below 1e-9 for
+    the smaller ones), from 3 to 129 systems, whatever the largest q."""
     flat = q.ravel()
     finite = np.isfinite(flat) & (flat > 0)
     out = np.where(flat > 0, 0.0, 1.0)
@@ -127,9 +131,16 @@ def _range_sf(q: np.ndarray, k: int, df: int) -> np.ndarray:
     if len(values) <= DIRECT_SF:
         sf = _st.studentized_range.sf(values, k, df)
     else:
-        grid = np.linspace(0.0, values[-1], DIRECT_SF)
-        log_sf = np.log(np.maximum(_st.studentized_range.sf(grid, k, df), 1e-300))
-        sf = np.exp(CubicSpline(grid, log_sf)(values))
+        # P(range > q) <= C(k, 2) P(|t_df| > q / sqrt 2): beyond q_tail every p-value < 1e-13
+        q_tail = float(np.sqrt(2) * _st.t.isf(1e-13 / (k * (k - 1)), df))
+        sf = np.empty(len(values))
+        inside = values <= q_tail
+        for part, low, high, points in ((inside, 0.0, min(values[-1], q_tail), DIRECT_SF),
+                                        (~inside, q_tail, values[-1], DIRECT_SF // 6)):
+            if part.any():
+                grid = np.linspace(low, high, points)
+                log_sf = np.log(np.maximum(_st.studentized_range.sf(grid, k, df), 1e-300))
+                sf[part] = np.exp(CubicSpline(grid, log_sf)(values[part]))
     out[finite] = np.clip(sf[inverse], 0.0, 1.0)
     return out.reshape(q.shape)
 

@@ -64,6 +64,8 @@ def describe(comparison: Comparison) -> str:
         test += f" ({comparison.samples:,} samples, seed {comparison.seed})"
     if comparison.test in ("tukey-hsd", "randomized-tukey-hsd"):
         how = test
+        if comparison.family == "all" and len(comparison.measures) > 1:
+            how += f", Bonferroni over the {len(comparison.measures)} measures"
     else:
         how = f"{test} with {CORRECTION_NAMES[comparison.correction]}"
         if comparison.correction != "none" and len(comparison.measures) > 1:

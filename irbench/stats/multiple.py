@@ -21,12 +21,11 @@ from scipy import stats as _st
 
 from ..errors import EvaluationError, StatisticsError
 from .anova import randomized_tukey_hsd, tukey_hsd
-from .paired import (DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TestResult,
-                     paired_columns)
+from .paired import DEFAULT_SAMPLES, DEFAULT_SEED, TestResult, paired_columns
 from .scores import Scores, check_alternative, check_choice
 
 from .choices import (COMPARE_TESTS, CORRECTIONS, DEFAULT_CORRECTION,  # noqa: F401
-                      FAMILIES, TUKEY_TESTS)
+                      DEFAULT_FAMILY, FAMILIES, TUKEY_TESTS, default_test)
 
 
 def adjust_p(p, method: str = DEFAULT_CORRECTION, axis: int = -1) -> np.ndarray:
@@ -114,21 +113,30 @@ class Comparison:
 
 
 def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
-            test: str = DEFAULT_TEST, correction: str | None = None, family: str = "all",
+            test: str | None = None, correction: str | None = None,
+            family: str = DEFAULT_FAMILY,
             alternative: str = "two-sided", samples: int = DEFAULT_SAMPLES,
             seed: int | None = DEFAULT_SEED, alpha: float = 0.05, ci: str = "t",
             confidence: float = 0.95, exact: bool | None = None) -> Comparison:
     """Compare systems pairwise on one measure (a :class:`Scores`) or several.
 
     baseline: compare every other system with this one (differences system - baseline);
-    None: all pairs. test: one of :data:`COMPARE_TESTS` (default ``randomization``, 10,000
-    samples, seed 0). correction: one of :data:`CORRECTIONS` (default ``holm``; must be left
-    out for the Tukey tests), applied over ``family``. Every measure must hold the same
-    systems, each scored on every topic (EvaluationError otherwise).
+    None: all pairs. test: one of :data:`COMPARE_TESTS`; None picks
+    :func:`~irbench.stats.choices.default_test` (``randomization``, 10,000 samples, seed 0,
+    against a baseline or for two systems; ``randomized-tukey-hsd`` for all pairs of three or
+    more), the same default as ``irbench compare``. correction: one of :data:`CORRECTIONS`
+    (default ``holm``; must be left out for the Tukey tests). family: the comparisons a
+    correction covers, ``measure`` (default: each measure's pairs on their own) or ``all``
+    (every pair of every measure); a Tukey test covers all pairs of one measure itself, and
+    with ``family="all"`` over M measures its p-values are multiplied by M (Bonferroni over
+    the measures). Every measure must hold the same systems, each scored on every topic
+    (EvaluationError otherwise).
     """
     items = [scores] if isinstance(scores, Scores) else list(scores)
     if not items:
         raise StatisticsError("nothing to compare: no measure given")
+    if test is None:
+        test = default_test(baseline, len(items[0].systems))
     check_choice("test", test, COMPARE_TESTS)
     check_choice("family", family, FAMILIES)
     check_alternative(alternative)
@@ -177,8 +185,8 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
         per_measure.append((cols, statistic, p, used_samples, used_seed, is_exact))
 
     p_all = np.array([pm[2] for pm in per_measure])  # (measures, pairs)
-    if tukey:
-        adjusted = p_all
+    if tukey:  # over the pairs of each measure; over all measures: Bonferroni across them
+        adjusted = np.minimum(p_all * len(items), 1.0) if family == "all" else p_all
     elif family == "all":
         adjusted = adjust_p(p_all.ravel(), correction).reshape(p_all.shape)
     else:

@@ -4,13 +4,17 @@ Five tests, one result type (:class:`TestResult`):
 
 - ``t``: paired t-test (``scipy.stats.ttest_rel``);
 - ``wilcoxon``: Wilcoxon signed-rank test (``scipy.stats.wilcoxon``; zero differences dropped,
-  exact null distribution for small samples without ties, as scipy chooses);
+  exact null distribution for small samples without ties, as scipy chooses for each pair);
 - ``sign``: sign test, the binomial test of the number of positive differences among the non-zero
   ones (``scipy.stats.binomtest`` with p = 1/2, computed in closed form over many pairs);
 - ``randomization``: paired randomisation (permutation) test of the mean difference: each topic's
   difference keeps or flips its sign (Fisher 1935; Smucker, Allan & Carterette 2007);
 - ``bootstrap``: paired bootstrap test of the studentised mean difference (Efron & Tibshirani
   1993, sec. 16.4; Sakai 2006).
+
+t, randomisation and bootstrap test the mean difference; Wilcoxon and the sign test test the
+median (on skewed differences with mean zero they reject more often than alpha:
+docs/statistics.md).
 
 The two resampling tests are seeded (default seed 0, recorded in the result), draw
 ``samples`` resamples (default 10,000) at once, report (b + 1) / (B + 1), and enumerate every
@@ -158,10 +162,11 @@ def bootstrap_test(x, y, *, samples: int = DEFAULT_SAMPLES, seed: int | None = D
 
 
 def hedges_g(x, y) -> float:
-    """Hedges' g for paired scores: the mean difference over the average standard deviation
-    sqrt((s_x^2 + s_y^2) / 2) (d_av, Lakens 2013), times Hedges' (1981) exact small-sample
-    correction J(df) = Gamma(df/2) / (sqrt(df/2) Gamma((df-1)/2)) with df = n - 1 (Borenstein
-    et al. 2009 for paired designs); J(df) ~ 1 - 3 / (4 df - 1)."""
+    """Hedges' g for paired scores: the mean difference over s_av = sqrt((s_x^2 + s_y^2) / 2),
+    the root mean square of the two standard deviations (Cumming 2012, *Understanding the New
+    Statistics*; Lakens 2013's d_av averages the standard deviations themselves instead), times
+    Hedges' (1981) exact small-sample correction J(df) = Gamma(df/2) / (sqrt(df/2)
+    Gamma((df-1)/2)) with df = n - 1; J(df) ~ 1 - 3 / (4 df - 1)."""
     a, b = paired_arrays(x, y)
     return float(_hedges(a[:, None], b[:, None])[0])
 

@@ -64,6 +64,49 @@ class Scores:
             names, values = list(systems), values[order]
         return cls(measure, tuple(names), tuple(topics), values)
 
+    @classmethod
+    def from_frame(cls, frame, measure: str | None = None) -> "Scores":
+        """Scores from a tidy data frame (pandas, Polars or Arrow; as :func:`irbench.to_frame`
+        and ``irbench.open_store(...).per_query()`` give them): columns ``system``,
+        ``query_id``, ``value`` and, when it holds several measures, ``measure`` (then
+        ``measure=`` picks one). Systems and topics keep their order of first appearance;
+        a (system, topic) pair without a row is NaN."""
+        arrow = hasattr(frame, "column_names")
+        present = [str(c) for c in (frame.column_names if arrow else list(frame.columns))]
+        missing = [c for c in ("system", "query_id", "value") if c not in present]
+        if missing:
+            raise EvaluationError(f"a scores data frame needs the columns system, query_id "
+                                  f"and value; it lacks {', '.join(missing)}")
+
+        def column(name: str) -> np.ndarray:
+            return np.asarray((frame.column(name) if arrow else frame[name]).to_numpy())
+
+        system, topic = column("system").astype(str), column("query_id").astype(str)
+        value = column("value").astype(np.float64)
+        if "measure" in present:
+            names = column("measure").astype(str)
+            found = list(dict.fromkeys(names.tolist()))
+            if measure is None and len(found) > 1:
+                raise EvaluationError(f"the frame holds {len(found)} measures "
+                                      f"({', '.join(found[:SHOWN])}): pick one with measure=")
+            measure = measure if measure is not None else (found[0] if found else "")
+            keep = names == measure
+            if not keep.any():
+                raise EvaluationError(f"no rows of measure '{measure}' (the frame has "
+                                      f"{', '.join(found[:SHOWN])})")
+            system, topic, value = system[keep], topic[keep], value[keep]
+        systems, s_index = _first_seen(system)
+        topics, t_index = _first_seen(topic)
+        cell = s_index * len(topics) + t_index
+        if len(np.unique(cell)) != len(cell):
+            first = np.flatnonzero(np.bincount(cell) > 1)[0]
+            raise EvaluationError(f"system '{systems[first // len(topics)]}' has two values "
+                                  f"for topic '{topics[first % len(topics)]}'")
+        values = np.full(len(systems) * len(topics), np.nan)
+        values[cell] = value
+        return cls(measure or "value", systems, topics, values.reshape(len(systems),
+                                                                       len(topics)))
+
     @property
     def means(self) -> np.ndarray:
         """Mean score of each system over the topics (NaN if any value is missing)."""
@@ -164,3 +207,12 @@ def check_choice(kind: str, value: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise StatisticsError(f"unknown {kind} '{value}' (choose from {', '.join(choices)})")
     return value
+
+
+def _first_seen(labels: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
+    """The distinct labels in order of first appearance, and each row's index among them."""
+    unique, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return tuple(unique[order].tolist()), rank[inverse.ravel()]

@@ -1,0 +1,166 @@
+"""The report's charts, drawn by matplotlib (the ``report`` extra), inline as SVG in the page
+and, with ``irbench report --figures DIR``, as PDF and PNG for a paper.
+
+Every chart has labelled axes with ticks, a legend naming its series, the Okabe & Ito
+colour-blind-safe palette with a marker per series, and a categorical x axis for the judgment
+fractions (100% ... 3% evenly spaced). Text is kept as text in the SVG (searchable, printable);
+participants' strings (run names) are drawn literally: math text is off, and matplotlib
+escapes what it writes into the SVG. Output is deterministic (fixed SVG ids, no date).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import OutputError
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
+             "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+STYLES = ("-", "--", "-.", ":")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One chart: ``name`` (a file name for --figures), its SVG, and the matplotlib figure."""
+
+    name: str
+    svg: str
+    figure: Any
+
+    def save(self, folder: str) -> list[str]:
+        """Write ``folder/NAME.pdf`` and ``NAME.png``; the paths written."""
+        import os
+
+        paths = []
+        for ext in ("pdf", "png"):
+            path = os.path.join(folder, f"{self.name}.{ext}")
+            self.figure.savefig(path, dpi=200, bbox_inches="tight",
+                                metadata={"CreationDate": None} if ext == "pdf" else None)
+            paths.append(path)
+        return paths
+
+
+def _new(figsize: tuple[float, float], *grid, **keywords):
+    """A matplotlib figure and its axes, made without pyplot (no global figure registry to
+    fill: a report of many charts holds none of them after use)."""
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure as MatplotlibFigure
+    except ImportError:
+        raise OutputError("the report's charts need matplotlib: pip install 'irbench[report]'"
+                          ) from None
+    matplotlib.rcParams.update({
+        "text.parse_math": False,  # '$' in a run name is a dollar sign
+        "svg.fonttype": "none",  # text stays text: searchable and printed as text
+        "svg.hashsalt": "irbench",  # the same ids every time
+        "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
+        "axes.prop_cycle": matplotlib.cycler(color=OKABE_ITO),
+    })
+    fig = MatplotlibFigure(figsize=figsize)
+    return fig, fig.subplots(*grid, **keywords)
+
+
+def _svg(fig) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]  # inline: no XML declaration or doctype
+
+
+def _done(name: str, fig) -> Figure:
+    return Figure(name, _svg(fig), fig)
+
+
+def reduction(measures: Sequence[str], fractions: Sequence[str], tau: np.ndarray,
+              tau_map: np.ndarray, design: str) -> Figure:
+    """Kendall's tau against the fraction of judgments kept: against the same measure on
+    all judgments (left) and against MAP on all judgments (right), one shared y scale."""
+    fig, axes = _new((9, 3.4), 1, 2, sharey=True)
+    x = np.arange(len(fractions))
+    for ax, values, title in ((axes[0], tau, "against the same measure, all judgments"),
+                              (axes[1], tau_map, "against MAP, all judgments")):
+        for i, name in enumerate(measures):  # a line style each: equal series stay visible
+            ax.plot(x, values[i], marker=MARKERS[i % len(MARKERS)], markersize=4,
+                    linestyle=STYLES[i % len(STYLES)], color=OKABE_ITO[i % len(OKABE_ITO)],
+                    label=name)
+        ax.set_xticks(x, list(fractions))
+        ax.set_xlabel("judgments kept per topic")
+        ax.set_title(title)
+    axes[0].set_ylabel("Kendall's tau")
+    low = float(np.nanmin(np.concatenate([tau.ravel(), tau_map.ravel()]))) if tau.size else 0
+    axes[0].set_ylim(min(0.5, np.floor(low * 10) / 10), 1.01)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8,
+               title=f"design: {design}", frameon=False)
+    return _done("reduction", fig)
+
+
+def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[str]) -> Figure:
+    """11-point interpolated precision-recall curves: the ``highlighted`` systems coloured and
+    in the legend, every other system a thin grey line."""
+    fig, ax = _new((6, 4))
+    recall = np.linspace(0, 1, 11)
+    for name, ys in curves.items():
+        if name not in highlighted:
+            ax.plot(recall, ys, color="#bbbbbb", linewidth=0.7, zorder=1)
+    for i, name in enumerate(highlighted):
+        ax.plot(recall, curves[name], marker=MARKERS[i % len(MARKERS)], markersize=4,
+                color=OKABE_ITO[i % len(OKABE_ITO)], label=name, zorder=2)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("interpolated precision")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xticks(np.linspace(0, 1, 6))
+    if highlighted:
+        ax.legend(fontsize=8, loc="upper right",
+                  title=f"best {len(highlighted)}; grey: the other {len(curves) - len(highlighted)}")
+    fig.tight_layout()
+    return _done("precision-recall", fig)
+
+
+def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarray,
+             labelled: int = 10) -> Figure:
+    """Each system at (MAP, GMAP): the systems whose rank changes most and the top ones by MAP
+    are named; the two rankings' disagreement shows as points off a monotone line."""
+    fig, ax = _new((6, 4.2))
+    ax.scatter(map_values, gmap_values, s=18, color=OKABE_ITO[0], zorder=2, label="a system")
+    map_rank = np.argsort(np.argsort(-map_values, kind="stable"), kind="stable")
+    gmap_rank = np.argsort(np.argsort(-gmap_values, kind="stable"), kind="stable")
+    change = map_rank - gmap_rank
+    named = set(np.argsort(map_rank, kind="stable")[:labelled // 2].tolist())
+    named |= set(np.argsort(-np.abs(change), kind="stable")[:labelled - len(named)].tolist())
+    for i in sorted(named):
+        ax.annotate(f"{names[i]} ({change[i]:+d})", (map_values[i], gmap_values[i]),
+                    textcoords="offset points", xytext=(4, 3), fontsize=7)
+    ax.set_xlabel("MAP")
+    ax.set_ylabel("GMAP")
+    ax.legend(loc="lower right", fontsize=8,
+              title="(+k: k places higher by GMAP)")
+    fig.tight_layout()
+    return _done("map-gmap", fig)
+
+
+def difference_from_median(name: str, measure: str, topics: Sequence[str],
+                           difference: np.ndarray) -> Figure:
+    """A run's per-topic value minus the median of all runs, topics in topic order; bars above
+    zero where the run beats the median. The y scale is fixed at [-1, 1], so every run's page
+    is read on the same scale."""
+    fig, ax = _new((max(4.0, 0.16 * len(topics) + 1.5), 2.6))
+    x = np.arange(len(topics))
+    values = np.nan_to_num(difference, nan=0.0)
+    ax.bar(x, values, color=np.where(values >= 0, OKABE_ITO[2], OKABE_ITO[3]), width=0.8)
+    ax.axhline(0, color="#333333", linewidth=0.8)
+    ax.set_ylim(-1, 1)
+    ax.set_ylabel(f"{measure} - median")
+    ax.set_xlabel("topic")
+    step = max(1, len(topics) // 25)
+    ax.set_xticks(x[::step], [str(t) for t in topics][::step], rotation=90, fontsize=7)
+    ax.set_title(f"{name}: {measure} minus the median of all runs, per topic")
+    fig.tight_layout()
+    return _done("difference-from-median", fig)

@@ -1,0 +1,124 @@
+"""`irbench check` refuses what `irbench run` and `irbench report` refuse, with the same
+messages (one set of rules: the runner's own functions), and writes nothing; `irbench eval`
+and a config accept and refuse the same measures on the same qrels (issue 14.5, 15.3)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from irbench import cli
+
+from campaigns import make_campaign
+
+
+def _errors(text: str) -> set[str]:
+    return {line for line in text.splitlines() if line.startswith("irbench: error: ")}
+
+
+def _check_then_run(capsys, path) -> tuple[int, set[str], int, set[str]]:
+    """Exit status and error lines of `check`, then of `run` (and `report` when run passes)."""
+    rc_check = cli.main(["check", str(path)])
+    checked = capsys.readouterr().err
+    assert "Traceback" not in checked
+    rc_run = cli.main(["run", "--workers", "1", "--quiet", str(path)])
+    ran = capsys.readouterr().err
+    return rc_check, _errors(checked), rc_run, _errors(ran)
+
+
+def test_check_passes_a_good_campaign_and_writes_nothing(tmp_path, capsys):
+    path = make_campaign(tmp_path)
+    assert cli.main(["check", str(path)]) == 0
+    out = capsys.readouterr()
+    assert "ok: 4 systems, 2 qrels sets" in out.out and out.err == ""
+    assert not (tmp_path / "runs" / "c.duckdb").exists()
+    assert not any(p.suffix == ".duckdb" for p in tmp_path.rglob("*"))
+
+
+@pytest.mark.parametrize("mistake", ["relevance level", "topic typo", "bad run line",
+                                     "duplicate", "measure level"])
+def test_check_refuses_what_run_refuses_with_the_same_message(tmp_path, capsys, mistake):
+    runs = tmp_path / "runs"
+    suites = "core: [AP, P@10, P(rel=3)@5]" if mistake == "measure level" else \
+        "core: [AP, P@10]"
+    evaluation = "{relevance_level: 99}" if mistake == "relevance level" else ""
+    path = make_campaign(tmp_path, suites=suites, evaluation=evaluation)
+    if mistake == "topic typo":
+        (runs / "topics.tsv").write_text((runs / "topics.tsv").read_text()
+                                         .replace("t03\t", "t3\t"))
+    if mistake == "bad run line":
+        with open(runs / "r01.txt", "a") as fh:
+            fh.write("t01 Q0 x 1 abc tag01\n")
+    if mistake == "duplicate":
+        first = (runs / "r02.txt").read_text().splitlines()[0]
+        with open(runs / "r02.txt", "a") as fh:
+            fh.write(first.replace(" 1 ", " 51 ", 1) + "\n")
+    rc_check, checked, rc_run, ran = _check_then_run(capsys, path)
+    assert rc_check == 1 and rc_run == 1
+    assert ran and ran <= checked  # check goes on to the runs where run has nothing to score
+    expected = {
+        "relevance level": "qrels.txt: no judgment reaches relevance level 99",
+        "topic typo": "qrels.txt:",
+        "bad run line": "r01.txt:",
+        "duplicate": "r02.txt:",
+        "measure level": "P(rel=3)@5 counts judgments of level 3 or more as relevant, but "
+                         "the highest level is 2: every value would be 0",
+    }[mistake]
+    assert any(expected in line for line in checked)
+
+
+def test_check_refuses_what_report_refuses(tmp_path, capsys):
+    path = make_campaign(tmp_path)
+    path.write_text(path.read_text() + "report: {measure: nDCG@20, pool_depth: deep, "
+                    "colour: red}\n")
+    assert cli.main(["check", str(path)]) == 1
+    checked = _errors(capsys.readouterr().err)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", str(path), "-o", str(tmp_path / "page")]) != 0
+    refused = capsys.readouterr().err
+    assert "report: unknown option colour" in refused
+    for text in ("report: unknown option colour", "report: measure nDCG@20 is in no suite",
+                 "report: pool_depth must be a whole number >= 1, not 'deep'"):
+        assert any(text in line for line in checked), text
+        assert text in refused, text
+
+
+def test_check_reports_every_problem_at_once(tmp_path, capsys):
+    path = make_campaign(tmp_path, evaluation="{relevance_level: 99}")
+    with open(tmp_path / "runs" / "r01.txt", "a") as fh:
+        fh.write("t01 Q0 x 1 abc tag01\n")
+    assert cli.main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert len(_errors(err)) == 3  # two qrels sets and one run
+    assert "3 problems" in err
+
+
+def test_graded_measure_on_binary_qrels_warns_in_eval_and_in_run(tmp_path, capsys):
+    path = make_campaign(tmp_path, suites="core: [AP, ERR@20]", extra_qrels=False)
+    qrels = tmp_path / "runs" / "qrels.txt"
+    qrels.write_text(qrels.read_text().replace(" 2\n", " 1\n"))
+    text = "ERR@20 is meant for graded judgments, but the highest level is 1"
+    assert cli.main(["eval", "-m", "ERR@20", str(qrels), str(tmp_path / "runs" / "r00.txt")]) \
+        == 0
+    captured = capsys.readouterr()
+    assert f"irbench: warning: {qrels}: {text}" in captured.err
+    assert captured.out.startswith("ERR@20")
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    assert text in capsys.readouterr().err
+    assert cli.main(["scores", str(path), "--measure", "ERR@20"]) == 0
+    assert "r00" in capsys.readouterr().out
+
+
+def test_eval_refuses_a_measure_the_config_refuses_with_the_same_text(tmp_path, capsys):
+    path = make_campaign(tmp_path, suites="core: [AP, P(rel=3)@5]", extra_qrels=False)
+    qrels, run = tmp_path / "runs" / "qrels.txt", tmp_path / "runs" / "r00.txt"
+    text = ("P(rel=3)@5 counts judgments of level 3 or more as relevant, but the highest "
+            "level is 2: every value would be 0")
+    assert cli.main(["eval", "-m", "P(rel=3)@5", str(qrels), str(run)]) != 0
+    assert f"{qrels}: {text}" in capsys.readouterr().err
+    assert cli.main(["check", str(path)]) == 1
+    assert text in capsys.readouterr().err
+    assert cli.main(["eval", "-m", "P(rel=2)@5", str(qrels), str(run)]) == 0
+    assert os.path.exists(qrels)

@@ -1,0 +1,333 @@
+"""Stores from other versions, damaged stores, foreign files, readers that wait, read-only
+stores (issue 15.6, 15.8, 15.12): each case a message saying what is wrong and what to do, exit
+status 3, no traceback, and the file left as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from irbench import cli, stamp
+from irbench.config import load_config
+from irbench.errors import StoreError
+from irbench.store import MIGRATIONS, Store
+
+from campaigns import make_campaign
+
+# The text of every applied migration, pinned: editing one in place leaves the stores it made
+# stamped as migrated without the change (as migration 1 once did). Add a migration instead.
+PINNED = {
+    1: "6be3e06defbfb5a4ac4aa3b88a1599309e54e3f6786c9145036c9e75bb1eca2d",
+    2: "f8c284c2ad14bf2838d95ac9f8e01abf0c6a7273d5d031ca8bb9ad16253dba13",
+    3: "bebabef27da712c728ef2104da84e190b446406ae7dc575a202ae64e0a2f61e7",
+    4: "ab9e774b90d39eb57e6a8cc6b3c79a694b3dcb7ca90b6e4612e8a20061829705",
+    5: "ac264cda8cff3be4d905cab22de15605bb01dff26a0b54b58ad0ae1d146602ef",
+    6: "7f3a27f34902b5649e761902a0511b1c75544adf608619944e20fe582f5053e9",
+    7: "dd9a5899e429fd861e3fba2353ee07868fbf9012add105ab89e143ec53bebf2b",
+    8: "2378e346200c9a9eea0b897cdd963bb1cadb86a1d8228e42930c61e7b726bacc",
+    9: "6a870f3520f434e421ebb99b674b93355adc5c08e4f5310f4b02820d12a0f71b",
+}
+
+# Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,
+# topics and topics_sha256.
+FIRST_SCHEMA = """    CREATE TABLE files (
+        path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, sha256 VARCHAR);
+    CREATE TABLE runner_runs (
+        runner_id INTEGER PRIMARY KEY, config_path VARCHAR, config_sha256 VARCHAR,
+        irbench_version VARCHAR, options VARCHAR, environment VARCHAR,
+        started_at TIMESTAMP, finished_at TIMESTAMP, status VARCHAR,
+        evaluated INTEGER, reused INTEGER, failed INTEGER);
+    CREATE TABLE topics (query_id VARCHAR PRIMARY KEY, text VARCHAR, position INTEGER);
+    CREATE TABLE qrels_sets (
+        name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, num_topics INTEGER,
+        num_judged BIGINT, num_relevant BIGINT, max_level INTEGER, status VARCHAR,
+        error VARCHAR, runner_id INTEGER);
+    CREATE TABLE systems (
+        name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, run_tag VARCHAR,
+        "group" VARCHAR, type VARCHAR, description VARCHAR, baseline BOOLEAN,
+        metadata VARCHAR, status VARCHAR, error VARCHAR, runner_id INTEGER,
+        num_topics INTEGER, num_docs BIGINT, answered VARCHAR[]);
+    CREATE TABLE measures (
+        measure VARCHAR PRIMARY KEY, family VARCHAR, aggregate VARCHAR, description VARCHAR);
+    CREATE TABLE suites (
+        suite VARCHAR, measure VARCHAR, position INTEGER, PRIMARY KEY (suite, measure));
+    CREATE TABLE evaluations (
+        evaluation_id INTEGER PRIMARY KEY, run_sha256 VARCHAR, qrels_sha256 VARCHAR,
+        options VARCHAR, irbench_version VARCHAR, runner_id INTEGER,
+        UNIQUE (run_sha256, qrels_sha256, options, irbench_version));
+    CREATE TABLE summaries (
+        evaluation_id INTEGER, measure VARCHAR, value DOUBLE, num_topics INTEGER,
+        runner_id INTEGER, PRIMARY KEY (evaluation_id, measure));
+    CREATE TABLE scores (
+        evaluation_id INTEGER, measure VARCHAR, query_id VARCHAR, value DOUBLE);
+    CREATE TABLE current (
+        system VARCHAR, qrels VARCHAR, evaluation_id INTEGER, PRIMARY KEY (system, qrels));
+    CREATE VIEW per_query AS
+        SELECT c.system, c.qrels, s.measure, s.query_id, s.value
+        FROM current c JOIN scores s USING (evaluation_id);
+    CREATE VIEW means AS
+        SELECT c.system, c.qrels, m.measure, m.value, m.num_topics
+        FROM current c JOIN summaries m USING (evaluation_id);
+"""
+
+
+def test_no_applied_migration_is_ever_edited():
+    got = {i: hashlib.sha256(sql.encode()).hexdigest() for i, (_, sql) in enumerate(MIGRATIONS, 1)}
+    assert {i: got[i] for i in PINNED} == PINNED
+    assert stamp.STORE_SCHEMA == len(MIGRATIONS)
+
+
+def _cli(capsys, *argv) -> tuple[int, str]:
+    rc = cli.main(list(argv))
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return rc, captured.err
+
+
+def _bytes(path) -> bytes:
+    return Path(path).read_bytes()
+
+
+@pytest.fixture
+def campaign(tmp_path, capsys):
+    path = make_campaign(tmp_path, systems=3, topics=4, depth=20, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    capsys.readouterr()
+    return path, load_config(path).store
+
+
+def test_a_store_of_the_first_schema_is_migrated_and_runs(tmp_path, capsys):
+    path = make_campaign(tmp_path, systems=2, topics=3, depth=10, extra_qrels=False)
+    store = load_config(path).store
+    con = duckdb.connect(store)
+    con.execute(FIRST_SCHEMA)
+    con.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
+                "applied_at TIMESTAMP)")
+    con.execute("INSERT INTO migrations VALUES (1, 'create the score store', now())")
+    con.close()
+    rc, err = _cli(capsys, "run", "--workers", "1", "--quiet", str(path))
+    assert rc == 0, err
+    assert "2 evaluated" in err
+    with Store(store, read_only=True) as s:
+        _, rows = s.query("SELECT level_counts IS NOT NULL FROM qrels_sets")
+    assert rows == [(True,)]
+
+
+def test_a_truncated_store(campaign, capsys):
+    path, store = campaign
+    with open(store, "r+b") as fh:
+        fh.truncate(5000)
+    before = _bytes(store)
+    rc, err = _cli(capsys, "scores", str(path))
+    assert rc == 3
+    assert f"{store}: the score store is damaged" in err and "restore it from a backup" in err
+    assert _bytes(store) == before
+
+
+def test_flipped_bytes_are_a_checksum_error(campaign, capsys):
+    path, store = campaign
+    data = bytearray(_bytes(store))
+    for offset in range(3 * 4096 + 64, len(data), 4096):  # every block after the headers
+        data[offset] ^= 0xFF
+    Path(store).write_bytes(bytes(data))
+    rc, err = _cli(capsys, "scores", str(path))
+    assert rc == 3
+    assert "the score store is damaged" in err
+    rc, err = _cli(capsys, "run", "--workers", "1", "--quiet", str(path))
+    assert rc == 3 and "the score store is damaged" in err
+    assert _bytes(store) == bytes(data)
+
+
+def test_a_dropped_view(campaign, capsys):
+    path, store = campaign
+    con = duckdb.connect(store)
+    con.execute("DROP VIEW means")
+    con.close()
+    rc, err = _cli(capsys, "scores", str(path))
+    assert rc == 3
+    assert "lacks part of its schema" in err and "means" in err
+
+
+def test_a_foreign_duckdb_file_is_not_written_into(campaign, capsys):
+    path, store = campaign
+    os.unlink(store)
+    con = duckdb.connect(store)
+    con.execute("CREATE TABLE customers (id INTEGER, name VARCHAR)")
+    con.execute("INSERT INTO customers VALUES (1, 'a')")
+    con.close()
+    before = _bytes(store)
+    rc, err = _cli(capsys, "run", "--workers", "1", "--quiet", "--rehash", str(path))
+    assert rc == 3
+    assert "a DuckDB database but not an irbench score store (it holds customers)" in err
+    assert _bytes(store) == before
+    rc, err = _cli(capsys, "scores", str(path))
+    assert rc == 3 and "not an irbench score store" in err
+
+
+def test_an_sqlite_file_is_refused_before_duckdb_opens_it(campaign, capsys):
+    import sqlite3
+
+    path, store = campaign
+    os.unlink(store)
+    con = sqlite3.connect(store)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    before = _bytes(store)
+    for argv in (["run", "--workers", "1", "--quiet", "--rehash", str(path)],
+                 ["scores", str(path)], ["report", str(path), "--format", "csv"]):
+        rc, err = _cli(capsys, *argv)
+        assert rc == 3, argv
+        assert f"{store}: not an irbench score store (an SQLite database)" in err
+    assert _bytes(store) == before
+
+
+def test_a_store_of_a_newer_irbench(campaign, capsys):
+    path, store = campaign
+    con = duckdb.connect(store)
+    con.execute("INSERT INTO migrations VALUES (99, 'from the future', now())")
+    con.close()
+    for argv in (["scores", str(path)], ["run", "--workers", "1", "--quiet", str(path)]):
+        rc, err = _cli(capsys, *argv)
+        assert rc == 3
+        assert "made by a newer irbench (schema 99" in err and "upgrade irbench" in err
+
+
+def test_a_store_of_an_older_irbench_read_only(campaign, capsys):
+    path, store = campaign
+    con = duckdb.connect(store)
+    con.execute("DELETE FROM migrations WHERE version = (SELECT max(version) FROM migrations)")
+    con.close()
+    rc, err = _cli(capsys, "scores", str(path))
+    assert rc == 3
+    assert "made by an older irbench" in err and "run 'irbench run CONFIG' once" in err
+    rc, err = _cli(capsys, "run", "--workers", "1", "--quiet", str(path))
+    assert rc == 0, err  # migrated
+    assert _cli(capsys, "scores", str(path))[0] == 0
+
+
+def test_the_run_stamp_does_not_vouch_for_a_store_damaged_in_place(campaign, capsys):
+    path, store = campaign
+    rc, err = _cli(capsys, "run", "--workers", "1", "--quiet", str(path))
+    assert rc == 0 and "0 evaluated" in err  # answered from the stamp (or quickly)
+    st = os.stat(store)
+    data = bytearray(_bytes(store))
+    for offset in range(3 * 4096 + 64, len(data), 4096):
+        data[offset] ^= 0xFF
+    with open(store, "r+b") as fh:  # in place: same inode and size, mtime put back
+        fh.write(bytes(data))
+    os.utime(store, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert stamp.answer_unchanged_run(["run", "--quiet", str(path)]) is None
+    rc, err = _cli(capsys, "run", "--workers", "1", "--quiet", str(path))
+    assert rc == 3 and "the score store is damaged" in err
+
+
+def test_stray_temporary_stores_of_dead_processes_are_removed(tmp_path):
+    store = tmp_path / "s.duckdb"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    strays = [tmp_path / f"s.duckdb.new-{dead}", tmp_path / f"s.duckdb.new-{dead}.wal"]
+    alive = tmp_path / f"s.duckdb.new-{os.getppid()}"  # a live process: left alone
+    for p in (*strays, alive):
+        p.write_bytes(b"half made")
+    Store(str(store)).close()
+    assert not any(p.exists() for p in strays)
+    assert alive.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.duckdb", alive.name]
+
+
+def _hold(store: str) -> subprocess.Popen:
+    code = ("import sys, duckdb; con = duckdb.connect(sys.argv[1]); print('held', flush=True); "
+            "sys.stdin.read(); con.close()")
+    holder = subprocess.Popen([sys.executable, "-c", code, store], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def _release(holder: subprocess.Popen) -> None:
+    holder.stdin.close()
+    assert holder.wait(timeout=60) == 0
+
+
+@pytest.mark.parametrize("argv", [["scores"], ["systems"], ["compare", "--measure", "AP"],
+                                  ["report", "--format", "csv"]])
+def test_readers_wait_for_a_running_writer_by_default(campaign, capsys, monkeypatch, argv):
+    """While another process holds the store, a reader waits (30 s by default) instead of
+    failing: the store's wait loop releases the holder at its first pause, so the reader is
+    seen to have been refused once and then to succeed."""
+    import irbench.store as store_module
+
+    path, store = campaign
+    holder = _hold(store)
+    pauses = []
+
+    def sleep(seconds):
+        pauses.append(seconds)
+        if len(pauses) == 1:
+            _release(holder)
+
+    clock = types.SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if n[0] != "_"})
+    clock.sleep = sleep
+    monkeypatch.setattr(store_module, "time", clock)
+    try:
+        rc, err = _cli(capsys, argv[0], str(path), *argv[1:])
+    finally:
+        if holder.poll() is None:
+            _release(holder)
+    assert rc == 0, err
+    assert len(pauses) >= 1
+
+
+def test_a_reader_told_not_to_wait_says_how(campaign, capsys):
+    path, store = campaign
+    holder = _hold(store)
+    try:
+        rc, err = _cli(capsys, "scores", str(path), "--wait", "0")
+    finally:
+        _release(holder)
+    assert rc == 3
+    assert "in use by another process" in err and "--wait SECONDS" in err
+
+
+def test_report_on_a_read_only_store(tmp_path, capsys):
+    """An archived campaign on a read-only file system: the report renders (its analyses
+    computed, not kept) and the store is untouched."""
+    src = tmp_path / "campaign"
+    path = make_campaign(src, systems=3, topics=4, depth=20, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    capsys.readouterr()
+    ro = tmp_path / "archive"
+    ro.mkdir()
+    if os.geteuid() == 0:
+        mounted = subprocess.run(["mount", "--bind", str(src), str(ro)], capture_output=True)
+        if mounted.returncode != 0:
+            pytest.skip("root without a read-only bind mount: file modes do not bind root")
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(ro)], check=True)
+    else:
+        shutil.copytree(src, ro, dirs_exist_ok=True)
+        for p in sorted(ro.rglob("*"), reverse=True):
+            p.chmod(p.stat().st_mode & ~0o222)
+        ro.chmod(ro.stat().st_mode & ~0o222)
+    try:
+        store = load_config(ro / "configs" / "c.yaml").store
+        before = _bytes(store)
+        out = tmp_path / "page"
+        rc, err = _cli(capsys, "report", str(ro / "configs" / "c.yaml"), "--out", str(out))
+        assert rc == 0, err
+        assert "is read-only: the report's analyses are computed, not kept" in err
+        assert (out / "index.html").exists()
+        assert _bytes(store) == before
+        assert _cli(capsys, "scores", str(ro / "configs" / "c.yaml"))[0] == 0
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", str(ro)], check=True)
