@@ -17,23 +17,35 @@ description) shown in reports. Topic ids are strings, as everywhere in irbench.
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from dataclasses import dataclass
 
 from .errors import FormatError
-from .trec import _read_source
+from .trec import _read_source, too_long
 
-_TOP_RE = re.compile(rb"<top>(.*?)</top>", re.S | re.I)
-_NUM_RE = re.compile(rb"<num>\s*(?:Number:)?\s*(\S+)", re.I)
-_TITLE_RE = re.compile(rb"<title>\s*(?:Topic:)?\s*(.*?)\s*(?=<[a-z/]|\Z)", re.S | re.I)
-_DESC_RE = re.compile(rb"<desc>\s*(?:Description:)?\s*(.*?)\s*(?=<[a-z/]|\Z)", re.S | re.I)
-_XML_TOPIC_RE = re.compile(rb"<topic\b([^>]*)>(.*?)</topic\s*>", re.S | re.I)
+_TOP_OPEN_RE = re.compile(rb"<top>", re.I)
+_TOP_CLOSE_RE = re.compile(rb"</top>", re.I)
+_NUM_RE = re.compile(rb"<num>\s*(?:Number:\s*)?(\S+)", re.I)
+# the text runs to the next tag (its trailing blanks are dropped by _clean)
+_TITLE_RE = re.compile(rb"<title>\s*(?:Topic:)?(.*?)(?=<[a-z/]|\Z)", re.S | re.I)
+_DESC_RE = re.compile(rb"<desc>\s*(?:Description:)?(.*?)(?=<[a-z/]|\Z)", re.S | re.I)
+_XML_OPEN_RE = re.compile(rb"<topic\b([^>]*)>", re.I)
+_XML_CLOSE_RE = re.compile(rb"</topic\s*>", re.I)
 _XML_ID_ATTR_RE = re.compile(rb"\b(?:number|id)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
-_XML_ID_RE = re.compile(rb"<(num|number|identifier|qid)\b[^>]*>\s*(?:Number:)?(.*?)</\1\s*>",
-                        re.S | re.I)
-_XML_TEXT_RE = re.compile(rb"<(query|title)\b[^>]*>(.*?)</\1\s*>", re.S | re.I)
-_XML_DESC_RE = re.compile(rb"<(description|desc)\b[^>]*>(.*?)</\1\s*>", re.S | re.I)
+_XML_ID_TAGS = (b"num", b"number", b"identifier", b"qid")
+_XML_TEXT_TAGS = (b"query", b"title")
+_XML_DESC_TAGS = (b"description", b"desc")
+_NUMBER_RE = re.compile(rb"\A\s*Number:", re.I)
+_ELEMENT_OPEN_RES = {names: re.compile(rb"<(" + b"|".join(names) + rb")\b", re.I)
+                     for names in (_XML_ID_TAGS, _XML_TEXT_TAGS, _XML_DESC_TAGS)}
+_TAG_RE = re.compile(rb"<[^>]*>")
+_CDATA_OPEN, _CDATA_CLOSE = b"<![CDATA[", b"]]>"
+
+# Every pattern here is matched in time linear in the file: a file of unclosed tags
+# ("<top><top>...", "<topic <topic ...", "<![CDATA[" x 100,000) would make a lazy
+# "<top>(.*?)</top>" scan to the end of the file once per tag; see _blocks and _element.
 
 
 @dataclass(frozen=True)
@@ -80,11 +92,45 @@ def read_topics(source) -> Topics:
     return Topics(tuple(ids), tuple(texts), path)
 
 
+def _blocks(data: bytes, open_re: re.Pattern, close_re: re.Pattern):
+    """(opening tag match, body) of each block: an opening tag, then the body up to the next
+    closing tag (opening tags inside the body are part of it); what a lazy
+    ``open(.*?)close`` finds, in linear time. A tag's line is counted as blocks are found."""
+    last_gt = data.rfind(b">") + 1  # an opening tag ends in '>': none starts after the last
+    closes = [(m.start(), m.end()) for m in close_re.finditer(data)]
+    starts = [c[0] for c in closes]
+    at = 0
+    for m in open_re.finditer(data, 0, last_gt):
+        if m.start() < at:
+            continue  # inside the previous block
+        k = bisect.bisect_left(starts, m.end())
+        if k == len(closes):
+            return  # no closing tag after it, nor after any later opening tag
+        yield m, data[m.end():closes[k][0]]
+        at = closes[k][1]
+
+
+class _Lines:
+    """Line numbers of increasing offsets into ``data``, counted once over the file."""
+
+    def __init__(self, data: bytes):
+        self.data, self.at, self.line = data, 0, 1
+
+    def __call__(self, offset: int) -> int:
+        self.line += self.data.count(b"\n", self.at, offset)
+        self.at = offset
+        return self.line
+
+
+def _id_problem(qid: str) -> str | None:
+    return too_long([("topic id", qid.encode())])
+
+
 def _trec_topics(data: bytes):
     ids, texts, lines = [], [], []
-    for match in _TOP_RE.finditer(data):
-        block = match.group(1)
-        line = data.count(b"\n", 0, match.start()) + 1
+    line_of = _Lines(data)
+    for match, block in _blocks(data, _TOP_OPEN_RE, _TOP_CLOSE_RE):
+        line = line_of(match.start())
         num = _NUM_RE.search(block)
         if num is None:
             lines.append((line, "topic without <num>"))
@@ -95,6 +141,10 @@ def _trec_topics(data: bytes):
         if not text and desc:
             text = " ".join(_clean(desc.group(1)).split()[:12])
         qid = _clean(num.group(1))
+        problem = _id_problem(qid)
+        if problem:
+            lines.append((line, problem))
+            continue
         ids.append(qid.lstrip("0") or "0" if qid.isdigit() else qid)
         texts.append(text)
         lines.append((line, None))
@@ -103,32 +153,67 @@ def _trec_topics(data: bytes):
 
 def _xml_topics(data: bytes):
     ids, texts, lines = [], [], []
-    for match in _XML_TOPIC_RE.finditer(data):
-        attrs, block = match.group(1), match.group(2)
-        line = data.count(b"\n", 0, match.start()) + 1
-        attr = _XML_ID_ATTR_RE.search(attrs)
-        element = _XML_ID_RE.search(block)
+    line_of = _Lines(data)
+    for match, block in _blocks(data, _XML_OPEN_RE, _XML_CLOSE_RE):
+        line = line_of(match.start())
+        attr = _XML_ID_ATTR_RE.search(match.group(1))
         raw = (attr.group(1) if attr.group(1) is not None else attr.group(2)) if attr else (
-            element.group(2) if element else b"")
+            _NUMBER_RE.sub(b"", _element(block, _XML_ID_TAGS), count=1))
         qid = _clean_xml(raw)
         if not qid:
             lines.append((line, "topic without a number attribute or <num>/<identifier>"))
             continue
-        text = _XML_TEXT_RE.search(block)
-        desc = _XML_DESC_RE.search(block)
-        shown = _clean_xml(text.group(2)) if text else ""
-        if not shown and desc:
-            shown = " ".join(_clean_xml(desc.group(2)).split()[:12])
+        problem = _id_problem(qid)
+        if problem:
+            lines.append((line, problem))
+            continue
+        shown = _clean_xml(_element(block, _XML_TEXT_TAGS))
+        if not shown:
+            shown = " ".join(_clean_xml(_element(block, _XML_DESC_TAGS)).split()[:12])
         ids.append(qid)
         texts.append(shown)
         lines.append((line, None))
     return ids, texts, lines
 
 
+def _element(block: bytes, names: tuple[bytes, ...]) -> bytes:
+    """The content of the first element named one of ``names`` that is closed (``b""`` if
+    none), as ``<(names)\\b[^>]*>(.*?)</\\1\\s*>`` finds it, in linear time: an opening tag
+    ends at the next '>' (found once for a run of tags), and a name without a closing tag
+    after one of its elements has none after any later one either, so it is looked for once."""
+    unclosed: set[bytes] = set()
+    gt = -1
+    for m in _ELEMENT_OPEN_RES[names].finditer(block):
+        name = m.group(1).lower()
+        if name in unclosed:
+            continue
+        if gt < m.end():
+            gt = block.find(b">", m.end())
+            if gt < 0:
+                break
+        close = re.compile(rb"</" + name + rb"\s*>", re.I).search(block, gt + 1)
+        if close is None:
+            unclosed.add(name)
+            if len(unclosed) == len(names):
+                break
+            continue
+        return block[gt + 1:close.start()]
+    return b""
+
+
 def _clean_xml(raw: bytes) -> str:
     """Element text without CDATA markers, nested tags and entities."""
-    raw = re.sub(rb"<!\[CDATA\[(.*?)\]\]>", rb"\1", raw, flags=re.S)
-    return html.unescape(_clean(re.sub(rb"<[^>]*>", b" ", raw)))
+    parts, at = [], 0
+    while (start := raw.find(_CDATA_OPEN, at)) >= 0:
+        end = raw.find(_CDATA_CLOSE, start + len(_CDATA_OPEN))
+        if end < 0:
+            break
+        parts += [raw[at:start], raw[start + len(_CDATA_OPEN):end]]
+        at = end + len(_CDATA_CLOSE)
+    raw = b"".join(parts) + raw[at:]
+    last_gt = raw.rfind(b">") + 1  # no tag is closed after the last '>'
+    raw = _TAG_RE.sub(b" ", raw[:last_gt]) + raw[last_gt:]
+    return html.unescape(_clean(raw))
 
 
 def _tsv_topics(data: bytes):
@@ -140,6 +225,10 @@ def _tsv_topics(data: bytes):
         qid, tab, text = raw.partition(b"\t")
         if not tab or not qid.strip():
             lines.append((line, "expected 'query_id<TAB>text'"))
+            continue
+        problem = too_long([("topic id", qid.strip())])
+        if problem:
+            lines.append((line, problem))
             continue
         ids.append(_clean(qid))
         texts.append(_clean(text))

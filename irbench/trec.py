@@ -111,6 +111,16 @@ def _display(text: bytes) -> str:
     return text.decode("utf-8", "backslashreplace")
 
 
+SHOWN_BYTES = 64  # a field quoted in a message is cut here: it may be megabytes long
+
+
+def shown(text: bytes) -> str:
+    """``text`` for a message: decoded, its first SHOWN_BYTES bytes and its length if longer."""
+    if len(text) <= SHOWN_BYTES:
+        return _display(text)
+    return f"{_display(text[:SHOWN_BYTES])}... ({len(text):,} bytes)"
+
+
 def _read_source(source: Source) -> tuple[str, bytes]:
     """Return (display path, raw bytes), decompressing gzip."""
     if isinstance(source, (str, os.PathLike)):
@@ -260,6 +270,19 @@ def too_long(named) -> str | None:
             return (f"{what} of {len(value):,} bytes: irbench takes topic ids and docnos of "
                     f"at most {MAX_ID_BYTES:,} bytes")
     return None
+
+
+def relevance_of(text: bytes) -> tuple[int, str | None]:
+    """(the relevance level written ``text``, None), or (0, why it is not one): an integer
+    in trec_eval's range (a C long); ``1_0`` and ``1.0`` are not integers here."""
+    if not _INT_RE.match(text):
+        return 0, f"relevance '{shown(text)}' is not an integer"
+    digits = text.lstrip(b"+-").lstrip(b"0")
+    rel = int(text) if len(digits) <= 20 else None  # int() refuses over 4,300 digits
+    if rel is None or not MIN_RELEVANCE <= rel <= MAX_RELEVANCE:
+        return 0, (f"relevance {shown(text) if rel is None else rel} is out of the integer "
+                   f"range ({MIN_RELEVANCE} to {MAX_RELEVANCE})")
+    return rel, None
 
 
 def _to_int(tokens: list[bytes]) -> np.ndarray | None:
@@ -552,7 +575,7 @@ def _parse_run_lines(piece: bytes, first_line: int, problems: _Problems):
         text = fields[4]
         score = float(text) if _FLOAT_RE.match(text) else math.nan
         if not math.isfinite(score):
-            problems.add(line, f"score '{_display(text)}' is not a finite number")
+            problems.add(line, f"score '{shown(text)}' is not a finite number")
             continue
         q.append(fields[0])
         d.append(fields[2])
@@ -633,13 +656,9 @@ def _parse_qrels_lines(piece: bytes, first_line: int, problems: _Problems):
         if long:
             problems.add(line, long)
             continue
-        if not _INT_RE.match(fields[3]):
-            problems.add(line, f"relevance '{_display(fields[3])}' is not an integer")
-            continue
-        rel = int(fields[3])
-        if not MIN_RELEVANCE <= rel <= MAX_RELEVANCE:
-            problems.add(line, f"relevance {rel} is out of the integer range "
-                               f"({MIN_RELEVANCE} to {MAX_RELEVANCE})")
+        rel, reason = relevance_of(fields[3])
+        if reason:
+            problems.add(line, reason)
             continue
         q.append(fields[0])
         d.append(fields[2])
@@ -937,6 +956,6 @@ def run_tag(path: str) -> str:
                 fields = line.split()
                 if len(fields) >= 6 and not fields[0].startswith(b"#"):
                     return fields[5].decode("utf-8", "replace")
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):  # unreadable or not gzip: no tag
         return ""
     return ""

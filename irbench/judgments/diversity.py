@@ -18,6 +18,7 @@ the subtopics (as ndeval computes its non-intent-aware MAP).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
@@ -34,6 +35,7 @@ from ..measures.diversity import (
 )
 from ..ranked import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
 from ..trec import (
+    _FLOAT_RE,
     MAX_ID_BYTES,
     MAX_RELEVANCE,
     MIN_RELEVANCE,
@@ -45,6 +47,8 @@ from ..trec import (
     _longest_token,
     _read_source,
     _regular_lines,
+    relevance_of,
+    shown,
 )
 
 _MAX_PROBLEMS = 20
@@ -155,13 +159,7 @@ def _parse(data: bytes, path: str, second: str = "subtopic") -> tuple:
         elif too_long(zip(("topic id", second, "docno"), fields)) is not None:
             reason = too_long(zip(("topic id", second, "docno"), fields))
         else:
-            try:
-                rel = int(fields[3])
-            except ValueError:
-                reason = f"relevance '{_display(fields[3])}' is not an integer"
-            else:
-                if not MIN_RELEVANCE <= rel <= MAX_RELEVANCE:
-                    reason = _out_of_range(rel)
+            rel, reason = relevance_of(fields[3])  # 1_0 and 5,000 digits are no integers
         if reason is not None:
             if len(problems) < _MAX_PROBLEMS:
                 problems.append(f"{path}:{line_no}: {reason}")
@@ -257,12 +255,14 @@ def read_intent_weights(source) -> dict[str, dict[str, float]]:
         fields = raw.split()
         if not fields or fields[0].startswith(b"#"):
             continue
-        try:
-            if len(fields) != 3:
-                raise ValueError(f"expected 3 columns (topic subtopic weight), got {len(fields)}")
-            value = float(fields[2])
-        except ValueError as exc:
-            problems.append(f"{path}:{line_no}: {exc}")
+        if len(fields) != 3:
+            problems.append(f"{path}:{line_no}: expected 3 columns (topic subtopic weight), "
+                            f"got {len(fields)}")
+            continue
+        value = float(fields[2]) if _FLOAT_RE.match(fields[2]) else math.nan
+        if not math.isfinite(value):
+            problems.append(f"{path}:{line_no}: weight '{shown(fields[2])}' is not a finite "
+                            "number")
             continue
         weights.setdefault(_display(fields[0]), {})[_display(fields[1])] = value
     if problems:

@@ -39,8 +39,8 @@ import numpy as np
 from ..errors import EvaluationError, FormatError
 from ..measures.prefs import PREFS_KEY, PREFS_MEASURES
 from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
-from ..trec import (MAX_ID_BYTES, Run, _display, _longest_token, _read_source, _regular_lines,
-                    too_long)
+from ..trec import (_FLOAT_RE, MAX_ID_BYTES, Run, _display, _longest_token, _read_source,
+                    _regular_lines, shown, too_long)
 from .diversity import DiversityQrels, collapse
 
 _MAX_PROBLEMS = 20
@@ -96,12 +96,9 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
         elif too_long(zip(names, fields)) is not None:
             reason = too_long(zip(names, fields))
         else:
-            try:
-                level = float(fields[-1])
-            except ValueError:
-                level = math.nan
-            if not math.isfinite(level):
-                reason = f"rel_level '{_display(fields[-1])}' is not a finite number"
+            level = float(fields[-1]) if _FLOAT_RE.match(fields[-1]) else math.nan
+            if not math.isfinite(level):  # float() would take '1_0' and ' inf'
+                reason = f"rel_level '{shown(fields[-1])}' is not a finite number"
         if reason is not None:
             if len(problems) < _MAX_PROBLEMS:
                 problems.append(f"{path}:{line_no}: {reason}")
@@ -126,6 +123,8 @@ def _regular_columns(data: bytes, width: int) -> list | None:
     """The columns (strings..., rel_level, line) when every non-blank line has ``width``
     fields, none is a comment and every rel_level is a finite number; None otherwise (the
     line-by-line path then says what is wrong)."""
+    if b"_" in data:  # numpy reads '1_0' as 10 (trec_eval's atof as 1): line by line
+        return None
     lines = _regular_lines(data, width, hash_anywhere=True)
     if lines is None or len(lines) == 0:
         return None

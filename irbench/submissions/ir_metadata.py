@@ -35,6 +35,7 @@ START = b"ir_metadata.start"
 END = b"ir_metadata.end"
 RUN_TYPES = ("automatic", "manual")
 MAX_BLOCK_BYTES = 1 << 16  # ir_metadata is a header of a few hundred bytes
+MAX_DEPTH = 32  # PRIMAD nests three or four levels
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,11 @@ def find_ir_metadata(data: bytes) -> MetadataBlock:
         return MetadataBlock(line=first, problems=tuple(problems))
     text = "\n".join(text_lines)
     try:
-        alias = next((event for event in yaml.parse(text, Loader=yaml.SafeLoader)
-                      if isinstance(event, yaml.AliasEvent)), None)
-        if alias is not None:  # never expanded: a few bytes of aliases can mean gigabytes
+        refused = _refused_event(text)
+        if refused is not None:
+            event, reason = refused
             return MetadataBlock(line=first, problems=((
-                first + 1 + alias.start_mark.line, "ir_metadata may not use YAML aliases"),))
+                first + 1 + event.start_mark.line, reason),))
         value = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
@@ -103,16 +104,36 @@ def find_ir_metadata(data: bytes) -> MetadataBlock:
     return MetadataBlock(data=value, line=first)
 
 
+def _refused_event(text: str) -> tuple[yaml.Event, str] | None:
+    """(the event, why) of the first YAML event irbench refuses before loading, or None:
+    an alias (never expanded: a few bytes of aliases can mean gigabytes) or a collection
+    nested deeper than MAX_DEPTH (PyYAML builds nested collections recursively, and a block
+    of '[' would exhaust Python's stack)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            return event, "ir_metadata may not use YAML aliases"
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return event, f"ir_metadata is nested more than {MAX_DEPTH} levels deep"
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return None
+
+
 def _marker(data: bytes, marker: bytes, after: int) -> int:
-    """Offset of the next line that is ``# <marker>``, or -1."""
+    """Offset of the next line that is ``# <marker>``, or -1. Each line holding the marker
+    text is looked at once (a line repeating it 100,000 times is not copied each time)."""
     at = data.find(marker, after)
     while at >= 0:
         line_start = data.rfind(b"\n", 0, at) + 1
         line_end = data.find(b"\n", at)
-        line = data[line_start:line_end if line_end >= 0 else len(data)]
-        if line.strip().lstrip(b"#").strip() == marker and line.lstrip().startswith(b"#"):
+        line_end = line_end if line_end >= 0 else len(data)
+        prefix = data[line_start:at].strip()  # '#', or '##' ...
+        if prefix and not prefix.lstrip(b"#") and not data[at + len(marker):line_end].strip():
             return line_start
-        at = data.find(marker, at + 1)
+        at = data.find(marker, line_end)
     return -1
 
 
