@@ -81,8 +81,31 @@ class LineReader:
             return None
 
 
+MAX_DEPTH = 64  # a config nests four or five levels; PyYAML composes nesting recursively
+
+
+def _too_deep(text: str) -> int | None:
+    """The line where collections nest deeper than MAX_DEPTH (3,000 '[' would exhaust
+    Python's stack in PyYAML), or None; YAML errors are left to compose to report."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=SAFE_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return event.start_mark.line + 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
+
+
 def parse_yaml(path: str, text: str) -> tuple[Any, LineReader]:
     reader = LineReader(path)
+    deep = _too_deep(text)
+    if deep is not None:
+        raise ConfigError([f"{path}:{deep}: nested more than {MAX_DEPTH} levels deep"])
     try:
         node = yaml.compose(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:

@@ -38,3 +38,14 @@ def test_an_integer_of_thousands_of_digits_is_a_problem_not_a_crash():
     data, reader = parse_yaml("big.yaml", "size: " + "9" * 5000 + "\n")
     assert data["size"] is None
     assert reader.problems[0].startswith("big.yaml:1: size: cannot read the value")
+
+
+def test_a_config_nested_thousands_deep_is_a_message(tmp_path, capsys):
+    """3,000 '[' once raised RecursionError inside PyYAML: a traceback from irbench check."""
+    from irbench import cli
+
+    path = tmp_path / "deep.yaml"
+    path.write_text("name: x\nsystems: " + "[" * 3000 + "\n")
+    assert cli.main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:2: nested more than 64 levels deep" in err and "Traceback" not in err
