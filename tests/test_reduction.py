@@ -164,3 +164,13 @@ def test_the_report_shows_both_taus_and_stores_them_per_design(tmp_path, capsys)
     assert cli.main(["check", str(path)]) == 1
     assert "reduction_design must be one of buckley-voorhees, sampled, not 'uniform'" in \
         capsys.readouterr().err
+
+
+def test_the_experiment_reports_its_progress():
+    qrels = _qrels(topics=6)
+    heard = []
+    judgment_reduction(_runs(qrels, n=3), qrels, EvalOptions(complete=True),
+                       fractions=(1.0, 0.5, 0.1), seeds=(0, 1), measures=("AP",),
+                       progress=lambda done, total, what: heard.append((done, total, what)))
+    assert [h[:2] for h in heard] == [(k, 6) for k in range(1, 7)]
+    assert heard[-1][2] == "fewer judgments: seed 1, 10%"

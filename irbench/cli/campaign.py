@@ -20,7 +20,7 @@ from ..config import Config, load_config
 from ..errors import UsageError
 from ..measures import parse_measure
 from ..escaping import csv_cell, terminal
-from .output import add_wait, json_value, text_table, warn_stale, write_text
+from .output import ProgressBar, add_wait, json_value, text_table, warn_stale, write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
     from ..store import Store
@@ -123,7 +123,7 @@ def cmd_run(args) -> int:
     stamp.forget(args.config)
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
     globs = {pattern: list(matched) for pattern, matched in config.globs}
-    bar = None if args.quiet or not sys.stderr.isatty() else _progress_bar()
+    bar = None if args.quiet or not sys.stderr.isatty() else ProgressBar("system")
     try:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
                               progress=bar, wait=args.wait, rehash=args.rehash)
@@ -147,25 +147,6 @@ def cmd_run(args) -> int:
                 report.systems, report.qrels, report.measures,
                 report.evaluated + report.reused, leaderboard, checked).write(args.config)
     return 0
-
-
-class _progress_bar:
-    """A tqdm bar on stderr, created on the first report (when the total is known)."""
-
-    def __init__(self):
-        self.bar = None
-
-    def __call__(self, done: int, total: int, system: str) -> None:
-        if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="system", file=sys.stderr, leave=False)
-        self.bar.set_postfix_str(system[:30], refresh=False)
-        self.bar.update(done - self.bar.n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 READER_WAIT_S = 30.0  # the leaderboard after a run waits out another run that took the store

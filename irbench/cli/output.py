@@ -216,3 +216,26 @@ def add_wait(parser) -> None:
     parser.add_argument("--wait", type=float, default=None, metavar="SECONDS",
                         help="how long to wait for another irbench holding the store "
                         "(default: 30 s to read it, 0 to write it)")
+
+
+class ProgressBar:
+    """A tqdm bar on stderr for long work (``irbench run``, ``irbench report``), created on
+    the first report (when the total is known); a new total starts a new bar."""
+
+    def __init__(self, unit: str = "step"):
+        self.bar, self.unit, self.total = None, unit, None
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        if self.bar is None or total != self.total:
+            from tqdm import tqdm
+
+            self.close()
+            self.bar, self.total = tqdm(total=total, unit=self.unit, file=sys.stderr,
+                                        leave=False), total
+        self.bar.set_postfix_str(what[:40], refresh=False)
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

@@ -475,12 +475,13 @@ def _ci(values: np.ndarray) -> tuple[float, float] | None:
     return float(values.mean() - half), float(values.mean() + half)
 
 
-def build_context(config, store, seed: int = 0) -> ReportContext:
-    """The report of ``config`` from its (open) ``store``."""
+def build_context(config, store, seed: int = 0, progress=None) -> ReportContext:
+    """The report of ``config`` from its (open) ``store``; ``progress(done, total, what)``
+    hears of the long steps (the judgment-reduction experiment)."""
     qrels = config.qrels[0].name
     board = _leaderboard(config, store, qrels, seed)
     judged, curves = _from_runs(config, [str(r.name) for r in board.rows])
-    map_vs_gmap, reduction = _map_vs_gmap(store, qrels), _reduction(config, store)
+    map_vs_gmap, reduction = _map_vs_gmap(store, qrels), _reduction(config, store, progress)
     return ReportContext(
         title=config.name,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -707,7 +708,7 @@ def _from_runs(config, order: list[str]):
         {n: curves[n] for n in ranked}, shown))
 
 
-def _reduction(config, store) -> ReductionSection | None:
+def _reduction(config, store, progress=None) -> ReductionSection | None:
     """The judgment-reduction experiment on the first qrels set, from the store when an
     earlier report computed it for the same inputs."""
     import hashlib
@@ -731,7 +732,8 @@ def _reduction(config, store) -> ReductionSection | None:
     else:
         runs = [read_run(s.path, name=s.name) for s in systems]
         result = judgment_reduction(runs, config.qrels[0].read(),
-                                    config.settings.options(), design=design.name)
+                                    config.settings.options(), design=design.name,
+                                    progress=progress)
         stored = False
         if not store.read_only:
             store.save_analysis(key, "judgment-reduction", json.dumps(result.to_json()))

@@ -155,17 +155,22 @@ def _means(runs, qrels: Qrels, measures, options: EvalOptions) -> np.ndarray:
 
 
 def judgment_reduction(runs, qrels: Qrels, options: EvalOptions, fractions=FRACTIONS,
-                       seeds=SEEDS, measures=MEASURES, design: str = DEFAULT_DESIGN
-                       ) -> Reduction:
-    """The experiment over ``runs`` (read :class:`~irbench.trec.Run` objects)."""
+                       seeds=SEEDS, measures=MEASURES, design: str = DEFAULT_DESIGN,
+                       progress=None) -> Reduction:
+    """The experiment over ``runs`` (read :class:`~irbench.trec.Run` objects);
+    ``progress(done, total, what)`` is told of each (seed, fraction) done."""
     parsed = [parse_measure(m) for m in measures]
     reference = parse_measure(REFERENCE)
     scored = parsed if reference in parsed else parsed + [reference]
     full = _means(runs, qrels, scored, options)
     full_map = full[scored.index(reference)]
     tau, tau_map, rmse = (np.zeros((len(parsed), len(fractions))) for _ in range(3))
+    total, done = len(seeds) * len(fractions), 0
     for seed in seeds:
         for k, fraction in enumerate(fractions):
+            done += 1
+            if progress is not None:
+                progress(done, total, f"fewer judgments: seed {seed}, {fraction:.0%}")
             reduced = full if fraction >= 1 else _means(
                 runs, reduced_qrels(qrels, fraction, seed, design, options.relevance_level),
                 scored, options)
