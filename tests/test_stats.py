@@ -538,3 +538,13 @@ def test_a_tukey_test_over_all_measures_is_bonferroni_corrected_across_them():
     assert "Bonferroni over the 2 measures" in S.describe(every)
     alone = S.compare(one, test="tukey-hsd", family="all")  # one measure: nothing to add
     assert [p.p_adjusted for p in alone.pairs] == [p.p_adjusted for p in per.for_measure("AP")]
+
+
+def test_latex_superscripts_stay_unambiguous_past_26_systems():
+    rng = np.random.default_rng(1)
+    v = rng.beta(2, 5, (1, 30)) + np.linspace(0.3, 0, 30)[:, None] + rng.normal(0, 0.02, (30, 30))
+    sc = S.Scores("AP", [f"s{i}" for i in range(30)], [f"t{j}" for j in range(30)], v)
+    rows = [r for r in S.latex_table(S.compare(sc, test="t", correction="none")).splitlines()
+            if r.startswith("a & ")]
+    sup = rows[0].split("$^{")[1].split("}$")[0]
+    assert "," in sup and all(label in S.latex.labels(30) for label in sup.split(","))

@@ -105,7 +105,9 @@ def latex_table(comparison: Comparison, caption: str | None = None,
             value = f"{comparison.means[k, i]:.{digits}f}"
             if rounded[k, i] == best[k]:
                 value = rf"\textbf{{{value}}}"
-            sup = "".join(letter[x] for x in sorted(wins[m][s], key=systems.index))
+            # past 26 systems labels have two letters: commas keep "a,ab" from reading "aab"
+            sep = "," if len(systems) > 26 else ""
+            sup = sep.join(letter[x] for x in sorted(wins[m][s], key=systems.index))
             pad = "".join(letter[x] for x in systems if x != s and x not in wins[m][s])
             cell = value + (f"$^{{{sup}}}$" if sup else "")
             if pad and len(systems) <= 26:
