@@ -48,4 +48,7 @@ def test_a_config_nested_thousands_deep_is_a_message(tmp_path, capsys):
     path.write_text("name: x\nsystems: " + "[" * 3000 + "\n")
     assert cli.main(["check", str(path)]) == 2
     err = capsys.readouterr().err
-    assert f"{path}:2: nested more than 64 levels deep" in err and "Traceback" not in err
+    assert "Traceback" not in err
+    # ours, or newer PyYAML's own limit ("exceeded maximum nesting depth"): a line either way
+    assert f"{path}:2: nested more than 64 levels deep" in err or (
+        f"{path}:2: not valid YAML: exceeded maximum nesting depth" in err)
