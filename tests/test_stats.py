@@ -550,3 +550,17 @@ def test_latex_superscripts_stay_unambiguous_past_26_systems():
 
     sup = rows[0].split("$^{")[1].split("}$")[0]
     assert "," in sup and all(label in labels(30) for label in sup.split(","))
+
+
+@pytest.mark.parametrize("test", ["tukey-hsd", "randomized-tukey-hsd"])
+def test_all_pairs_intervals_agree_with_the_tukey_p_values(test):
+    """Simultaneous intervals (mean difference +/- the critical difference) beside Tukey
+    p-values: never an interval that excludes 0 beside p = 0.7 (per-pair t intervals did)."""
+    sc = scores(m=8, spread=0.06)
+    c = S.compare(sc, test=test, alpha=0.05)
+    assert {p.result.ci_method for p in c.pairs} == {"tukey"}
+    for pair in c.pairs:
+        excludes_zero = pair.result.ci_low > 0 or pair.result.ci_high < 0
+        if abs(pair.p_adjusted - 0.05) > 0.01:  # away from the boundary (resampling noise)
+            assert excludes_zero == pair.significant, (pair.system_a, pair.system_b)
+        assert pair.result.confidence == pytest.approx(0.95)

@@ -177,12 +177,15 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
                               exact=exact)
         statistic, p = cols.statistic, cols.p_value
         used_samples, used_seed, is_exact = cols.samples, cols.seed, cols.exact
-        if tukey:
-            tk = (tukey_hsd(s, alpha) if test == "tukey-hsd"
-                  else randomized_tukey_hsd(s, samples, seed, alpha))
+        critical = None
+        if tukey:  # simultaneous intervals at the family's level, as the p-values are
+            level = alpha / len(items) if family == "all" else alpha
+            tk = (tukey_hsd(s, level) if test == "tukey-hsd"
+                  else randomized_tukey_hsd(s, samples, seed, level))
             statistic, p = tk.statistic[a_idx, b_idx], tk.p_values[a_idx, b_idx]
             used_samples, used_seed, is_exact = tk.samples, tk.seed, False
-        per_measure.append((cols, statistic, p, used_samples, used_seed, is_exact))
+            critical = tk.critical_difference
+        per_measure.append((cols, statistic, p, used_samples, used_seed, is_exact, critical))
 
     p_all = np.array([pm[2] for pm in per_measure])  # (measures, pairs)
     if tukey:  # over the pairs of each measure; over all measures: Bonferroni across them
@@ -194,13 +197,16 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
 
     means = np.array([s.values.mean(axis=1) for s in items])
     out = []
-    for k, (s, (cols, statistic, p, used_samples, used_seed, is_exact)) in enumerate(
-            zip(items, per_measure)):
+    for k, (s, (cols, statistic, p, used_samples, used_seed, is_exact, critical)) in \
+            enumerate(zip(items, per_measure)):
         n = len(s.topics)
         for j, (a, b) in enumerate(zip(a_idx, b_idx)):
+            diff = float(cols.mean_diff[j])
+            low, high, how, level = (float(cols.ci_low[j]), float(cols.ci_high[j]), ci,
+                                     confidence) if critical is None else (
+                diff - critical, diff + critical, "tukey", 1 - alpha)
             result = TestResult(test, float(statistic[j]), float(p[j]), alternative, n,
-                                float(cols.mean_diff[j]), float(cols.ci_low[j]),
-                                float(cols.ci_high[j]), ci, confidence,
+                                diff, low, high, how, level,
                                 float(cols.effect_size[j]), float(cols.hedges_g[j]),
                                 used_samples, used_seed, is_exact,
                                 "" if cols.method is None else str(cols.method[j]))
@@ -208,7 +214,7 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
                                       float(means[k, b]), result, float(adjusted[k, j]),
                                       bool(adjusted[k, j] <= alpha)))
     notes = []
-    resampled = test in ("randomization", "bootstrap") and not per_measure[0][5]
+    resampled = test in ("randomization", "bootstrap") and not per_measure[0][5]  # exact?
     size = p_all.size if family == "all" else p_all.shape[1]  # comparisons in a family
     if resampled and correction in ("bonferroni", "holm") and size / (samples + 1) > alpha:
         notes.append(f"no p-value of a test with {samples:,} samples is below "
