@@ -95,11 +95,14 @@ def test_report_sections_numbers_and_escaping(tmp_path, capsys):
     assert ranks == list(range(1, len(rows) + 1)) and ap == sorted(ap, reverse=True)
     # significance: a square matrix; per topic: every topic once; MAP vs GMAP and judged@k:
     # every system once
-    assert len(page.tables[1]) == 1 + len(rows) and len(page.tables[1][1]) == 1 + len(rows)
-    assert len(page.tables[2]) == 1 + 5
-    assert len(page.tables[3]) == 1 + len(rows)
-    judged = {r[0]: r for r in page.tables[4][1:]}
-    reduction = page.tables[5]
+    groups, matrix = page.tables[1], page.tables[2]  # each system's groups, then the matrix
+    assert groups[0] == ["rank", "system", "groups"] and len(groups) == 1 + len(rows)
+    assert all(g[2] and set(g[2]) <= set("abcdefghijklmnopqrstuvwxyz") for g in groups[1:])
+    assert len(matrix) == 1 + len(rows) and len(matrix[1]) == 1 + len(rows)
+    assert len(page.tables[3]) == 1 + 5
+    assert len(page.tables[4]) == 1 + len(rows)
+    judged = {r[0]: r for r in page.tables[5][1:]}
+    reduction = page.tables[6]
     assert [r[0].strip("■ ") for r in reduction[1:]] == [
         "AP", "Bpref", "Bpref(ten)", "infAP", "AP(condensed)", "nDCG(condensed)"]
     assert all(r[1] == "1.000" for r in reduction[1:])  # all judgments: the same ranking
@@ -318,7 +321,7 @@ def test_the_significance_matrix_shows_the_best_and_a_csv_holds_every_pair(tmp_p
     assert "the best 3 of 5 systems" in html and 'href="significance.csv"' in html
     page = Page()
     page.feed(html)
-    matrix = page.tables[1]
+    matrix = page.tables[2]  # after each system's groups
     assert len(matrix) == 1 + 3 and len(matrix[0]) == 1 + 3
     rows = (out / "significance.csv").read_text().splitlines()
     assert rows[0] == "measure,system_a,system_b,mean_diff,effect_size,p_adjusted"

@@ -26,6 +26,7 @@ from ..pooling import (Coverage, build_pool, build_table, contributing_runs, lea
                        pool_coverage)
 from ..ranked import PreparedQrels
 from ..stats import rank_agreement
+from ..stats.latex import labels
 from ..trec import read_run
 from . import figures
 from .figures import Figure
@@ -124,6 +125,8 @@ class Significance:
     matrix: tuple[tuple[MatrixCell, ...], ...] = _f("the first MATRIX_SYSTEMS systems' rows "
                                                     "and columns, in ``systems`` order")
     groups: tuple[str, ...] = _f("groups not significantly different, best first, printed")
+    membership: tuple[str, ...] = _f("per system (``systems`` order): the letters of the groups "
+                                     "it is in, e.g. 'ab' when it sits in two that overlap")
     p: np.ndarray = _f("(S, S) adjusted p-values of every pair, in ``systems`` order")
     diff: np.ndarray = _f("(S, S) mean differences, row minus column")
     effect: np.ndarray = _f("(S, S) effect sizes d_z, row minus column")
@@ -860,11 +863,16 @@ def _significance(store, qrels: str, board: Leaderboard, measure: str,
                                   f"hsl({hue}, 60%, {95 - 45 * strength:.0f}%)",
                                   float(p[i, j]), float(diff[i, j]), float(effect[i, j])))
         matrix.append(tuple(row))
-    groups = tuple(", ".join(g) for g in stats.equivalence_classes(comparison, measure))
+    classes = stats.equivalence_classes(comparison, measure)
+    groups = tuple(", ".join(g) for g in classes)
+    letters = labels(len(classes))
+    sep = "," if len(classes) > 26 else ""
+    membership = tuple(sep.join(letters[k] for k, g in enumerate(classes) if name in g)
+                       for name in order)
     return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}; "
                         f"family: all {len(order) * (len(order) - 1) // 2:,} pairs of "
                         f"{measure} (the test controls the family-wise error over them)",
-                        tuple(order), tuple(matrix), groups, p, diff, effect)
+                        tuple(order), tuple(matrix), groups, membership, p, diff, effect)
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
