@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -57,3 +59,19 @@ def make_campaign(root: Path, systems: int = 4, topics: int = 5, depth: int = 50
           {suites}
         """) + (f"evaluation: {evaluation}\n" if evaluation else ""))
     return config
+
+
+def hold_store(path: str) -> subprocess.Popen:
+    """Another process holding the store's file lock until its stdin closes; returns once the
+    lock is held (it says so on stdout), so nothing here depends on timing."""
+    code = ("import sys, duckdb; con = duckdb.connect(sys.argv[1]); print('held', flush=True); "
+            "sys.stdin.read(); con.close()")
+    holder = subprocess.Popen([sys.executable, "-c", code, path], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def release(holder: subprocess.Popen) -> None:
+    holder.stdin.close()
+    assert holder.wait(timeout=60) == 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-import numpy as np
 from campaigns import make_campaign
 
 from irbench import cli

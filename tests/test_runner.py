@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from campaigns import make_campaign, write_run
+from campaigns import hold_store, make_campaign, release, write_run
 
 import irbench
 from irbench import cli, runner
@@ -285,40 +285,24 @@ def test_kill_9_then_resume(tmp_path, delay):
     assert rows[-1] == ("ok",) and all(r in (("interrupted",), ("ok",)) for r in rows)
 
 
-def _hold_store(path: str) -> subprocess.Popen:
-    """Another process holding the store's file lock until its stdin closes; returns once the
-    lock is held (it says so on stdout), so nothing here depends on timing."""
-    code = ("import sys, duckdb; con = duckdb.connect(sys.argv[1]); print('held', flush=True); "
-            "sys.stdin.read(); con.close()")
-    holder = subprocess.Popen([sys.executable, "-c", code, path], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
-    return holder
-
-
-def _release(holder: subprocess.Popen) -> None:
-    holder.stdin.close()
-    assert holder.wait(timeout=60) == 0
-
-
 def test_a_second_runner_stops_while_the_store_is_in_use(tmp_path):
     path = make_campaign(tmp_path, systems=4, topics=5, depth=20)
     run(path)
-    holder = _hold_store(load_config(path).store)
+    holder = hold_store(load_config(path).store)
     try:
         second = _irbench("run", "--workers", "1", "--quiet", "--rehash", str(path))
         _, err = second.communicate(timeout=300)
     finally:
-        _release(holder)
+        release(holder)
     assert second.returncode == 3, err
     assert "is in use by another process" in err and "Traceback" not in err
 
 
 def test_a_runner_with_wait_goes_on_once_the_store_is_free(tmp_path):
     path = make_campaign(tmp_path, systems=4, topics=5, depth=20)
-    holder = _hold_store(load_config(path).store)
+    holder = hold_store(load_config(path).store)
     third = _irbench("run", "--workers", "1", "--quiet", "--wait", "300", str(path))
-    _release(holder)  # whether third has tried the lock yet or not, it must end the same way
+    release(holder)  # whether third has tried the lock yet or not, it must end the same way
     _, err = third.communicate(timeout=300)
     assert third.returncode == 0, err
     assert "8 evaluated" in err
@@ -329,13 +313,13 @@ def test_opening_with_wait_retries_until_the_lock_is_released(tmp_path, monkeypa
 
     path = str(tmp_path / "s.duckdb")
     Store(path).close()
-    holder = _hold_store(path)
+    holder = hold_store(path)
     attempts = []
 
     def sleep(seconds):  # the wait loop's pause: release the lock at the first one
         attempts.append(seconds)
         if len(attempts) == 1:
-            _release(holder)
+            release(holder)
 
     clock = types.SimpleNamespace(**{name: getattr(time, name) for name in dir(time)
                                      if not name.startswith("_")})

@@ -18,10 +18,9 @@ import pytest
 
 from irbench import cli, stamp
 from irbench.config import load_config
-from irbench.errors import StoreError
 from irbench.store import MIGRATIONS, Store
 
-from campaigns import make_campaign
+from campaigns import hold_store, make_campaign, release
 
 # The text of every applied migration, pinned: editing one in place leaves the stores it made
 # stamped as migrated without the change (as migration 1 once did). Add a migration instead.
@@ -38,46 +37,10 @@ PINNED = {
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,
-# topics and topics_sha256.
-FIRST_SCHEMA = """    CREATE TABLE files (
-        path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, sha256 VARCHAR);
-    CREATE TABLE runner_runs (
-        runner_id INTEGER PRIMARY KEY, config_path VARCHAR, config_sha256 VARCHAR,
-        irbench_version VARCHAR, options VARCHAR, environment VARCHAR,
-        started_at TIMESTAMP, finished_at TIMESTAMP, status VARCHAR,
-        evaluated INTEGER, reused INTEGER, failed INTEGER);
-    CREATE TABLE topics (query_id VARCHAR PRIMARY KEY, text VARCHAR, position INTEGER);
-    CREATE TABLE qrels_sets (
-        name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, num_topics INTEGER,
-        num_judged BIGINT, num_relevant BIGINT, max_level INTEGER, status VARCHAR,
-        error VARCHAR, runner_id INTEGER);
-    CREATE TABLE systems (
-        name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, run_tag VARCHAR,
-        "group" VARCHAR, type VARCHAR, description VARCHAR, baseline BOOLEAN,
-        metadata VARCHAR, status VARCHAR, error VARCHAR, runner_id INTEGER,
-        num_topics INTEGER, num_docs BIGINT, answered VARCHAR[]);
-    CREATE TABLE measures (
-        measure VARCHAR PRIMARY KEY, family VARCHAR, aggregate VARCHAR, description VARCHAR);
-    CREATE TABLE suites (
-        suite VARCHAR, measure VARCHAR, position INTEGER, PRIMARY KEY (suite, measure));
-    CREATE TABLE evaluations (
-        evaluation_id INTEGER PRIMARY KEY, run_sha256 VARCHAR, qrels_sha256 VARCHAR,
-        options VARCHAR, irbench_version VARCHAR, runner_id INTEGER,
-        UNIQUE (run_sha256, qrels_sha256, options, irbench_version));
-    CREATE TABLE summaries (
-        evaluation_id INTEGER, measure VARCHAR, value DOUBLE, num_topics INTEGER,
-        runner_id INTEGER, PRIMARY KEY (evaluation_id, measure));
-    CREATE TABLE scores (
-        evaluation_id INTEGER, measure VARCHAR, query_id VARCHAR, value DOUBLE);
-    CREATE TABLE current (
-        system VARCHAR, qrels VARCHAR, evaluation_id INTEGER, PRIMARY KEY (system, qrels));
-    CREATE VIEW per_query AS
-        SELECT c.system, c.qrels, s.measure, s.query_id, s.value
-        FROM current c JOIN scores s USING (evaluation_id);
-    CREATE VIEW means AS
-        SELECT c.system, c.qrels, m.measure, m.value, m.num_topics
-        FROM current c JOIN summaries m USING (evaluation_id);
-"""
+# topics and topics_sha256 (pinned above, so this cannot drift from the shipped text).
+ADDED_IN_PLACE = " level_counts BIGINT[],\n        topics VARCHAR[], topics_sha256 VARCHAR,"
+FIRST_SCHEMA = MIGRATIONS[0][1].replace(ADDED_IN_PLACE, "")
+assert FIRST_SCHEMA != MIGRATIONS[0][1]  # the columns commit 0f8fe24 added in place
 
 
 def test_no_applied_migration_is_ever_edited():
@@ -91,6 +54,14 @@ def _cli(capsys, *argv) -> tuple[int, str]:
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
     return rc, captured.err
+
+
+def _sql(store: str, *statements: str) -> None:
+    """Change the store behind irbench's back, as another program would."""
+    con = duckdb.connect(store)
+    for statement in statements:
+        con.execute(statement)
+    con.close()
 
 
 def _bytes(path) -> bytes:
@@ -149,9 +120,7 @@ def test_flipped_bytes_are_a_checksum_error(campaign, capsys):
 
 def test_a_dropped_view(campaign, capsys):
     path, store = campaign
-    con = duckdb.connect(store)
-    con.execute("DROP VIEW means")
-    con.close()
+    _sql(store, "DROP VIEW means")
     rc, err = _cli(capsys, "scores", str(path))
     assert rc == 3
     assert "lacks part of its schema" in err and "means" in err
@@ -160,10 +129,8 @@ def test_a_dropped_view(campaign, capsys):
 def test_a_foreign_duckdb_file_is_not_written_into(campaign, capsys):
     path, store = campaign
     os.unlink(store)
-    con = duckdb.connect(store)
-    con.execute("CREATE TABLE customers (id INTEGER, name VARCHAR)")
-    con.execute("INSERT INTO customers VALUES (1, 'a')")
-    con.close()
+    _sql(store, "CREATE TABLE customers (id INTEGER, name VARCHAR)",
+         "INSERT INTO customers VALUES (1, 'a')")
     before = _bytes(store)
     rc, err = _cli(capsys, "run", "--workers", "1", "--quiet", "--rehash", str(path))
     assert rc == 3
@@ -193,9 +160,7 @@ def test_an_sqlite_file_is_refused_before_duckdb_opens_it(campaign, capsys):
 
 def test_a_store_of_a_newer_irbench(campaign, capsys):
     path, store = campaign
-    con = duckdb.connect(store)
-    con.execute("INSERT INTO migrations VALUES (99, 'from the future', now())")
-    con.close()
+    _sql(store, "INSERT INTO migrations VALUES (99, 'from the future', now())")
     for argv in (["scores", str(path)], ["run", "--workers", "1", "--quiet", str(path)]):
         rc, err = _cli(capsys, *argv)
         assert rc == 3
@@ -204,9 +169,7 @@ def test_a_store_of_a_newer_irbench(campaign, capsys):
 
 def test_a_store_of_an_older_irbench_read_only(campaign, capsys):
     path, store = campaign
-    con = duckdb.connect(store)
-    con.execute("DELETE FROM migrations WHERE version = (SELECT max(version) FROM migrations)")
-    con.close()
+    _sql(store, "DELETE FROM migrations WHERE version = (SELECT max(version) FROM migrations)")
     rc, err = _cli(capsys, "scores", str(path))
     assert rc == 3
     assert "made by an older irbench" in err and "run 'irbench run CONFIG' once" in err
@@ -245,20 +208,6 @@ def test_stray_temporary_stores_of_dead_processes_are_removed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.duckdb", alive.name]
 
 
-def _hold(store: str) -> subprocess.Popen:
-    code = ("import sys, duckdb; con = duckdb.connect(sys.argv[1]); print('held', flush=True); "
-            "sys.stdin.read(); con.close()")
-    holder = subprocess.Popen([sys.executable, "-c", code, store], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
-    return holder
-
-
-def _release(holder: subprocess.Popen) -> None:
-    holder.stdin.close()
-    assert holder.wait(timeout=60) == 0
-
-
 @pytest.mark.parametrize("argv", [["scores"], ["systems"], ["compare", "--measure", "AP"],
                                   ["report", "--format", "csv"]])
 def test_readers_wait_for_a_running_writer_by_default(campaign, capsys, monkeypatch, argv):
@@ -268,13 +217,13 @@ def test_readers_wait_for_a_running_writer_by_default(campaign, capsys, monkeypa
     import irbench.store as store_module
 
     path, store = campaign
-    holder = _hold(store)
+    holder = hold_store(store)
     pauses = []
 
     def sleep(seconds):
         pauses.append(seconds)
         if len(pauses) == 1:
-            _release(holder)
+            release(holder)
 
     clock = types.SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if n[0] != "_"})
     clock.sleep = sleep
@@ -283,18 +232,18 @@ def test_readers_wait_for_a_running_writer_by_default(campaign, capsys, monkeypa
         rc, err = _cli(capsys, argv[0], str(path), *argv[1:])
     finally:
         if holder.poll() is None:
-            _release(holder)
+            release(holder)
     assert rc == 0, err
     assert len(pauses) >= 1
 
 
 def test_a_reader_told_not_to_wait_says_how(campaign, capsys):
     path, store = campaign
-    holder = _hold(store)
+    holder = hold_store(store)
     try:
         rc, err = _cli(capsys, "scores", str(path), "--wait", "0")
     finally:
-        _release(holder)
+        release(holder)
     assert rc == 3
     assert "in use by another process" in err and "--wait SECONDS" in err
 
