@@ -87,3 +87,24 @@ def test_no_table_is_wider_than_the_screen_and_print_keeps_every_measure(tmp_pat
     assert missing == []
     width, height = (float(v) for v in reader.pages[0].mediabox[2:])
     assert width > height  # A4 landscape
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine")
+def test_a_screenshot_shows_the_charts(tmp_path):
+    """Chromium's screenshot of the page holds the charts' series colours (Okabe & Ito's
+    blue and orange, which nothing else on the page uses): the inline SVG figures render."""
+    image = pytest.importorskip("PIL.Image")  # matplotlib's own dependency
+    path = make_campaign(tmp_path, systems=5, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    png = tmp_path / "page.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                    "--hide-scrollbars", "--window-size=1366,9000", f"--screenshot={png}",
+                    (out / "index.html").as_uri()], capture_output=True, timeout=120)
+    import numpy as np
+
+    pixels = np.asarray(image.open(png).convert("RGB")).reshape(-1, 3).astype(int)
+    for colour in ((0x00, 0x72, 0xB2), (0xE6, 0x9F, 0x00)):
+        near = np.abs(pixels - np.array(colour)).sum(axis=1) < 30
+        assert near.sum() > 200, colour
