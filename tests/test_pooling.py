@@ -374,3 +374,25 @@ def test_simulation(campaign):
     small = sim.found[:, 0].sum(axis=1)
     assert small[1:4].min() > small[0]   # mtf, mtf-global, mm-ns (thompson explores more)
     assert sim.rows()[0]["strategy"] == "budgeted"
+
+
+def test_long_pooling_work_reports_its_progress():
+    """pool simulate and pool bias tell a progress callback of each strategy / unit."""
+    from irbench import pooling
+
+    runs = [(f"r{i}", f"g{i % 2}", read_run(
+        [(f"t{t}", f"d{(i + k) % 30}", float(30 - k)) for t in range(3) for k in range(20)],
+        name=f"r{i}")) for i in range(4)]
+    table = pooling.build_table(runs)
+    qrels = read_qrels([(f"t{t}", f"d{d}", int(d % 3 == 0)) for t in range(3)
+                                for d in range(30)])
+    heard = []
+    pooling.simulate_budgets(table, qrels, strategies=("budgeted", "mtf"),
+                             fractions=(0.5, 1.0),
+                             progress=lambda *a: heard.append(a))
+    assert heard == [(1, 2, "simulating budgeted"), (2, 2, "simulating mtf")]
+    heard.clear()
+    pool = pooling.build_pool(table, "depth", k=10)
+    pooling.leave_one_out(table, qrels, pool, by="group", progress=lambda *a: heard.append(a))
+    assert [h[:2] for h in heard] == [(1, 2), (2, 2)]
+    assert {h[2] for h in heard} == {"leaving out g0", "leaving out g1"}

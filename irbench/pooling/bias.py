@@ -107,6 +107,11 @@ def pool_coverage(pool: Pool, qrels: Qrels) -> Coverage:
                     len(pool), int((~has_judgment).sum()))
 
 
+def unit_names_of(table: RunTable, by: str) -> tuple[str, ...]:
+    """The names of the units left out: runs, or groups."""
+    return table.runs if by == "run" else table.groups
+
+
 def unique_documents(pool: Pool, by: str = "run") -> np.ndarray:
     """Per pooled document: the run (``by="run"``) or group index that alone contributed it,
     or -1 (contributed by several, or by none)."""
@@ -126,8 +131,9 @@ def unique_documents(pool: Pool, by: str = "run") -> np.ndarray:
 
 
 def leave_one_out(table: RunTable, qrels: Qrels, pool: Pool, *, by: str = "run",
-                  measures=("AP",), relevance_level: int = 1) -> LeaveOneOut:
-    """Leave each run (``by="run"``) or group (``by="group"``) out of ``pool`` in turn.
+                  measures=("AP",), relevance_level: int = 1, progress=None) -> LeaveOneOut:
+    """Leave each run (``by="run"``) or group (``by="group"``) out of ``pool`` in turn;
+    ``progress(done, total, what)`` hears of each unit left out.
 
     ``pool`` is the pool the qrels were judged from (e.g. ``build_pool(table, "depth", k=100,
     contributing=pooled_runs)``): its provenance says who contributed what. Every run of the
@@ -151,7 +157,10 @@ def leave_one_out(table: RunTable, qrels: Qrels, pool: Pool, *, by: str = "run",
     for r, run in enumerate(table.sources):
         ev = evaluate(qrels, run, names, complete=True, relevance_level=relevance_level)
         full[:, r] = [ev.summary(m) for m in names]
-    for u in np.unique(unit_of_run[pool.contributing]):
+    units = np.unique(unit_of_run[pool.contributing])
+    for k, u in enumerate(units):
+        if progress is not None:
+            progress(k + 1, len(units), f"leaving out {unit_names_of(table, by)[int(u)]}")
         drop = q_unit == u
         members = np.flatnonzero(unit_of_run == u)
         reduced[:, members] = full[:, members]

@@ -98,9 +98,10 @@ def split_params(strategies, given: dict) -> dict[str, dict]:
 def simulate_budgets(table: RunTable, qrels: Qrels, *, strategies=DEFAULT_STRATEGIES,
                      fractions=DEFAULT_FRACTIONS, measures=("AP",), contributing=None,
                      per_group: int | None = None, seed: int = 0, relevance_level: int = 1,
-                     params: dict | None = None, max_depth: int | None = None
-                     ) -> BudgetSimulation:
-    """Replay ``strategies`` with ``qrels`` as the oracle at each budget fraction.
+                     params: dict | None = None, max_depth: int | None = None,
+                     progress=None) -> BudgetSimulation:
+    """Replay ``strategies`` with ``qrels`` as the oracle at each budget fraction;
+    ``progress(done, total, what)`` hears of each strategy as it starts.
 
     params: per-strategy parameters, ``{"mm-ns": {"gamma": 0.8}}``. max_depth: candidates only
     down to this rank of each contributing run (e.g. the official pool depth, so that every
@@ -138,6 +139,8 @@ def simulate_budgets(table: RunTable, qrels: Qrels, *, strategies=DEFAULT_STRATE
     tau_ap = np.zeros((S, B, M))
     seconds = {}
     for s, name in enumerate(strategies):
+        if progress is not None:
+            progress(s + 1, len(strategies), f"simulating {name}")
         spec = get_strategy(name)
         kwargs = dict(params.get(name, {}))
         if max_depth is not None:
