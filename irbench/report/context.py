@@ -528,7 +528,7 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
         scores = [stats.Scores(m, tuple(names), tuple(topics), values)
                   for m, (names, topics, values) in matrices.items()
                   if len(names) and not np.isnan(values).any()]
-        comparison = stats.compare(scores, baseline=baseline, seed=seed)
+        comparison = stats.compare(scores, baseline=baseline, seed=seed, family="measure")
         for pair in comparison.pairs:
             other = pair.system_a if pair.system_b == baseline else pair.system_b
             diff = pair.mean_a - pair.mean_b if pair.system_b == baseline else \
@@ -536,7 +536,8 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
             mark = ("▲" if diff > 0 else "▼") if pair.significant else ""
             marks[(other, pair.measure)] = (mark, pair.p_adjusted)
         how = (f"against {baseline}: paired randomisation test, 10,000 samples, seed {seed}, "
-               "Holm correction over all systems and measures, alpha 0.05")
+               "Holm correction over the systems of each measure (the family: per measure), "
+               "alpha 0.05")
     best = {m: max((means[(s, m)] for s in systems if (s, m) in means
                     and means[(s, m)] is not None and math.isfinite(means[(s, m)])),
                    default=None) for m in measures}
