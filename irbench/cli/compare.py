@@ -175,7 +175,9 @@ def _format_table(result: "stats.Comparison", qrels: str) -> str:
         out.append(f"{measure} on qrels '{qrels}': {len(result.systems)} systems x "
                    f"{result.topics[k]} topics, {against}; {how}")
         header = ("system_a", "system_b", "mean_a", "mean_b", "diff",
-                  f"{settings['confidence']:.0%} ci", "d_z", "g", "p", "p_adj", "")
+                  f"{settings['confidence']:.0%} "
+                  f"{'simultaneous ci' if settings['ci'] == 'tukey' else 'ci'}",
+                  "d_z", "g", "p", "p_adj", "")
         rows = [(p.system_a, p.system_b, _num(p.mean_a), _num(p.mean_b),
                  _num(p.result.mean_diff, signed=True),
                  f"[{_num(p.result.ci_low, signed=True)}, {_num(p.result.ci_high, signed=True)}]",
