@@ -578,10 +578,7 @@ def check_campaign(config: Config, workers: int | None = None) -> tuple[list[Fai
         camp.fail(f"system '{name}'", message)
 
     def on_outcome(outcome: _Outcome) -> None:
-        if outcome.validation is not None and outcome.error is None:
-            camp.warnings.extend(f"system '{outcome.system}': {line}"
-                                 for line in outcome.validation[2]
-                                 if ": warning: " in line or ": error: " in line)
+        camp.warnings.extend(_validation_warnings(outcome))
         if outcome.error is not None:
             camp.fail(f"system '{outcome.system}'", outcome.error)
 
@@ -632,11 +629,7 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         if outcome.sha256:
             camp.new_hashes.append((outcome.path, *outcome.stat, outcome.sha256))
         extra = _provenance(outcome)
-        rejected = (outcome.error or "").startswith("rejected by the submission checks")
-        if outcome.validation is not None and not rejected:
-            camp.warnings.extend(f"system '{outcome.system}': {line}"
-                                 for line in outcome.validation[2]
-                                 if ": warning: " in line or ": error: " in line)
+        camp.warnings.extend(_validation_warnings(outcome))
         if outcome.error is not None:
             writes.add(outcome.system, (), outcome.sha256, outcome.run_tag,
                        "failed", outcome.error, camp.options_key, __version__,
@@ -694,6 +687,16 @@ class _Writes:
                     self.store.record_system(*args, **kwargs)
             self.pending.clear()
         self.since = time.monotonic()
+
+
+def _validation_warnings(outcome: _Outcome) -> list[str]:
+    """The submission checks' problems of a run that was not rejected for them (a rejected
+    run's failure already lists them), as warnings: the same for ``run`` and ``check``."""
+    rejected = (outcome.error or "").startswith("rejected by the submission checks")
+    if outcome.validation is None or rejected:
+        return []
+    return [f"system '{outcome.system}': {line}" for line in outcome.validation[2]
+            if ": warning: " in line or ": error: " in line]
 
 
 def _provenance(outcome: _Outcome) -> dict:

@@ -562,29 +562,20 @@ class Store:
 
     def means(self, qrels: str | None = None, systems: Sequence[str] = (),
               measures: Sequence[str] = ()) -> tuple[list[str], list[tuple]]:
-        sql, params = _filtered("SELECT system, qrels, measure, value, num_topics FROM means",
-                                qrels, systems, measures)
-        return self.query(sql + " ORDER BY qrels, measure, value DESC, system", params)
+        return self.query(*_view_sql("means", qrels, systems, measures))
 
     def per_query(self, qrels: str | None = None, systems: Sequence[str] = (),
                   measures: Sequence[str] = ()) -> tuple[list[str], list[tuple]]:
-        sql, params = _filtered(
-            "SELECT p.system, p.qrels, p.measure, p.query_id, p.value FROM per_query p "
-            "LEFT JOIN topics t USING (query_id)", qrels, systems, measures, alias="p.")
-        return self.query(sql + " ORDER BY p.system, p.qrels, p.measure, t.position, "
-                                "p.query_id", params)
+        return self.query(*_view_sql("per_query", qrels, systems, measures))
 
-    def frame(self, table: str, qrels: str | None = None, systems: Sequence[str] = (),
+    def frame(self, view: str, qrels: str | None = None, systems: Sequence[str] = (),
               measures: Sequence[str] = ()):
-        """``means`` or ``per_query`` (the documented views) as a pandas DataFrame, built by
-        DuckDB from columns (pandas needed: ``pip install 'irbench[pandas]'``)."""
-        columns = {"means": "system, qrels, measure, value, num_topics",
-                   "per_query": "system, qrels, measure, query_id, value"}[table]
-        order = {"means": "qrels, measure, value DESC, system",
-                 "per_query": "system, qrels, measure, query_id"}[table]
-        sql, params = _filtered(f"SELECT {columns} FROM {table}", qrels, systems, measures)
+        """``means`` or ``per_query`` (the documented views, read as :meth:`means` and
+        :meth:`per_query` read them) as a pandas DataFrame, built by DuckDB from columns
+        (pandas needed: ``pip install 'irbench[pandas]'``)."""
+        sql, params = _view_sql(view, qrels, systems, measures)
         try:
-            return self.con.execute(sql + f" ORDER BY {order}", list(params)).df()
+            return self.con.execute(sql, list(params)).df()
         except ModuleNotFoundError as exc:
             raise StoreError(f"data frames need pandas ({exc}): pip install "
                              "'irbench[pandas]'") from None
@@ -719,6 +710,22 @@ class Store:
         view = "per_query" if per_query else "means"  # one of two fixed names
         sql, params = _filtered(f"SELECT * FROM {view}", qrels, systems, measures)
         self.con.execute(f"COPY ({sql}) TO '{_sql_string(path)}' (FORMAT parquet)", params)
+
+
+_VIEWS = {  # view -> (select, alias of its columns, order): each view read one way
+    "means": ("SELECT system, qrels, measure, value, num_topics FROM means", "",
+              "qrels, measure, value DESC, system"),
+    "per_query": ("SELECT p.system, p.qrels, p.measure, p.query_id, p.value FROM per_query p "
+                  "LEFT JOIN topics t USING (query_id)", "p.",
+                  "p.system, p.qrels, p.measure, t.position, p.query_id"),
+}
+
+
+def _view_sql(view: str, qrels, systems, measures) -> tuple[str, list]:
+    """(SQL, parameters) reading one of the documented views, filtered and ordered."""
+    select, alias, order = _VIEWS[view]
+    sql, params = _filtered(select, qrels, systems, measures, alias=alias)
+    return f"{sql} ORDER BY {order}", list(params)
 
 
 def _filtered(sql: str, qrels, systems, measures, alias: str = "") -> tuple[str, list]:

@@ -732,10 +732,20 @@ def is_frame(data) -> bool:
                                               or hasattr(data, "columns"))  # pandas, Polars
 
 
+def frame_names(frame) -> list[str]:
+    """The column names of a data frame (pandas, Polars) or an Arrow table."""
+    return [str(c) for c in (frame.column_names if hasattr(frame, "column_names")
+                             else list(frame.columns))]
+
+
+def frame_column(frame, name: str):
+    """One column of a data frame or Arrow table (it has ``to_numpy``)."""
+    return frame.column(name) if hasattr(frame, "column_names") else frame[name]
+
+
 def _frame_columns(frame, kind: str, name: str) -> list[tuple[Any, np.ndarray]]:
     """Per needed column: (the column, its missing-value mask)."""
-    arrow = hasattr(frame, "column_names")
-    present = [str(c) for c in (frame.column_names if arrow else list(frame.columns))]
+    present = frame_names(frame)
     wanted = FRAME_COLUMNS[kind]
     missing = [c for c in wanted if c not in present]
     if missing:
@@ -744,9 +754,9 @@ def _frame_columns(frame, kind: str, name: str) -> list[tuple[Any, np.ndarray]]:
                            f"{', '.join(present) or 'none'}; the names ir_measures uses)"])
     out = []
     for c in wanted:
-        column = frame.column(c) if arrow else frame[c]
-        isna = getattr(column, "isna", None) or getattr(column, "is_null")
-        mask = np.asarray(isna().to_numpy() if hasattr(isna(), "to_numpy") else isna(),
+        column = frame_column(frame, c)
+        missing = (getattr(column, "isna", None) or getattr(column, "is_null"))()
+        mask = np.asarray(missing.to_numpy() if hasattr(missing, "to_numpy") else missing,
                           dtype=bool)
         out.append((column, mask))
     return out

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+import pytest
+
 from campaigns import make_campaign
 
 from irbench import cli
@@ -325,3 +327,19 @@ def test_the_significance_matrix_shows_the_best_and_a_csv_holds_every_pair(tmp_p
     rows = (out / "significance.csv").read_text().splitlines()
     assert rows[0] == "measure,system_a,system_b,mean_diff,effect_size,p_adjusted"
     assert len(rows) == 1 + 5 * 4 // 2
+
+
+def test_drawing_the_charts_leaves_matplotlib_settings_alone():
+    """The charts' style (math text off, text kept as text, fixed SVG ids) applies while they
+    are drawn and saved only: a notebook's own matplotlib settings are unchanged; and the same
+    chart gives the same SVG, a run name with '$' drawn literally."""
+    matplotlib = pytest.importorskip("matplotlib")
+    import numpy as np
+
+    from irbench.report import figures
+
+    before = dict(matplotlib.rcParams)
+    first = figures.map_gmap(["a$b$", "c"], np.array([0.3, 0.2]), np.array([0.2, 0.25]))
+    again = figures.map_gmap(["a$b$", "c"], np.array([0.3, 0.2]), np.array([0.2, 0.25]))
+    assert {k for k in before if matplotlib.rcParams[k] != before[k]} == set()
+    assert first.svg == again.svg and "a$b$" in first.svg

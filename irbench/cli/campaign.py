@@ -20,7 +20,7 @@ from ..config import Config, load_config
 from ..errors import UsageError
 from ..measures import parse_measure
 from ..escaping import csv_cell, terminal
-from .output import ProgressBar, add_wait, json_value, text_table, warn_stale, write_text
+from .output import add_wait, progress_bar, json_value, text_table, warn_stale, write_text
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
     from ..store import Store
@@ -123,13 +123,9 @@ def cmd_run(args) -> int:
     stamp.forget(args.config)
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
     globs = {pattern: list(matched) for pattern, matched in config.globs}
-    bar = None if args.quiet or not sys.stderr.isatty() else ProgressBar("system")
-    try:
+    with progress_bar("system", shown=not args.quiet) as bar:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
                               progress=bar, wait=args.wait, rehash=args.rehash)
-    finally:
-        if bar is not None:
-            bar.close()
     for warning in report.warnings:
         print(f"irbench: warning: {terminal(warning)}", file=sys.stderr)
     for failure in report.failures:

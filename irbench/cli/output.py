@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -216,6 +217,18 @@ def add_wait(parser) -> None:
     parser.add_argument("--wait", type=float, default=None, metavar="SECONDS",
                         help="how long to wait for another irbench holding the store "
                         "(default: 30 s to read it, 0 to write it)")
+
+
+@contextlib.contextmanager
+def progress_bar(unit: str, shown: bool = True):
+    """A :class:`ProgressBar` for the ``with`` block when stderr is a terminal (and ``shown``),
+    else None; closed however the block ends."""
+    bar = ProgressBar(unit) if shown and sys.stderr.isatty() else None
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 class ProgressBar:

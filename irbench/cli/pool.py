@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
+from .output import progress_bar
 
 OPTIONS = {  # dest -> (flags, add_argument keywords); each subcommand takes some of them
     "strategy": (("--strategy",), {"default": "depth",
@@ -199,10 +200,7 @@ def cmd_pool(args) -> int:
     if args.action == "simulate":
         strategies = (tuple(s.strip() for s in args.strategies.split(",") if s)
                       if args.strategies else pooling.simulation.DEFAULT_STRATEGIES)
-        from .output import ProgressBar
-
-        bar = ProgressBar("strategy") if sys.stderr.isatty() else None
-        try:
+        with progress_bar("strategy") as bar:
             sim = pooling.simulate_budgets(table, qrels, measures=tuple(measures),
                                            contributing=_contributing(table, args, config),
                                            per_group=None, seed=args.seed,
@@ -210,9 +208,6 @@ def cmd_pool(args) -> int:
                                            params=pooling.simulation.split_params(
                                                strategies, _params(args.param)),
                                            progress=bar)
-        finally:
-            if bar is not None:
-                bar.close()
         print(pooling.format_simulation(sim))
         return 0
     params = _params(args.param)
@@ -225,15 +220,9 @@ def cmd_pool(args) -> int:
         print(f"irbench: warning: {coverage.describe()}: not the pool that was judged, so the "
               "bias figures are unreliable (declare 'pooled: true|false' per system, or give "
               "--pooled / --per-group and k as judged)", file=sys.stderr)
-    from .output import ProgressBar
-
-    bar = ProgressBar(args.by) if sys.stderr.isatty() else None
-    try:
+    with progress_bar(args.by) as bar:
         result = pooling.leave_one_out(table, qrels, pool, by=args.by, measures=tuple(measures),
                                        relevance_level=level, progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
     for measure in result.measures:
         s = result.summary(measure)
         print(f"{measure}, leaving one {args.by} out of the depth-{params.get('k', '')} pool: "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .output import ProgressBar, add_wait
+from .output import add_wait, progress_bar
 
 
 def add_parsers(sub) -> None:
@@ -113,12 +113,8 @@ def cmd_report(args) -> int:
                 text = export_leaderboard(board, args.format)
             write_text(args.output, text)
             return 0
-        bar = ProgressBar("step") if sys.stderr.isatty() else None  # as irbench run has
-        try:
+        with progress_bar("step") as bar:  # as irbench run has
             context = build_context(config, store, seed=args.seed, progress=bar)
-        finally:
-            if bar is not None:
-                bar.close()
         if context.pool_bias is not None and context.pool_bias.warning:
             print(f"irbench: warning: pool bias: {context.pool_bias.warning}", file=sys.stderr)
         pages = ()

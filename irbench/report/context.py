@@ -446,7 +446,6 @@ CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, Par
                  Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
                  Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
                  Input, Provenance, ReportContext)
-COLOURS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#e67700")
 JUDGED_FLAG = 0.5  # judged@10 under this: most of the top 10 is unjudged
 MATRIX_SYSTEMS = 30  # the significance matrix shows the best 30; significance.csv every pair
 

@@ -10,6 +10,7 @@ escapes what it writes into the SVG. Output is deterministic (fixed SVG ids, no 
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -39,8 +40,9 @@ class Figure:
         paths = []
         for ext in ("pdf", "png"):
             path = os.path.join(folder, f"{self.name}.{ext}")
-            self.figure.savefig(path, dpi=200, bbox_inches="tight",
-                                metadata={"CreationDate": None} if ext == "pdf" else None)
+            with _style():
+                self.figure.savefig(path, dpi=200, bbox_inches="tight",
+                                    metadata={"CreationDate": None} if ext == "pdf" else None)
             paths.append(path)
         return paths
 
@@ -49,25 +51,42 @@ def _new(figsize: tuple[float, float], *grid, **keywords):
     """A matplotlib figure and its axes, made without pyplot (no global figure registry to
     fill: a report of many charts holds none of them after use)."""
     try:
-        import matplotlib
         from matplotlib.figure import Figure as MatplotlibFigure
     except ImportError:
         raise OutputError("the report's charts need matplotlib: pip install 'irbench[report]'"
                           ) from None
-    matplotlib.rcParams.update({
+    fig = MatplotlibFigure(figsize=figsize)
+    return fig, fig.subplots(*grid, **keywords)
+
+
+def _styled(chart):
+    """Draw ``chart`` under :func:`_style` (titles, labels and legends read the settings when
+    they are made)."""
+    @functools.wraps(chart)
+    def draw(*args, **keywords):
+        with _style():
+            return chart(*args, **keywords)
+    return draw
+
+
+def _style():
+    """The charts' matplotlib settings, for drawing and saving only: a notebook's own
+    settings are left as they were."""
+    import matplotlib
+
+    return matplotlib.rc_context({
         "text.parse_math": False,  # '$' in a run name is a dollar sign
         "svg.fonttype": "none",  # text stays text: searchable and printed as text
         "svg.hashsalt": "irbench",  # the same ids every time
         "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
         "axes.prop_cycle": matplotlib.cycler(color=OKABE_ITO),
     })
-    fig = MatplotlibFigure(figsize=figsize)
-    return fig, fig.subplots(*grid, **keywords)
 
 
 def _svg(fig) -> str:
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with _style():
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # inline: no XML declaration or doctype
 
@@ -76,6 +95,7 @@ def _done(name: str, fig) -> Figure:
     return Figure(name, _svg(fig), fig)
 
 
+@_styled
 def reduction(measures: Sequence[str], fractions: Sequence[str], tau: np.ndarray,
               tau_map: np.ndarray, design: str) -> Figure:
     """Kendall's tau against the fraction of judgments kept: against the same measure on
@@ -101,6 +121,7 @@ def reduction(measures: Sequence[str], fractions: Sequence[str], tau: np.ndarray
     return _done("reduction", fig)
 
 
+@_styled
 def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[str]) -> Figure:
     """11-point interpolated precision-recall curves: the ``highlighted`` systems coloured and
     in the legend, every other system a thin grey line."""
@@ -124,6 +145,7 @@ def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[s
     return _done("precision-recall", fig)
 
 
+@_styled
 def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarray,
              labelled: int = 10) -> Figure:
     """Each system at (MAP, GMAP): the systems whose rank changes most and the top ones by MAP
@@ -146,6 +168,7 @@ def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarr
     return _done("map-gmap", fig)
 
 
+@_styled
 def difference_from_median(name: str, measure: str, topics: Sequence[str],
                            difference: np.ndarray) -> Figure:
     """A run's per-topic value minus the median of all runs, topics in topic order; bars above

@@ -16,6 +16,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import EvaluationError, NotStoredError, StatisticsError
+from ..trec import frame_column, frame_names
 
 from .choices import ALTERNATIVES  # noqa: F401
 SHOWN = 5  # topic or system names listed in an error message
@@ -71,15 +72,14 @@ class Scores:
         ``query_id``, ``value`` and, when it holds several measures, ``measure`` (then
         ``measure=`` picks one). Systems and topics keep their order of first appearance;
         a (system, topic) pair without a row is NaN."""
-        arrow = hasattr(frame, "column_names")
-        present = [str(c) for c in (frame.column_names if arrow else list(frame.columns))]
+        present = frame_names(frame)
         missing = [c for c in ("system", "query_id", "value") if c not in present]
         if missing:
             raise EvaluationError(f"a scores data frame needs the columns system, query_id "
                                   f"and value; it lacks {', '.join(missing)}")
 
         def column(name: str) -> np.ndarray:
-            return np.asarray((frame.column(name) if arrow else frame[name]).to_numpy())
+            return np.asarray(frame_column(frame, name).to_numpy())
 
         system, topic = column("system").astype(str), column("query_id").astype(str)
         value = column("value").astype(np.float64)
