@@ -84,6 +84,14 @@ class System:
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
 
 
+def pooled_systems(systems) -> tuple[str, ...] | None:
+    """The systems the judgments were pooled from, when ``systems`` declare it (any with
+    ``pooled:``; then exactly those with ``pooled: true``), else None."""
+    if all(s.pooled is None for s in systems):
+        return None
+    return tuple(s.name for s in systems if s.pooled)
+
+
 def priority_order(systems) -> list:
     """``systems`` as pooling takes them: by group (a system without one is its own group),
     then ``priority`` (1 first; none last), then the order given."""
@@ -161,11 +169,8 @@ class Config:
         return next(q.path for q in self.qrels if q.name == name)
 
     def pooled_systems(self) -> tuple[str, ...] | None:
-        """The systems the judgments were pooled from, when the config declares it (any
-        system with ``pooled:``; then exactly those with ``pooled: true``), else None."""
-        if all(s.pooled is None for s in self.systems):
-            return None
-        return tuple(s.name for s in self.systems if s.pooled)
+        """The systems the judgments were pooled from (see :func:`pooled_systems`)."""
+        return pooled_systems(self.systems)
 
     @property
     def measures(self) -> tuple[Measure, ...]:
@@ -195,23 +200,28 @@ def default_store(config_path: str) -> str:
     return os.path.join(folder, f"{stem}.duckdb")
 
 
-def load_config(path: str | os.PathLike, strict: bool = True) -> Config:
+def load_config(path: str | os.PathLike, strict: bool = True, systems: bool = True) -> Config:
     """Read and validate a campaign config; every problem is reported in one ConfigError.
 
     ``strict=False`` lets a system whose run file is missing through (listed in
     ``missing_runs``), so that the runner scores the others and reports it at the end.
+    ``systems=False`` leaves the systems out (no run file, glob or run tag is looked at): for
+    the report, which takes the systems from the store.
     """
     path = os.fspath(path)
     raw, text = read_text(path, "the config")
     data, reader = parse_yaml(path, text)
     if not isinstance(data, dict):
         raise ConfigError([f"{path}:1: a config is a mapping with collection, systems, suites"])
-    return _Builder(path, data, reader, hashlib.sha256(raw).hexdigest(), strict).build()
+    return _Builder(path, data, reader, hashlib.sha256(raw).hexdigest(), strict,
+                    systems).build()
 
 
 class _Builder:
-    def __init__(self, path: str, data: dict, reader: LineReader, sha256: str, strict: bool):
+    def __init__(self, path: str, data: dict, reader: LineReader, sha256: str, strict: bool,
+                 systems: bool = True):
         self.strict = strict
+        self.with_systems = systems
         self.path = path
         self.data = data
         self.reader = reader
@@ -237,7 +247,7 @@ class _Builder:
             if key not in self.data:
                 self.problem((), f"'{key}' is missing")
         topics, qrels, size = self._collection()
-        systems = self._systems()
+        systems = self._systems() if self.with_systems else ()
         suites = self._suites()
         settings = self._settings(size)
         store = self._store()

@@ -105,6 +105,11 @@ class OutputError(IrbenchError):
     """An output file or folder that cannot be written."""
 
 
+class AnalysisError(IrbenchError):
+    """A report analysis that cannot be computed from what the store and the files hold now
+    (a run file changed or went away since it was scored)."""
+
+
 class UsageError(IrbenchError):
     """A command-line request that cannot be carried out. Raised by :mod:`irbench.cli` only;
     the library raises the named errors above."""

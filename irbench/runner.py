@@ -27,7 +27,7 @@ import numpy as np
 from . import __version__, judgments
 from .config import Config, QrelsSet, Settings
 from .errors import EvaluationError, FormatError, IrbenchError
-from .measures import Measure, parse_measure
+from .measures import PROFILE, Measure, parse_measure
 from .measures.compute import compute, restrict
 from .parallel import die_with_parent
 from .ranked import PreparedQrels
@@ -37,6 +37,8 @@ from .submissions.ir_metadata import find_ir_metadata, run_fields
 from .topics import read_topics
 from .trec import _display, read_qrels, read_run
 
+_PROFILE = "profile:"  # a task's measure name for a value kept for the report only
+_PROFILE_NAMES = tuple(_PROFILE + name for name in PROFILE)
 PARALLEL_MIN_BYTES = 8 << 20  # less run data than this is scored in the main process
 FLUSH_SYSTEMS, FLUSH_SECONDS = 32, 2.0  # write the store at least this often
 
@@ -65,6 +67,7 @@ class RunReport:
     reused: int = 0      # pairs already in the store
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    analysed: list[str] = field(default_factory=list)  # the report analyses computed now
     seconds: float = 0.0
 
 
@@ -72,7 +75,8 @@ class RunReport:
 class _Task:
     system: str
     path: str
-    measures: dict[str, tuple[str, ...]]  # qrels set -> canonical measure names to compute
+    # qrels set -> canonical measure names to compute; "profile:NAME" for the report's profile
+    measures: dict[str, tuple[str, ...]]
     hashed: bool = True  # False: the file's hash is unknown, so drop what the store has
     check_only: bool = False  # irbench check: rank against every set, compute nothing
 
@@ -209,13 +213,16 @@ def _score_system(task: _Task) -> _Outcome:
                 ranked = restrict(ranked, ~ranked.missing)
             if not names:  # checked: the run ranks against this set
                 continue
-            measures = [parse_measure(n) for n in names]
-            values, summaries = compute(ranked, measures)
+            suite = [n for n in names if not n.startswith(_PROFILE)]
+            kept = [n[len(_PROFILE):] for n in names if n.startswith(_PROFILE)]
+            parsed = {n: parse_measure(n) for n in dict.fromkeys(suite + kept)}
+            values, summaries = compute(ranked, list(parsed.values()))
             results.append(Evaluated(
                 task.system, qrels_name, sha, ctx.qrels_sha[qrels_name],
                 tuple(_display(t) for t in ranked.topics),
-                {str(m): np.asarray(values[m], dtype=np.float64) for m in measures},
-                {str(m): float(summaries[m]) for m in measures}))
+                {n: np.asarray(values[parsed[n]], dtype=np.float64) for n in suite},
+                {n: float(summaries[parsed[n]]) for n in suite},
+                {n: float(summaries[parsed[n]]) for n in kept}))
     except (FormatError, EvaluationError) as exc:
         return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
                         error=str(exc))
@@ -438,20 +445,21 @@ class _Campaign:
     # -- the plan
 
     def plan(self, measures: dict, shas: dict, cache: dict, done: dict):
+        kinds = {spec.name: spec.kind for spec in self.config.qrels}
+        measures = {q: tuple(map(str, ms)) + (_PROFILE_NAMES if kinds[q] == judgments.DEFAULT_KIND
+                                              else ()) for q, ms in measures.items()}
         tasks, reuse = [], []
         for system in self.config.systems:
             if system.name in self.config.missing_runs:
                 continue
             sha = _known_hash(system.path, cache, self.rehash)
             if sha is None:
-                tasks.append(_Task(system.name, system.path,
-                                   {q: tuple(map(str, ms)) for q, ms in measures.items()},
-                                   hashed=False))
+                tasks.append(_Task(system.name, system.path, measures, hashed=False))
                 continue
             todo = {}
             for qrels_name, ms in measures.items():
                 have = done.get((sha, shas[qrels_name]), set())
-                missing = tuple(str(m) for m in ms if str(m) not in have)
+                missing = tuple(m for m in ms if m not in have)
                 if missing:
                     todo[qrels_name] = missing
                 else:
@@ -600,7 +608,7 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         [(str(m), m.family, m.definition.aggregate, m.definition.description)
          for m in config.measures],
         [(suite, str(m), i) for suite, ms in config.suites.items() for i, m in enumerate(ms)],
-        [_system_row(s) for s in config.systems],
+        [_system_row(s, i) for i, s in enumerate(config.systems)],
         [{k: row.get(k) for k in ("name", "path", "kind", "intent_weights", "sha256",
                                   "intent_weights_sha256", "num_topics", "num_judged",
                                   "num_relevant", "max_level", "level_counts", "topics",
@@ -663,6 +671,19 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
     store.remember_hashes(camp.new_hashes)
     _check_unanswered(camp, store, qrels_rows, shas, answered)
     store.collect_garbage()
+    report.analysed = _analyse(camp, store)
+
+
+def _analyse(camp: _Campaign, store: Store) -> list[str]:
+    """The report analyses the config's ``report:`` asks for, computed when the store lacks
+    them for its current inputs (see irbench.report.analyses); a failure is the campaign's."""
+    from .report import analyses
+
+    try:
+        return analyses.compute_missing(camp.config, store, progress=camp.progress)
+    except IrbenchError as exc:
+        camp.fail("report analyses", str(exc))
+        return []
 
 
 class _Writes:
@@ -739,12 +760,13 @@ def _unchanged(outcome: _Outcome, cache: dict) -> bool:
     return cached is not None and cached[2] == outcome.sha256
 
 
-def _system_row(system) -> dict:
+def _system_row(system, position: int) -> dict:
     return {"name": system.name, "path": system.path, "group": system.group,
             "type": system.type, "description": system.description,
             "baseline": system.baseline, "official": system.official,
             "priority": system.priority, "pooled": system.pooled,
-            "metadata": json.dumps(system.metadata, sort_keys=True, default=str)}
+            "metadata": json.dumps(system.metadata, sort_keys=True, default=str),
+            "position": position}
 
 
 def _check_unanswered(camp: _Campaign, store: Store, qrels_rows: list[dict], shas: dict,

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 import duckdb
 import numpy as np
 
-from .config import Config, load_config
+from .config import Config, System, load_config
 from .errors import StoreError
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -118,6 +118,12 @@ MIGRATIONS: list[tuple[str, str]] = [
     ALTER TABLE qrels_sets ADD COLUMN IF NOT EXISTS topics VARCHAR[];
     ALTER TABLE qrels_sets ADD COLUMN IF NOT EXISTS topics_sha256 VARCHAR;
     """),
+    ("the report's profiles and analyses with their parameters", """
+    CREATE TABLE IF NOT EXISTS profiles (
+        evaluation_id INTEGER, measure VARCHAR, value DOUBLE, PRIMARY KEY (evaluation_id, measure));
+    ALTER TABLE analyses ADD COLUMN IF NOT EXISTS params VARCHAR;
+    ALTER TABLE systems ADD COLUMN IF NOT EXISTS position INTEGER;
+    """),
 ]
 
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
@@ -134,6 +140,7 @@ class Evaluated:
     topics: tuple[str, ...]
     values: dict[str, np.ndarray]   # canonical measure name -> per-topic float64
     summaries: dict[str, float]
+    profile: dict[str, float] = field(default_factory=dict)  # the report's PROFILE means
 
 
 class Store:
@@ -351,10 +358,13 @@ class Store:
     # -- results
 
     def done_measures(self, options: str, version: str) -> dict[tuple[str, str], set[str]]:
-        """{(run_sha256, qrels_sha256): measures stored} for these options and version."""
+        """{(run_sha256, qrels_sha256): measures stored} for these options and version; the
+        report's profile values are named ``profile:<measure>``."""
         rows = self.con.execute(
             "SELECT e.run_sha256, e.qrels_sha256, s.measure FROM evaluations e "
-            "JOIN summaries s USING (evaluation_id) "
+            "JOIN (SELECT evaluation_id, measure FROM summaries UNION ALL "
+            "      SELECT evaluation_id, 'profile:' || measure FROM profiles) s "
+            "USING (evaluation_id) "
             "WHERE e.options = ? AND e.irbench_version = ?", [options, version]).fetchall()
         done: dict[tuple[str, str], set[str]] = {}
         for run_sha, qrels_sha, measure in rows:
@@ -461,6 +471,11 @@ class Store:
                     self.con.execute("DELETE FROM scores WHERE evaluation_id = ? AND measure "
                                      "IN (SELECT unnest(?))", [eid, names])
                 self._queue(eid, res, names, runner_id)
+            if res.profile:
+                self._pending["profiles"].append({
+                    "evaluation_id": np.full(len(res.profile), eid, dtype=np.int64),
+                    "measure": np.array(list(res.profile), dtype=object),
+                    "value": np.array(list(res.profile.values()), dtype=np.float64)})
             self._pending["current"].append((res.system, res.qrels, eid))
 
     def _queue(self, eid: int, res: Evaluated, names: list[str], runner_id: int) -> None:
@@ -491,7 +506,8 @@ class Store:
                 name: np.array([row[i] for row in made],
                                dtype=np.int64 if name.endswith("_id") else object)
                 for i, name in enumerate(names)})
-        for table, verb in (("scores", "INSERT INTO"), ("summaries", "INSERT OR REPLACE INTO")):
+        for table, verb in (("scores", "INSERT INTO"), ("summaries", "INSERT OR REPLACE INTO"),
+                            ("profiles", "INSERT OR REPLACE INTO")):
             parts = self._pending[table]
             if parts:
                 rows = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
@@ -538,8 +554,8 @@ class Store:
             self.con.unregister("irbench_rows")
 
     def _clear_pending(self) -> None:
-        self._pending = {"evaluations": [], "scores": [], "summaries": [], "current": [],
-                         "systems": {}}
+        self._pending = {"evaluations": [], "scores": [], "summaries": [], "profiles": [],
+                         "current": [], "systems": {}}
 
     def collect_garbage(self) -> int:
         """Delete evaluations no (system, qrels set) shows any more; returns how many."""
@@ -548,7 +564,7 @@ class Store:
                 "SELECT count(*) FROM evaluations WHERE evaluation_id NOT IN "
                 "(SELECT evaluation_id FROM current)").fetchone()[0]
             if gone:
-                for table in ("scores", "summaries", "evaluations"):
+                for table in ("scores", "summaries", "profiles", "evaluations"):
                     self.con.execute(f"DELETE FROM {table} WHERE evaluation_id NOT IN "
                                      "(SELECT evaluation_id FROM current)")
         return gone
@@ -693,10 +709,45 @@ class Store:
         row = self.con.execute("SELECT result FROM analyses WHERE key = ?", [key]).fetchone()
         return None if row is None else row[0]
 
-    def save_analysis(self, key: str, kind: str, result: str) -> None:
+    def analysis_kinds(self) -> dict[str, str]:
+        """{kind: the parameters (JSON) of the one stored analysis of that kind}."""
+        return dict(self.con.execute("SELECT kind, coalesce(params, '') FROM analyses")
+                    .fetchall())
+
+    def save_analysis(self, key: str, kind: str, result: str, params: str = "") -> None:
+        """Keep ``result`` as the one analysis of ``kind`` (an older one, for other inputs or
+        parameters, is replaced: never shown as current)."""
         with self.transaction():
-            self.con.execute("INSERT OR REPLACE INTO analyses VALUES (?, ?, ?, now())",
-                             [key, kind, result])
+            self.con.execute("DELETE FROM analyses WHERE kind = ?", [kind])
+            self.con.execute("INSERT INTO analyses (key, kind, result, created_at, params) "
+                             "VALUES (?, ?, ?, now(), ?)", [key, kind, result, params])
+
+    def profiles(self, qrels: str) -> dict[str, dict[str, float]]:
+        """{system: {measure: mean}} of the report's profile (judged@k, the 11-point curve)
+        that ``irbench run`` keeps for every system shown on qrels set ``qrels``."""
+        out: dict[str, dict[str, float]] = {}
+        for system, measure, value in self.con.execute(
+                "SELECT c.system, p.measure, p.value FROM current c "
+                "JOIN profiles p USING (evaluation_id) WHERE c.qrels = ? "
+                "ORDER BY c.system, p.measure", [qrels]).fetchall():
+            out.setdefault(system, {})[measure] = value
+        return out
+
+    def declared_systems(self) -> list[System]:
+        """The systems as the config declared them at the last ``irbench run`` (name, path,
+        group, type, description, baseline, official, priority, pooled), in config order."""
+        rows = self.con.execute(
+            'SELECT name, path, coalesce("group", \'\'), coalesce(type, \'\'), '
+            "coalesce(description, ''), coalesce(baseline, false), coalesce(official, true), "
+            "priority, pooled FROM systems ORDER BY position NULLS LAST, name").fetchall()
+        return [System(*row) for row in rows]
+
+    def shown_systems(self, qrels: str) -> list[tuple[str, str, str]]:
+        """(name, run file path, sha256) of the systems with results shown on ``qrels``, in
+        name order."""
+        return self.con.execute(
+            "SELECT s.name, s.path, s.sha256 FROM systems s JOIN current c ON c.system = s.name "
+            "WHERE c.qrels = ? ORDER BY s.name", [qrels]).fetchall()
 
     def drop_pool(self, name: str) -> None:
         with self.transaction():

@@ -74,8 +74,9 @@ def test_check_refuses_what_report_refuses(tmp_path, capsys):
                     "colour: red}\n")
     assert cli.main(["check", str(path)]) == 1
     checked = _errors(capsys.readouterr().err)
-    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
-    capsys.readouterr()
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 1  # scores stored,
+    run_refused = capsys.readouterr().err  # but not the report's analyses
+    assert "report analyses: " in run_refused
     assert cli.main(["report", str(path), "-o", str(tmp_path / "page")]) != 0
     refused = capsys.readouterr().err
     assert "report: unknown option colour" in refused
@@ -83,6 +84,7 @@ def test_check_refuses_what_report_refuses(tmp_path, capsys):
                  "report: pool_depth must be a whole number >= 1, not 'deep'"):
         assert any(text in line for line in checked), text
         assert text in refused, text
+        assert text in run_refused, text
 
 
 def test_check_reports_every_problem_at_once(tmp_path, capsys):

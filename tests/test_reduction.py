@@ -135,32 +135,73 @@ def test_tau_against_the_measure_and_against_map_equal_scipy():
     assert result.tau_map[0, 0] == pytest.approx(1.0)  # AP against MAP, same judgments
 
 
-def test_the_report_shows_both_taus_and_stores_them_per_design(tmp_path, capsys):
+def test_run_computes_the_analysis_the_report_only_reads(tmp_path, capsys):
+    """irbench run computes the experiment the config's report asks for and stores it with its
+    parameters; the report reads it (run files moved away, store read-only); an analysis of
+    other inputs is never shown as current; irbench analyse computes it on demand."""
+    import shutil
+
+    from irbench.store import Store
+
     path = make_campaign(tmp_path, systems=4, extra_qrels=False)
+    config = path.read_text()
+    store_path = str(tmp_path / "runs" / "c.duckdb")
+
+    def stored() -> list[tuple[str, dict]]:
+        with Store(store_path, read_only=True) as store:
+            _, rows = store.query("SELECT params, result FROM analyses WHERE kind = ?",
+                                  ["judgment-reduction"])
+        return [(json.loads(p)["design"], json.loads(r)) for p, r in rows]
+
+    def report() -> tuple[str, str]:
+        capsys.readouterr()
+        assert cli.main(["report", str(path), "--out", str(tmp_path / "rep")]) == 0
+        return (tmp_path / "rep" / "index.html").read_text(), capsys.readouterr().err
+
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
-    out = tmp_path / "rep"
-    assert cli.main(["report", str(path), "--out", str(out)]) == 0
-    page = (out / "index.html").read_text()
+    assert stored() == []  # the config does not ask for it
+    page, err = report()
+    assert 'id="reduction"' not in page and "set report.reduction_design" in err
+    assert "set report.reduction_design" in page
+
+    path.write_text(config + "report: {reduction_design: buckley-voorhees}\n")
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    assert "report analyses computed: judgment-reduction" in capsys.readouterr().err
+    assert [d for d, r in stored()] == ["buckley-voorhees"]
+    assert all("tau_map" in r for _, r in stored())
+    shutil.move(tmp_path / "runs", tmp_path / "moved")  # the report reads the store alone
+    shutil.copytree(tmp_path / "moved", tmp_path / "runs", ignore=shutil.ignore_patterns("r*.txt"))
+    page, err = report()
     assert "Design <b>buckley-voorhees</b>" in page and "SIGIR 2004" in page
     for caption in ("tau against the same measure on all judgments",
                     "tau against MAP on all judgments", "RMS error of the means"):
         assert f"<caption>{caption}</caption>" in page
-    from irbench.store import Store
+    assert 'id="judged"' in page and 'id="precision-recall"' in page  # the run's profiles
+    shutil.rmtree(tmp_path / "runs")
+    shutil.move(tmp_path / "moved", tmp_path / "runs")
 
-    def stored() -> list[dict]:
-        with Store(str(tmp_path / "runs" / "c.duckdb"), read_only=True) as store:
-            _, rows = store.query("SELECT result FROM analyses WHERE kind = ?",
-                                  ["judgment-reduction"])
-        return [json.loads(r[0]) for r in rows]
+    path.write_text(config + "report: {reduction_design: sampled}\n")  # stale now
+    page, err = report()
+    assert 'id="reduction"' not in page and "computed from other inputs" in err
+    assert cli.main(["analyse", str(path)]) == 0
+    assert "computed judgment-reduction" in capsys.readouterr().err
+    assert [d for d, r in stored()] == ["sampled"]  # one per kind: the stale one is gone
+    assert "Design <b>sampled</b>" in report()[0]
+    assert cli.main(["analyse", str(path)]) == 0
+    assert "up to date" in capsys.readouterr().err
 
-    assert [r["design"] for r in stored()] == ["buckley-voorhees"]
-    assert all("tau_map" in r for r in stored())
-    path.write_text(path.read_text() + "report: {reduction_design: sampled}\n")
-    assert cli.main(["report", str(path), "--out", str(out)]) == 0
-    assert "Design <b>sampled</b>" in (out / "index.html").read_text()
-    assert sorted(r["design"] for r in stored()) == ["buckley-voorhees", "sampled"]
-    capsys.readouterr()
-    path.write_text(path.read_text().replace("sampled", "uniform"))
+    with open(tmp_path / "runs" / "r01.txt", "a") as fh:  # a run changes after the run
+        fh.write("t01 Q0 extra-doc 999 -5.0 tag\n")
+    assert cli.main(["analyse", str(path)]) == 0  # the store still shows the scored run
+    assert "up to date" in capsys.readouterr().err
+    path.write_text(config + "report: {reduction_design: buckley-voorhees}\n")
+    assert cli.main(["analyse", str(path)]) == 1  # never an analysis of other runs' scores
+    assert "r01.txt: the run of system 'r01' changed since 'irbench run' scored it" in \
+        capsys.readouterr().err
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    assert "report analyses computed: judgment-reduction" in capsys.readouterr().err
+    assert [d for d, r in stored()] == ["buckley-voorhees"]
+    path.write_text(path.read_text().replace("buckley-voorhees", "uniform"))
     assert cli.main(["check", str(path)]) == 1
     assert "reduction_design must be one of buckley-voorhees, sampled, not 'uniform'" in \
         capsys.readouterr().err
@@ -174,3 +215,9 @@ def test_the_experiment_reports_its_progress():
                        progress=lambda done, total, what: heard.append((done, total, what)))
     assert [h[:2] for h in heard] == [(k, 6) for k in range(1, 7)]
     assert heard[-1][2] == "fewer judgments: seed 1, 10%"
+
+
+def test_the_analyses_name_the_default_design_without_importing_it():
+    from irbench.report import analyses, reduction
+
+    assert analyses.DEFAULT_DESIGN == reduction.DEFAULT_DESIGN

@@ -228,9 +228,10 @@ def test_store_is_versioned(tmp_path):
                         (5, "analyses kept for reports"), (6, "diversity qrels sets"),
                         (7, "the campaign a store belongs to"),
                         (8, "which systems were pooled"),
-                        (9, "repair stores made by the first schema")]
+                        (9, "repair stores made by the first schema"),
+                        (10, "the report's profiles and analyses with their parameters")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(9,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(10,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 
@@ -244,10 +245,16 @@ def test_an_older_store_is_migrated_and_rerun(tmp_path):
             store.con.execute(f"ALTER TABLE qrels_sets DROP COLUMN {column}")
         store.con.execute("DROP TABLE campaign")
         store.con.execute("ALTER TABLE systems DROP COLUMN pooled")
+        store.con.execute("DROP TABLE profiles")
+        store.con.execute("ALTER TABLE analyses DROP COLUMN params")
+        store.con.execute("ALTER TABLE systems DROP COLUMN position")
         store.con.execute("DELETE FROM migrations WHERE version >= 6")
-    report = run(path)
-    assert (report.evaluated, report.reused, report.failures) == (0, 8, [])
+    report = run(path)  # the stored scores are reused; only the report's profiles are new
+    assert (report.evaluated, report.failures) == (8, [])
     assert stored(load_config(path)) == before
+    with Store(load_config(path).store, read_only=True) as store:
+        assert len(store.profiles(load_config(path).qrels[0].name)) == 4
+    assert (run(path).evaluated, run(path).reused) == (0, 8)
     with Store(load_config(path).store, read_only=True) as store:
         assert store.query("SELECT DISTINCT kind FROM qrels_sets")[1] == [("adhoc",)]
 
@@ -467,3 +474,22 @@ def test_a_store_holds_one_campaign(tmp_path, capsys):
     same.write_text("name: c\n" + path.read_text() + "store: ../runs/c.duckdb\n")
     assert cli.main(["run", "--workers", "1", "--quiet", str(same)]) == 0
     assert stored(load_config(path)) == before
+
+
+def test_every_ad_hoc_evaluation_keeps_the_reports_profile(tmp_path):
+    """judged@10/@100 and the 11-point curve are stored whatever the suites, equal to scoring
+    them directly: the report needs no run file."""
+    from irbench.measures import PROFILE
+
+    path = make_campaign(tmp_path, suites="core: [AP]")
+    config = load_config(path)
+    run(path)
+    for spec in config.qrels:
+        with Store(config.store, read_only=True) as store:
+            profiles = store.profiles(spec.name)
+        prepared = irbench.PreparedQrels(irbench.read_qrels(spec.path))
+        assert sorted(profiles) == sorted(s.name for s in config.systems)
+        for system in config.systems:
+            evaluation = irbench.evaluate(prepared, irbench.read_run(system.path), list(PROFILE),
+                                          config.settings.options())
+            assert profiles[system.name] == {m: evaluation.summary(m) for m in PROFILE}

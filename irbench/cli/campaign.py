@@ -131,6 +131,9 @@ def cmd_run(args) -> int:
     for failure in report.failures:
         for i, line in enumerate(str(failure).splitlines()):
             print(f"irbench: error: {'  ' if i else ''}{terminal(line)}", file=sys.stderr)
+    if report.analysed:
+        print(f"irbench run: report analyses computed: {', '.join(report.analysed)}",
+              file=sys.stderr)
     print(stamp.summary_line(report.systems, report.qrels, report.measures, report.evaluated,
                              report.reused, len(report.failures), report.seconds, report.store),
           file=sys.stderr)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
+from ..report.analyses import report_problems
 from .output import add_wait, progress_bar
+
+__all__ = ["add_parsers", "default_folder", "report_problems"]  # report_problems: for check
 
 
 def add_parsers(sub) -> None:
@@ -35,42 +38,23 @@ def add_parsers(sub) -> None:
     add_wait(p)
     p.set_defaults(handler=cmd_report)
 
+    p = sub.add_parser("analyse", help="compute and store the report's analyses",
+                       description="Compute the analyses the report shows beside the scores "
+                       "and store them: the judgment-reduction experiment (with "
+                       "report.reduction_design, else the default design) and, with "
+                       "report.pool_depth, the pool bias. 'irbench run' computes the ones the "
+                       "config's report: section asks for; this computes them on demand. Only "
+                       "what the store lacks for its current inputs is computed. The runs "
+                       "must be the ones 'irbench run' scored.")
+    p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="wait this long for another irbench holding the store (default 0)")
+    p.set_defaults(handler=cmd_analyse)
+
 
 def default_folder(config) -> str:
     """``reports/<name>/`` in the campaign folder."""
     return os.path.join(config.root, "reports", config.name)
-
-
-def report_problems(config) -> list[str]:
-    """Why ``irbench report`` would refuse ``config``'s ``report:`` section (``irbench check``
-    asks the same)."""
-    from ..measures import parse_measure
-    from ..errors import MeasureParameterError, UnknownMeasureError
-    from ..report.context import REPORT_OPTIONS
-    from ..report.reduction import DESIGNS
-
-    problems = []
-    unknown = sorted(set(config.report) - set(REPORT_OPTIONS))
-    if unknown:
-        problems.append(f"{config.path}: report: unknown option {', '.join(unknown)} "
-                        f"(report takes {', '.join(REPORT_OPTIONS)})")
-    if config.report.get("measure") is not None:
-        try:
-            chosen = str(parse_measure(str(config.report["measure"])))
-        except (UnknownMeasureError, MeasureParameterError) as exc:
-            return problems + [f"{config.path}: report: measure: {exc}"]
-        if chosen not in [str(m) for m in config.measures]:
-            problems.append(f"{config.path}: report: measure {chosen} is in no suite")
-    design = config.report.get("reduction_design")
-    if design is not None and design not in DESIGNS:
-        problems.append(f"{config.path}: report: reduction_design must be one of "
-                        f"{', '.join(DESIGNS)}, not {design!r}")
-    for option in ("pool_depth", "pooled_per_group"):
-        value = config.report.get(option)
-        if value is not None and (type(value) is not int or value < 1):
-            problems.append(f"{config.path}: report: {option} must be a whole number >= 1, "
-                            f"not {value!r}")
-    return problems
 
 
 def cmd_report(args) -> int:
@@ -79,23 +63,15 @@ def cmd_report(args) -> int:
     from ..report import build_context, write_report
     from ..store import READER_WAIT, Store
 
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, strict=False, systems=False)  # systems: the store's
     from ..errors import UsageError
 
     problems = report_problems(config)
     if problems:
         raise UsageError("\n".join(problems))
-    if not os.path.exists(config.store):
-        Store(config.store, read_only=True)  # says: no score store yet
-    # the page keeps its analyses in the store, unless the store is read-only (archived)
-    writable = os.access(config.store, os.W_OK) and os.access(
-        os.path.dirname(os.path.abspath(config.store)), os.W_OK)
-    read_only = args.format != "html" or not writable
-    if args.format == "html" and not writable:
-        print(f"irbench: note: {config.store} is read-only: the report's analyses are "
-              "computed, not kept", file=sys.stderr)
     wait = args.wait if args.wait is not None else READER_WAIT
-    with Store(config.store, read_only=read_only, wait=wait) as store:
+    # a function of the store alone: opened read-only, no run file read
+    with Store(config.store, read_only=True, wait=wait) as store:
         if config.qrels:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
@@ -117,6 +93,8 @@ def cmd_report(args) -> int:
             context = build_context(config, store, seed=args.seed, progress=bar)
         if context.pool_bias is not None and context.pool_bias.warning:
             print(f"irbench: warning: pool bias: {context.pool_bias.warning}", file=sys.stderr)
+        for note in context.not_shown:
+            print(f"irbench: note: {note}", file=sys.stderr)
         pages = ()
         if args.participants:
             from ..report.context import participants
@@ -133,4 +111,29 @@ def cmd_report(args) -> int:
                 from None
         print(f"wrote {len(written)} figure files to {args.figures}", file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def cmd_analyse(args) -> int:
+    from ..config import load_config
+    from ..errors import UsageError
+    from ..report import analyses
+    from ..store import Store
+
+    config = load_config(args.config, strict=False)
+    problems = report_problems(config)
+    if problems:
+        raise UsageError("\n".join(problems))
+    if not os.path.exists(config.store):
+        Store(config.store, read_only=True)  # says: no score store yet
+    with Store(config.store, wait=args.wait) as store:
+        wanted = analyses.specs(config, store, every=True)
+        if not wanted:
+            raise UsageError(f"{config.store}: nothing to analyse: the judgment-reduction "
+                             "experiment needs 2 systems scored on the first qrels set")
+        with progress_bar("step") as bar:
+            done = analyses.compute_missing(config, store, every=True, progress=bar)
+    kinds = ", ".join(s.kind for s in wanted)
+    print(f"irbench analyse: {'computed ' + ', '.join(done) if done else 'up to date'} "
+          f"({kinds}); store {config.store}", file=sys.stderr)
     return 0

@@ -7,7 +7,13 @@ from . import (  # noqa: F401  (registration)
 from .base import REGISTRY, Family, Measure, Param, register, summarise
 from .names import NICKNAMES, TREC_FAMILIES, parse_measure, parse_trec_specs
 
+# What every ad hoc evaluation keeps for the report whatever the suites (the store's
+# ``profiles``): judged@10, judged@100 and the interpolated 11-point precision-recall curve.
+PROFILE = ("judged@10", "judged@100",
+           *(f"iprec_at_recall_{r / 10:.2f}" for r in range(11)))
+
 __all__ = [
+    "PROFILE",
     "REGISTRY",
     "Family",
     "Measure",

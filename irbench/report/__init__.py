@@ -1,6 +1,17 @@
-"""HTML reports of a campaign: ``build_context`` computes, ``render`` prints (see context.py)."""
+"""HTML reports of a campaign: ``build_context`` computes, ``render`` prints (see context.py);
+``analyses`` computes and stores the experiments that need the run files (``irbench run``,
+``irbench analyse``). Submodules are imported when first used: ``irbench run`` asks
+``analyses`` what the config wants without importing the report's statistics and charts."""
 
-from .context import ReportContext, build_context, undocumented_fields
-from .render import render, write_report
+_EXPORTS = {"ReportContext": "context", "build_context": "context",
+            "undocumented_fields": "context", "render": "render", "write_report": "render"}
 
 __all__ = ["ReportContext", "build_context", "render", "write_report", "undocumented_fields"]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'irbench.report' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)

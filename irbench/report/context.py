@@ -16,22 +16,16 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .. import __version__
-from ..measures import parse_measure
 from .. import stats
-from ..config import priority_order
-from ..measures import parse_trec_specs
+from ..config import pooled_systems, priority_order
+from ..measures import PROFILE, parse_measure
 from ..measures.base import GEO_MEAN_FLOOR
-from ..parallel import evaluate_paths
-from ..pooling import (Coverage, build_pool, build_table, contributing_runs, leave_one_out,
-                       pool_coverage)
-from ..ranked import PreparedQrels
+from ..pooling import Coverage
 from ..stats import rank_agreement
 from ..stats.latex import labels
-from ..trec import read_run
-from . import figures
+from . import analyses, figures
 from .figures import Figure
-from .reduction import (DEFAULT_DESIGN, DESIGNS, FRACTIONS, MEASURES, SEEDS, Reduction,
-                        judgment_reduction)
+from .reduction import DESIGNS, Reduction
 
 
 def _f(text: str):
@@ -173,7 +167,6 @@ class ReductionSection:
     seeds: str = _f("the seeds averaged over, printed")
     rows: tuple[ReductionRow, ...] = _f("one per measure")
     figure: Figure = _f("tau against the fraction kept, drawn by matplotlib (.svg inline)")
-    stored: bool = _f("read from the store (computed by an earlier report)")
 
 
 @dataclass(frozen=True)
@@ -433,11 +426,14 @@ class ReportContext:
     significance: Significance | None = _f("section 2, None with fewer than 3 systems")
     per_topic: PerTopic | None = _f("section 3, None without scores")
     map_vs_gmap: MapVsGmap | None = _f("section 4, None without AP scores")
-    judged: Judged | None = _f("section 5a, None when no run file can be read")
-    precision_recall: PrecisionRecall | None = _f("section 6, None when no run can be read")
-    reduction: ReductionSection | None = _f("section 5b, None when no run can be read")
+    judged: Judged | None = _f("section 5a, None when the store keeps no profiles (made by "
+                               "'irbench run' for ad hoc qrels)")
+    precision_recall: PrecisionRecall | None = _f("section 6, None without stored profiles")
+    reduction: ReductionSection | None = _f("section 5b, None unless the store holds it for "
+                                            "its current inputs")
     pool_bias: PoolBias | None = _f("section 5c, None unless the config's report gives "
-                                    "pool_depth")
+                                    "pool_depth and the store holds it for its current inputs")
+    not_shown: tuple[str, ...] = _f("why an analysis is missing (not computed, or stale)")
     provenance: Provenance = _f("section 7")
     figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
 
@@ -478,24 +474,33 @@ def _ci(values: np.ndarray) -> tuple[float, float] | None:
 
 
 def build_context(config, store, seed: int = 0, progress=None) -> ReportContext:
-    """The report of ``config`` from its (open) ``store``; ``progress(done, total, what)``
-    hears of the long steps (the judgment-reduction experiment)."""
+    """The report of ``config`` from its (open, read-only is enough) ``store`` alone: no run
+    file is read. ``progress(done, total, what)`` hears of the steps."""
     qrels = config.qrels[0].name
+    steps = ("leaderboard", "significance", "per topic", "profiles and analyses")
+    tell = (lambda i: progress(i + 1, len(steps), steps[i])) if progress else (lambda i: None)
+    tell(0)
     board = _leaderboard(config, store, qrels, seed)
-    judged, curves = _from_runs(config, [str(r.name) for r in board.rows])
-    map_vs_gmap, reduction = _map_vs_gmap(store, qrels), _reduction(config, store, progress)
+    tell(1)
+    sig = _significance(store, qrels, board, focus_measure(config), seed)
+    tell(2)
+    per_topic = _per_topic(store, qrels, focus_measure(config), [r.name for r in board.rows],
+                           board.baseline)
+    tell(3)
+    judged, curves = _from_profiles(store, qrels, [str(r.name) for r in board.rows])
+    map_vs_gmap, reduction = _map_vs_gmap(store, qrels), _reduction(config, store)
     return ReportContext(
         title=config.name,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         leaderboard=board,
-        significance=_significance(store, qrels, board, focus_measure(config), seed),
-        per_topic=_per_topic(store, qrels, focus_measure(config),
-                             [r.name for r in board.rows], board.baseline),
+        significance=sig,
+        per_topic=per_topic,
         map_vs_gmap=map_vs_gmap,
         judged=judged,
         precision_recall=curves,
         reduction=reduction,
         pool_bias=_pool_bias(config, store),
+        not_shown=_not_shown(config, store),
         provenance=_provenance(config, store, seed),
         figures=tuple(f for f in (
             map_vs_gmap.scatter if map_vs_gmap else None,
@@ -516,11 +521,12 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
     _, rows = store.means(qrels, measures=measures)
     means: dict[tuple[str, str], float] = {(r[0], r[2]): r[3] for r in rows}
     systems = sorted({r[0] for r in rows})
-    meta = {s.name: s for s in config.systems}
+    declared = store.declared_systems()
+    meta = {s.name: s for s in declared}
     matrices = {m: store.score_matrix(qrels, m) for m in measures}
     first = measures[0]
     systems.sort(key=lambda s: (-(means.get((s, first)) or -math.inf), s))
-    baseline = next((s.name for s in config.systems if s.baseline and s.name in systems), "")
+    baseline = next((s.name for s in declared if s.baseline and s.name in systems), "")
     marks: dict[tuple[str, str], tuple[str, float]] = {}
     how = "no baseline marked in the config: no significance marks"
     if baseline and len(systems) > 1:
@@ -540,7 +546,7 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
     best = {m: max((means[(s, m)] for s in systems if (s, m) in means
                     and means[(s, m)] is not None and math.isfinite(means[(s, m)])),
                    default=None) for m in measures}
-    pooled = _pooled(config)
+    pooled = _pooled(config, declared)
     table = []
     for rank, name in enumerate(systems, 1):
         cells = []
@@ -565,19 +571,19 @@ def _leaderboard(config, store, qrels: str, seed: int) -> Leaderboard:
     return Leaderboard(qrels, tuple(measures), tuple(table), topics, baseline, how)
 
 
-def _pooled(config) -> dict[str, str]:
+def _pooled(config, systems) -> dict[str, str]:
     """{system: 'yes'/'no'}: the systems declared ``pooled:`` when any is, else the first
     report.pooled_per_group runs of each group by priority (then config order); {} when the
     config does not say."""
-    declared = config.pooled_systems()
+    declared = pooled_systems(systems)
     if declared is not None:
-        return {s.name: "yes" if s.name in declared else "no" for s in config.systems}
+        return {s.name: "yes" if s.name in declared else "no" for s in systems}
     per_group = config.report.get("pooled_per_group")
     if not per_group:
         return {}
 
     out, taken = {}, {}
-    for s in priority_order(config.systems):
+    for s in priority_order(systems):
         group = s.group or s.name
         taken[group] = taken.get(group, 0) + 1
         out[s.name] = "yes" if taken[group] <= per_group else "no"
@@ -679,29 +685,18 @@ def _per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
     return PerTopic(measure, rows, strip, differences)
 
 
-def _from_runs(config, order: list[str]):
-    """judged@10/@100 and 11-point curves of every system, from its run file and the first
-    qrels (measures a campaign's suites need not contain)."""
-    import os
-
-
-    systems = [s for s in config.systems if os.path.isfile(s.path)]
-    if not systems or not config.qrels:
+def _from_profiles(store, qrels: str, order: list[str]):
+    """judged@10/@100 and 11-point curves of every system: the profile ``irbench run`` keeps
+    for every ad hoc evaluation (measures a campaign's suites need not contain)."""
+    profiles = {name: p for name, p in store.profiles(qrels).items()
+                if all(m in p for m in PROFILE)}
+    if not profiles:
         return None, None
-    prepared = PreparedQrels(config.qrels[0].read())
-    judged_m = [parse_measure("judged@10"), parse_measure("judged@100")]
-    curve_m = [m for _, m in parse_trec_specs(["iprec_at_recall"])]
-    results = evaluate_paths(prepared, [s.path for s in systems], judged_m + curve_m,
-                             config.settings.options())
-    rows, curves = [], {}
-    for system, result in zip(systems, results):
-        if result.evaluation is None:
-            continue
-        j10, j100 = (result.evaluation.summary(m) for m in judged_m)
-        rows.append(JudgedRow(system.name, _num(j10), _num(j100), j10 < JUDGED_FLAG))
-        curves[system.name] = [float(result.evaluation.summary(m)) for m in curve_m]
+    rows = [JudgedRow(name, _num(p["judged@10"]), _num(p["judged@100"]),
+                      p["judged@10"] < JUDGED_FLAG) for name, p in profiles.items()]
     rows.sort(key=lambda r: (r.judged_10, r.name))
-    judged = Judged(config.qrels[0].name, tuple(rows), f"{JUDGED_FLAG:.2f}")
+    judged = Judged(qrels, tuple(rows), f"{JUDGED_FLAG:.2f}")
+    curves = {name: [float(p[m]) for m in PROFILE[2:]] for name, p in profiles.items()}
     ranked = [n for n in order if n in curves] + sorted(set(curves) - set(order))
     shown = ranked[:len(figures.OKABE_ITO)]
     lines = tuple(Curve(name, " ".join(f"{y:.3f}" for y in curves[name]),
@@ -711,35 +706,38 @@ def _from_runs(config, order: list[str]):
         {n: curves[n] for n in ranked}, shown))
 
 
-def _reduction(config, store, progress=None) -> ReductionSection | None:
-    """The judgment-reduction experiment on the first qrels set, from the store when an
-    earlier report computed it for the same inputs."""
-    import hashlib
-    import os
+def _not_shown(config, store) -> tuple[str, ...]:
+    """Why an analysis the report could show is missing: never computed, or computed from
+    other inputs (stale, so not shown)."""
+    notes = []
+    for spec, what in ((analyses.reduction_spec(config, store), "The judgment-reduction "
+                        "experiment (5b)"),
+                       (analyses.pool_bias_spec(config, store), "The pool-bias analysis (5c)")):
+        if spec is None or analyses.load(store, spec) is not None:
+            continue
+        if analyses.stale(store, spec):
+            notes.append(f"{what} in the store was computed from other inputs or parameters "
+                         "(runs, qrels, options or report settings changed since), so it is "
+                         "not shown: 'irbench run CONFIG' (or 'irbench analyse CONFIG') "
+                         "computes it again.")
+        elif spec.kind == analyses.POOL_BIAS or config.report.get("reduction_design"):
+            notes.append(f"{what} has not been computed yet: run 'irbench run CONFIG'.")
+        else:
+            notes.append(f"{what} is not computed: set report.reduction_design in the config "
+                         "(then 'irbench run CONFIG' computes it), or run 'irbench analyse "
+                         "CONFIG'.")
+    return tuple(notes)
 
 
-    systems = [s for s in config.systems if os.path.isfile(s.path)]
-    if len(systems) < 2 or not config.qrels:
+def _reduction(config, store) -> ReductionSection | None:
+    """The judgment-reduction experiment on the first qrels set, as stored for the store's
+    current inputs (irbench run or irbench analyse computes it)."""
+    spec = analyses.reduction_spec(config, store)
+    saved = analyses.load(store, spec) if spec is not None else None
+    if saved is None:
         return None
-    design = DESIGNS[config.report.get("reduction_design") or DEFAULT_DESIGN]
-    shas = store.system_hashes()
-    key = hashlib.sha256(json.dumps({
-        "runs": sorted((n, s) for n, s in shas.items() if n in {x.name for x in systems}),
-        "qrels": store.qrels_hash(config.qrels[0].name), "options": config.settings.key(),
-        "fractions": FRACTIONS, "seeds": SEEDS, "measures": MEASURES, "version": __version__,
-        "design": design.name,
-    }, sort_keys=True).encode()).hexdigest()
-    saved = store.load_analysis(key) if not store.read_only else None
-    if saved is not None:
-        result, stored = Reduction.from_json(json.loads(saved)), True
-    else:
-        runs = [read_run(s.path, name=s.name) for s in systems]
-        result = judgment_reduction(runs, config.qrels[0].read(),
-                                    config.settings.options(), design=design.name,
-                                    progress=progress)
-        stored = False
-        if not store.read_only:
-            store.save_analysis(key, "judgment-reduction", json.dumps(result.to_json()))
+    result = Reduction.from_json(saved)
+    design = DESIGNS[result.design]
     labels = tuple(f"{f:.0%}" for f in result.fractions)
     rows = tuple(ReductionRow(m, tuple(_num3(t) for t in result.tau[i]),
                               tuple(_num3(t) for t in result.tau_map[i]),
@@ -748,55 +746,18 @@ def _reduction(config, store, progress=None) -> ReductionSection | None:
                  for i, m in enumerate(result.measures))
     figure = figures.reduction(result.measures, labels, result.tau, result.tau_map, design.name)
     return ReductionSection(design.name, design.description, design.citation, labels,
-                            ", ".join(map(str, result.seeds)), rows, figure, stored)
-
-
-REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group", "reduction_design")
+                            ", ".join(map(str, result.seeds)), rows, figure)
 
 
 def _pool_bias(config, store) -> PoolBias | None:
-    """Leave each group's unique documents out of the depth-k pool of the first qrels set and
-    re-score its runs; stored like the reduction experiment. The pool is rebuilt from the
-    systems the config declares ``pooled: true`` (when any declares ``pooled``), else each
-    group's first ``pooled_per_group`` runs by priority, else every run; how much of the qrels
-    it holds is reported, with a warning when it is not the judged pool."""
-    import hashlib
-
-
-    depth = config.report.get("pool_depth")
-    if depth is None or not config.qrels:
+    """Leave-one-group-out on the first qrels set (see analyses.pool_bias_spec), as stored
+    for the store's current inputs; how much of the qrels the rebuilt pool holds is
+    reported, with a warning when it is not the judged pool."""
+    spec = analyses.pool_bias_spec(config, store)
+    data = analyses.load(store, spec) if spec is not None else None
+    if data is None:
         return None
-    declared = config.pooled_systems()
-    per_group = None if declared is not None else config.report.get("pooled_per_group")
-
-    systems = priority_order([s for s in config.systems if s.name not in config.missing_runs])
-    key = hashlib.sha256(json.dumps({
-        "kind": "leave-one-group-out", "runs": sorted(store.system_hashes().items()),
-        "qrels": store.qrels_hash(config.qrels[0].name), "depth": depth, "per_group": per_group,
-        "declared": declared, "level": config.settings.relevance_level,
-        "version": __version__}, sort_keys=True).encode()).hexdigest()
-    saved = store.load_analysis(key)
-    if saved is None:
-        table = build_table([(s.name, s.group or s.name, s.path) for s in systems])
-        qrels = config.qrels[0].read()
-        contributing = contributing_runs(
-            table, [n for n in declared if n in table.runs] if declared is not None else None,
-            per_group=per_group)
-        pool = build_pool(table, "depth", contributing=contributing, k=int(depth))
-        coverage = pool_coverage(pool, qrels)
-        result = leave_one_out(table, qrels, pool, by="group", measures=("AP",),
-                               relevance_level=config.settings.relevance_level)
-        saved = json.dumps({"runs": list(result.runs), "unit": list(result.unit),
-                            "removed": result.removed.tolist(),
-                            "removed_relevant": result.removed_relevant.tolist(),
-                            "full": result.full[0].tolist(),
-                            "reduced": result.reduced[0].tolist(),
-                            "pooled": int(contributing.sum()),
-                            "coverage": [coverage.judged, coverage.covered, coverage.pooled,
-                                         coverage.unjudged]})
-        if not store.read_only:
-            store.save_analysis(key, "leave-one-group-out", saved)
-    data = json.loads(saved)
+    declared, per_group = spec.params["declared"], spec.params["per_group"]
     full, reduced = np.array(data["full"]), np.array(data["reduced"])
     change = reduced - full
     coverage = Coverage(*data["coverage"])
@@ -810,7 +771,7 @@ def _pool_bias(config, store) -> PoolBias | None:
         f"{coverage.describe()}: this is not the pool that was judged, so the bias figures are "
         "unreliable; declare each system's 'pooled: true|false' in the config (or set "
         "report.pool_depth to the judged depth)")
-    return PoolBias(int(depth), str(per_group) if per_group else "all", how,
+    return PoolBias(spec.params["depth"], str(per_group) if per_group else "all", how,
                     coverage.describe(), warning,
                     f"{change.mean():+.4f}", f"{max(0.0, -change.min()):.4f}", rows)
 

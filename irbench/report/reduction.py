@@ -136,7 +136,7 @@ DESIGNS = {d.name: d for d in (
            "Yilmaz & Aslam, Estimating average precision with incomplete and imperfect "
            "judgments, CIKM 2006"),
 )}
-DEFAULT_DESIGN = "buckley-voorhees"
+DEFAULT_DESIGN = "buckley-voorhees"  # analyses.DEFAULT_DESIGN names it too (a test checks)
 
 
 def reduced_qrels(qrels: Qrels, fraction: float, seed: int, design: str = DEFAULT_DESIGN,

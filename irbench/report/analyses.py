@@ -1,0 +1,247 @@
+"""The analyses a report shows beside the scores, computed from the run files and stored.
+
+Two experiments need the runs themselves, not only their scores:
+
+- ``judgment-reduction`` (reduction.py): how each measure ranks the systems when each topic
+  keeps only part of its judgments, with ``report.reduction_design``.
+- ``leave-one-group-out`` (pool bias): each group's runs re-scored without the documents only
+  that group contributed to the depth ``report.pool_depth`` pool.
+
+``irbench run`` computes the ones the config's ``report:`` asks for (``reduction_design``,
+``pool_depth``) after scoring, and ``irbench analyse`` computes them on demand (the reduction
+with its default design when the config names none). Each is stored with its parameters under
+a key of the content of its inputs: the sha256 of every run shown on the first qrels set (as
+``irbench run`` scored it), of that qrels set, the evaluation options, the parameters and the
+irbench version. The store keeps one analysis per kind. The report computes the key from the
+store alone and shows an analysis only when it matches; any other was made from other inputs
+(stale) and is never shown as current. The report never reads a run file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+from .. import __version__
+from ..config import pooled_systems, priority_order
+from ..errors import AnalysisError
+from ..trec import read_run
+
+REDUCTION, POOL_BIAS = "judgment-reduction", "leave-one-group-out"
+DEFAULT_DESIGN = "buckley-voorhees"  # reduction.DEFAULT_DESIGN (that module imports scipy)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One analysis of a campaign as the store's inputs and the config define it now."""
+
+    kind: str
+    params: dict        # what the analysis is computed with (stored beside it)
+    key: str            # sha256 of the inputs' content and the parameters
+    systems: tuple      # (name, run path, sha256) of the runs it reads, in name order
+
+
+def _key(kind: str, params: dict, systems, qrels_sha: str, options: str) -> str:
+    return hashlib.sha256(json.dumps({
+        "kind": kind, "params": params, "runs": [[n, s] for n, _, s in systems],
+        "qrels": qrels_sha, "options": options, "version": __version__,
+    }, sort_keys=True).encode()).hexdigest()
+
+
+def reduction_spec(config, store, design: str | None = None) -> Spec | None:
+    """The judgment-reduction experiment on the first qrels set with ``design`` (default: the
+    config's ``report.reduction_design``, else the default design); None under 2 systems."""
+    if not config.qrels:
+        return None
+    systems = tuple(store.shown_systems(config.qrels[0].name))
+    if len(systems) < 2:
+        return None
+    from .reduction import FRACTIONS, MEASURES, SEEDS
+
+    params = {"design": design or config.report.get("reduction_design") or DEFAULT_DESIGN,
+              "fractions": list(FRACTIONS), "seeds": list(SEEDS), "measures": list(MEASURES)}
+    return Spec(REDUCTION, params, _key(REDUCTION, params, systems,
+                                        store.qrels_hash(config.qrels[0].name),
+                                        config.settings.key()), systems)
+
+
+def pool_bias_spec(config, store) -> Spec | None:
+    """Leave-one-group-out on the first qrels set, when ``report.pool_depth`` is set. The pool
+    is rebuilt from the systems the config declares ``pooled: true`` (when any declares
+    ``pooled``), else each group's first ``pooled_per_group`` runs by priority, else every
+    run."""
+    depth = config.report.get("pool_depth")
+    if depth is None or not config.qrels:
+        return None
+    shown = {name: (name, path, sha) for name, path, sha in
+             store.shown_systems(config.qrels[0].name)}
+    systems = store.declared_systems()  # as the run declared them: the report needs no runs
+    ordered = [s for s in priority_order(systems) if s.name in shown]
+    if not ordered:
+        return None
+    declared = pooled_systems(systems)
+    params = {"depth": int(depth), "declared": list(declared) if declared is not None else None,
+              "per_group": None if declared is not None else
+              config.report.get("pooled_per_group"),
+              "relevance_level": config.settings.relevance_level,
+              "order": [[s.name, s.group or s.name] for s in ordered]}
+    systems = tuple(shown[s.name] for s in ordered)
+    return Spec(POOL_BIAS, params, _key(POOL_BIAS, params, sorted(systems),
+                                        store.qrels_hash(config.qrels[0].name),
+                                        config.settings.key()), systems)
+
+
+def specs(config, store, every: bool = False) -> list[Spec]:
+    """The analyses ``config`` asks for (``every``: the reduction even when it names no
+    design, as ``irbench analyse`` computes it)."""
+    wanted = []
+    if every or config.report.get("reduction_design") is not None:
+        wanted.append(reduction_spec(config, store))
+    wanted.append(pool_bias_spec(config, store))
+    return [s for s in wanted if s is not None]
+
+
+REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group", "reduction_design")
+
+
+def report_problems(config) -> list[str]:
+    """Why the config's ``report:`` section cannot be used (``irbench report``, ``irbench
+    run`` before its analyses, and ``irbench check`` ask the same)."""
+    from ..errors import MeasureParameterError, UnknownMeasureError
+    from ..measures import parse_measure
+    from .reduction import DESIGNS
+
+    problems = []
+    unknown = sorted(set(config.report) - set(REPORT_OPTIONS))
+    if unknown:
+        problems.append(f"{config.path}: report: unknown option {', '.join(unknown)} "
+                        f"(report takes {', '.join(REPORT_OPTIONS)})")
+    if config.report.get("measure") is not None:
+        try:
+            chosen = str(parse_measure(str(config.report["measure"])))
+        except (UnknownMeasureError, MeasureParameterError) as exc:
+            return problems + [f"{config.path}: report: measure: {exc}"]
+        if chosen not in [str(m) for m in config.measures]:
+            problems.append(f"{config.path}: report: measure {chosen} is in no suite")
+    design = config.report.get("reduction_design")
+    if design is not None and design not in DESIGNS:
+        problems.append(f"{config.path}: report: reduction_design must be one of "
+                        f"{', '.join(DESIGNS)}, not {design!r}")
+    for option in ("pool_depth", "pooled_per_group"):
+        value = config.report.get(option)
+        if value is not None and (type(value) is not int or value < 1):
+            problems.append(f"{config.path}: report: {option} must be a whole number >= 1, "
+                            f"not {value!r}")
+    return problems
+
+
+def load(store, spec: Spec) -> dict | None:
+    """The stored result of ``spec`` when it was computed from exactly these inputs."""
+    saved = store.load_analysis(spec.key)
+    return None if saved is None else json.loads(saved)
+
+
+def stale(store, spec: Spec) -> bool:
+    """Whether the store holds an analysis of this kind made from other inputs."""
+    return spec.kind in store.analysis_kinds() and store.load_analysis(spec.key) is None
+
+
+def compute_missing(config, store, every: bool = False,
+                    progress: Callable[[int, int, str], None] | None = None) -> list[str]:
+    """Compute and store each analysis of :func:`specs` whose stored result is missing or
+    stale; returns the kinds computed. The runs are read once and must be the ones the store
+    scored (same sha256), else :class:`AnalysisError`, as for a report section with
+    problems."""
+    if not config.report and not every:
+        return []
+    problems = report_problems(config)
+    if problems:
+        raise AnalysisError("\n".join(problems))
+    todo = [s for s in specs(config, store, every) if load(store, s) is None]
+    if not todo:
+        return []
+    names = sorted({name for s in todo for name, _, _ in s.systems})
+    paths = {name: (path, sha) for s in todo for name, path, sha in s.systems}
+    runs = {}
+    for i, name in enumerate(names, 1):
+        if progress is not None:
+            progress(i, len(names), f"reading {name}")
+        runs[name] = _read_scored(name, *paths[name])
+    qrels = _read_scored_qrels(config, store)
+    for spec in todo:
+        result = (_reduction(config, spec, runs, qrels, progress) if spec.kind == REDUCTION
+                  else _pool_bias(config, spec, runs, qrels, progress))
+        store.save_analysis(spec.key, spec.kind, json.dumps(result),
+                            json.dumps(spec.params, sort_keys=True))
+    return [s.kind for s in todo]
+
+
+class _Bytes:
+    """A file read once, handed to the readers under its own name."""
+
+    def __init__(self, name: str, data: bytes):
+        self.name, self._data = name, data
+
+    def read(self) -> bytes:
+        return self._data
+
+
+def _read_verified(path: str, sha: str, what: str) -> _Bytes:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise AnalysisError(f"{path}: cannot read {what} for the report's analyses "
+                            f"({exc.strerror})") from None
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise AnalysisError(f"{path}: {what} changed since 'irbench run' scored it; run "
+                            "'irbench run CONFIG' again first")
+    return _Bytes(path, data)
+
+
+def _read_scored(name: str, path: str, sha: str):
+    return read_run(_read_verified(path, sha, f"the run of system '{name}'"), name=name)
+
+
+def _read_scored_qrels(config, store):
+    """The first qrels set's ad hoc judgments, once its file is checked to be the one
+    scored."""
+    spec = config.qrels[0]
+    _read_verified(spec.path, store.qrels_hash(spec.name), f"qrels '{spec.name}'")
+    return spec.read()
+
+
+def _reduction(config, spec: Spec, runs: dict, qrels, progress) -> dict:
+    from .reduction import judgment_reduction
+
+    result = judgment_reduction([runs[name] for name, _, _ in spec.systems], qrels,
+                                config.settings.options(), design=spec.params["design"],
+                                progress=progress)
+    return result.to_json()
+
+
+def _pool_bias(config, spec: Spec, runs: dict, qrels, progress) -> dict:
+    from ..pooling import (build_pool, build_table, contributing_runs, leave_one_out,
+                           pool_coverage)
+
+    params = spec.params
+    if progress is not None:
+        progress(1, 1, "pool bias")
+    table = build_table([(name, group, runs[name]) for name, group in params["order"]])
+    declared = params["declared"]
+    contributing = contributing_runs(
+        table, [n for n in declared if n in table.runs] if declared is not None else None,
+        per_group=params["per_group"])
+    pool = build_pool(table, "depth", contributing=contributing, k=params["depth"])
+    coverage = pool_coverage(pool, qrels)
+    result = leave_one_out(table, qrels, pool, by="group", measures=("AP",),
+                           relevance_level=params["relevance_level"])
+    return {"runs": list(result.runs), "unit": list(result.unit),
+            "removed": result.removed.tolist(),
+            "removed_relevant": result.removed_relevant.tolist(),
+            "full": result.full[0].tolist(), "reduced": result.reduced[0].tolist(),
+            "pooled": int(contributing.sum()),
+            "coverage": [coverage.judged, coverage.covered, coverage.pooled,
+                         coverage.unjudged]}
