@@ -26,7 +26,7 @@ from .measures import Measure, parse_measure
 from .ranked import EvalOptions
 from .stamp import glob_matches
 from .submissions import Rules, build_rules, load_rules
-from .trec import run_name, run_tag
+from .trec import glob_url, is_url, run_name, run_tag
 from .yamlfile import LineReader, parse_yaml, read_text, yaml_path
 
 TOPIC_MODES = ("qrels", "intersection")
@@ -35,7 +35,8 @@ SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
-            "validation"}
+            "validation", "execution"}
+ENGINES = ("local", "dask")
 
 
 
@@ -82,6 +83,22 @@ class System:
     priority: int | None = None  # pooling order within a group: 1 first
     pooled: bool | None = None  # its top documents were judged (None: not declared)
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+def cluster_address_problem(address) -> str | None:
+    """Why ``address`` is not a Dask scheduler address (``tcp://host:port``, ``tls://...``,
+    ``host:port``) nor ``local`` / ``local:N``; None when it is one."""
+    if not isinstance(address, str) or not address.strip():
+        return "a Dask scheduler's address (tcp://host:8786), or local / local:N"
+    if address == "local":
+        return None
+    if address.startswith("local:"):
+        n = address[len("local:"):]
+        return None if n.isdigit() and int(n) >= 1 else \
+            f"local:N takes a number of workers >= 1, not {n!r}"
+    if any(c.isspace() for c in address) or ":" not in address:
+        return f"{address!r} is not a scheduler address (tcp://host:port)"
+    return None
 
 
 def pooled_systems(systems) -> tuple[str, ...] | None:
@@ -155,6 +172,9 @@ class Config:
     known: str | None = None  # qrels of the documents users already know (Coverage, Novelty)
     # the systems' glob patterns (absolute) with the files each matched when the config was read
     globs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # where runs are scored (the execution: section): None, this machine's worker processes;
+    # else a Dask scheduler's address, or "local" / "local:N" (a LocalCluster for the run)
+    cluster: str | None = None
 
     def inputs(self) -> tuple[str, ...]:
         """Every file a run of this config reads besides the config: topics, qrels sets, the
@@ -252,6 +272,7 @@ class _Builder:
         settings = self._settings(size)
         store = self._store()
         validation = self._validation()
+        cluster = self._execution()
         report = self.data.get("report") or {}
         if not isinstance(report, dict):
             self.problem(("report",), "must be a mapping of report options")
@@ -265,7 +286,34 @@ class _Builder:
             raise ConfigError(sorted(problems, key=self._line_of))
         return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
                       suites, settings, store, report, self.missing_runs, validation,
-                      self.known, tuple(self.globs))
+                      self.known, tuple(self.globs), cluster)
+
+    def _execution(self) -> str | None:
+        """``execution: {engine: local | dask, address: ...}``: the Dask scheduler's address
+        (``tcp://host:port``, or ``local`` / ``local:N`` for a LocalCluster of N workers)."""
+        value = self.data.get("execution")
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            self.problem(("execution",), "a mapping with engine (local or dask) and address")
+            return None
+        for key in value:
+            if key not in ("engine", "address"):
+                self.problem(("execution", key), "unknown key (engine, address)")
+        engine = value.get("engine", "local")
+        if engine not in ENGINES:
+            self.problem(("execution", "engine"), f"must be one of {', '.join(ENGINES)}")
+            return None
+        address = value.get("address")
+        if engine == "local":
+            if address is not None:
+                self.problem(("execution", "address"), "only the dask engine takes an address")
+            return None
+        problem = cluster_address_problem(address)
+        if problem:
+            self.problem(("execution", "address"), problem)
+            return None
+        return address
 
     # -- paths
 
@@ -282,6 +330,11 @@ class _Builder:
                 for problem in exc.problems:
                     self.problem(where, problem)
                 return None
+        if is_url(value):  # read through fsspec, taken as written
+            if where[0] not in ("collection", "systems"):
+                self.problem(where, "a URL is taken for topics, qrels and run files only")
+                return None
+            return value
         expanded = os.path.expanduser(value)
         if os.path.isabs(expanded):
             full = os.path.normpath(expanded)
@@ -430,7 +483,7 @@ class _Builder:
             path = self._resolve(where + ("run",), entry["run"], must_exist=False)
             if path is None:
                 return []
-            if not os.path.isfile(path):
+            if not is_url(path) and not os.path.isfile(path):  # a URL: the run tells
                 what = _not_a_file(path)
                 line = self.reader.line(where + ("run",))
                 self.missing_runs[str(name)] = (f"{self.path}:{line}: "
@@ -450,6 +503,8 @@ class _Builder:
         if not isinstance(pattern, str) or not pattern.strip():
             self.problem(where + ("glob",), "must be a file pattern")
             return []
+        if is_url(pattern):
+            return self._glob_url(where, pattern, name_from, meta)
         full = os.path.normpath(os.path.join(self.folder, os.path.expanduser(pattern)))
         if not os.path.isabs(os.path.expanduser(pattern)):
             if os.path.commonpath([full, self.root]) != self.root:
@@ -472,6 +527,26 @@ class _Builder:
                 self.problem(where + ("glob",), f"cannot read a run tag from '{path}'")
                 continue
             systems.append(System(name, path, **meta))
+        return systems
+
+    def _glob_url(self, where: tuple, pattern: str, name_from: str, meta: dict) -> list[System]:
+        """A glob over an object-storage prefix (``s3://bucket/runs/*.txt``), in sorted order."""
+        try:
+            urls = glob_url(pattern)
+        except OSError as exc:
+            self.problem(where + ("glob",), f"'{pattern}': {exc.strerror}")
+            return []
+        self.globs.append((pattern, tuple(urls)))
+        if not urls:
+            self.problem(where + ("glob",), f"'{pattern}' matches no object")
+            return []
+        systems = []
+        for url in urls:
+            name = run_name(url) if name_from == "file" else run_tag(url)
+            if not name:
+                self.problem(where + ("glob",), f"cannot read a run tag from '{url}'")
+                continue
+            systems.append(System(name, url, **meta))
         return systems
 
     def _metadata(self, where: tuple, entry: dict) -> dict:

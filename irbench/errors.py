@@ -105,6 +105,10 @@ class OutputError(IrbenchError):
     """An output file or folder that cannot be written."""
 
 
+class ClusterError(IrbenchError):
+    """A Dask cluster that cannot be used: unreachable, or the cluster extra not installed."""
+
+
 class AnalysisError(IrbenchError):
     """A report analysis that cannot be computed from what the store and the files hold now
     (a run file changed or went away since it was scored)."""

@@ -11,6 +11,12 @@ Every worker process dies with the process that started it (:func:`die_with_pare
 ``kill -9``, SIGTERM or SIGHUP of ``irbench`` leaves no worker behind holding the store's
 descriptors or the caller's stdout.
 
+On a Dask cluster (:func:`dask_client`, :func:`map_on_cluster`: ``irbench run --cluster``),
+the shared state is scattered to every worker once and each task gets it from the worker's
+memory; at most a few tasks per worker thread are in flight, and each result is handed to the
+caller as it arrives, so the caller's memory stays bounded. A task whose worker dies is
+retried by Dask on another worker.
+
 Errors do not stop the other runs: each :class:`RunResult` carries either an evaluation or
 the error its run raised, and whether that happened while reading the file (``"read"``: a
 :class:`FormatError` listing the file's problems) or afterwards (``"evaluate"``: a missing
@@ -23,11 +29,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Sequence
+from itertools import islice
+from typing import Any, Callable, Iterable, Sequence
 
 from .ranked import EvalOptions, PreparedQrels, Ranked
-from .errors import FormatError, IrbenchError
+from .errors import ClusterError, FormatError, IrbenchError
 from .measures.compute import Evaluation, compute
 from .measures import Measure
 from . import trec
@@ -208,4 +216,81 @@ def _evaluate_in_worker(path: str) -> RunResult:
     return _evaluate(_STATE, path)
 
 
-__all__ = ["RunResult", "evaluate_paths", "read_run"]
+# ---- on a Dask cluster --------------------------------------------------------------------
+
+CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler before giving up
+IN_FLIGHT_PER_THREAD = 4  # tasks submitted ahead per worker thread
+
+
+@contextmanager
+def dask_client(address: str, connect_timeout: float = CONNECT_TIMEOUT):
+    """A ``distributed.Client`` of the scheduler at ``address``; ``local`` or ``local:N``
+    starts a ``LocalCluster`` of N worker processes (one thread each; default one per CPU)
+    for the duration. An unreachable scheduler is a :class:`ClusterError`."""
+    try:
+        import distributed
+    except ModuleNotFoundError:
+        raise ClusterError("the Dask engine needs the cluster extra: pip install "
+                           "'irbench[cluster]'") from None
+    cluster = None
+    try:
+        if address == "local" or address.startswith("local:"):
+            n = int(address[len("local:"):]) if ":" in address else (os.cpu_count() or 1)
+            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
+                                               processes=True, dashboard_address=":0")
+            client = distributed.Client(cluster)
+        else:
+            client = distributed.Client(address, timeout=connect_timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise ClusterError(f"cannot reach the Dask scheduler at {address} ({exc}): is "
+                           "'dask scheduler' running there, and is its port open?") from None
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def map_on_cluster(client, fn: Callable, items: Iterable, shared: Any,
+                   on_result: Callable[[Any, Any], None],
+                   on_lost: Callable[[Any, BaseException], Any]) -> None:
+    """``fn(item, shared)`` for every item on the cluster of ``client``; ``on_result(item,
+    result)`` runs here as each finishes (any order). ``shared`` goes to every worker once.
+    An item whose task killed its workers more often than Dask allows gets
+    ``on_result(item, on_lost(item, error))``."""
+    from distributed import as_completed
+    from distributed.scheduler import KilledWorker
+
+    threads = sum(client.nthreads().values()) or 1
+    state = client.scatter(shared, broadcast=True, hash=False)
+    pending = iter(items)
+    items_of = {}
+
+    def submit(item):
+        future = client.submit(fn, item, state, pure=False)
+        items_of[future] = item
+        return future
+
+    finished = as_completed([submit(i) for i in islice(pending, threads * IN_FLIGHT_PER_THREAD)])
+    try:
+        for future in finished:
+            item = items_of.pop(future)
+            try:
+                result = future.result()
+            except KilledWorker as exc:
+                result = on_lost(item, exc)
+            future.release()
+            for more in islice(pending, 1):
+                finished.add(submit(more))
+            on_result(item, result)
+    except BaseException:
+        client.cancel(list(items_of))
+        raise
+    finally:
+        client.cancel(state)
+
+
+__all__ = ["RunResult", "evaluate_paths", "read_run", "dask_client", "map_on_cluster"]

@@ -35,7 +35,7 @@ from .store import Evaluated, Store
 from .submissions import check_run, report_lines
 from .submissions.ir_metadata import find_ir_metadata, run_fields
 from .topics import read_topics
-from .trec import _display, read_qrels, read_run
+from .trec import _display, is_url, read_qrels, read_run, read_url, url_stat
 
 _PROFILE = "profile:"  # a task's measure name for a value kept for the report only
 _PROFILE_NAMES = tuple(_PROFILE + name for name in PROFILE)
@@ -101,6 +101,9 @@ class _Outcome:
 
 
 def _stat(path: str) -> tuple[int, int]:
+    """(size, mtime in ns) of a file; of an object at a URL, (size, a version token)."""
+    if is_url(path):
+        return url_stat(path)
     st = os.stat(path)
     return st.st_size, st.st_mtime_ns
 
@@ -114,12 +117,17 @@ def _known_hash(path: str, cache: dict, rehash: bool) -> str | None:
     except OSError:
         return None
     cached = cache[path]
+    if is_url(path) and mtime == 0:  # the object store gives no version: read it again
+        return None
     return cached[2] if (cached[0], cached[1]) == (size, mtime) else None
 
 
 def _sha256_file(path: str) -> tuple[str, bytes]:
-    with open(path, "rb") as fh:
-        data = fh.read()
+    if is_url(path):
+        data = read_url(path)
+    else:
+        with open(path, "rb") as fh:
+            data = fh.read()
     return hashlib.sha256(data).hexdigest(), data
 
 
@@ -173,9 +181,10 @@ def _check_submission(ctx: _Context, path: str):
     return check.verdict, problems, lines
 
 
-def _score_system(task: _Task) -> _Outcome:
-    """Read one run, check its topics, and evaluate it on every qrels set it needs."""
-    ctx = _CONTEXT
+def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
+    """Read one run, check its topics, and evaluate it on every qrels set it needs (with
+    ``ctx``, else this process's context)."""
+    ctx = ctx if ctx is not None else _CONTEXT
     stat = _stat(task.path)
     sha, data = _sha256_file(task.path)
     todo, reused = task.measures, ()
@@ -269,9 +278,13 @@ class _QrelsSets:
 
 
 def _prepare(spec: QrelsSet, source=None, weights=None):
-    """A qrels set prepared for ranking runs (from ``source``, loaded bytes, if given)."""
-    return judgments.prepare(spec.kind, source or spec.path, spec.name,
-                             weights or spec.intent_weights)
+    """A qrels set prepared for ranking runs (from ``source``, loaded bytes, if given; a URL
+    is read here, as the readers take local paths)."""
+    def loaded(path):
+        return _Loaded(path, read_url(path)) if is_url(path) else path
+
+    return judgments.prepare(spec.kind, source or loaded(spec.path), spec.name,
+                             weights or (spec.intent_weights and loaded(spec.intent_weights)))
 
 
 def _result_key(sha: str, kind: str, weights_sha: str | None) -> str:
@@ -304,6 +317,7 @@ class _Campaign:
         self.failures: list[Failure] = []
         self.warnings: list[str] = []
         self.new_hashes: list[tuple[str, int, int, str]] = []
+        self.client = None  # a distributed.Client when runs are scored on a Dask cluster
 
     @staticmethod
     def _options_key(config: Config):
@@ -469,6 +483,8 @@ class _Campaign:
         return tasks, reuse
 
     def execute(self, tasks: list[_Task], context: _Context, on_outcome) -> None:
+        if self.client is not None:
+            return self._on_cluster(tasks, context, on_outcome)
         total_bytes = sum(os.path.getsize(t.path) for t in tasks if os.path.exists(t.path))
         workers = min(self.workers, len(tasks))
         global _CONTEXT
@@ -512,12 +528,30 @@ class _Campaign:
                 raise
 
     @staticmethod
-    def _safe(task: _Task) -> _Outcome:
+    def _safe(task: _Task, ctx: _Context | None = None) -> _Outcome:
         try:
-            return _score_system(task)
+            return _score_system(task, ctx)
         except OSError as exc:
             return _Outcome(task.system, task.path, "", (0, 0), "", (), 0,
                             error=f"{task.path}: cannot read ({exc.strerror})")
+
+    def _on_cluster(self, tasks: list[_Task], context: _Context, on_outcome) -> None:
+        """Each system a task on the Dask cluster of ``self.client``: the context, with every
+        qrels set prepared here, goes to each worker once; outcomes come back as they finish
+        and are written here (the store's single writer)."""
+        from .parallel import map_on_cluster
+
+        for name in context.qrels_sha:
+            context.qrels[name]  # prepared once, here: workers need no qrels files
+
+        def lost(task: _Task, exc: BaseException) -> _Outcome:
+            return _Outcome(task.system, task.path, "", (0, 0), "", (), 0, error=(
+                f"{task.path}: not scored: Dask workers died while scoring it, more often "
+                f"than the cluster retries a task ({exc}); nothing of it was stored, and the "
+                "next 'irbench run' tries again"))
+
+        map_on_cluster(self.client, _Campaign._safe, tasks, context,
+                       lambda task, outcome: on_outcome(outcome), lost)
 
     @staticmethod
     def _result(future, task: _Task) -> _Outcome:
@@ -544,14 +578,38 @@ def _memory_note() -> str:
 
 def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = False,
                  progress: Callable[[int, int, str], None] | None = None, wait: float = 0.0,
-                 rehash: bool = False) -> RunReport:
-    """Score ``config`` into its store; see the module docstring. Returns a :class:`RunReport`."""
+                 rehash: bool = False, cluster: str | None = None) -> RunReport:
+    """Score ``config`` into its store; see the module docstring. Returns a :class:`RunReport`.
+
+    ``cluster`` (else the config's ``execution:`` address): score the runs on that Dask
+    cluster (a scheduler's address, or ``local`` / ``local:N``); the store is written here."""
+    from contextlib import nullcontext
+
+    cluster = cluster or config.cluster
+    if cluster is not None:
+        from .parallel import dask_client
+
+        engine = dask_client(cluster)
+    else:
+        engine = nullcontext()
+    with engine as client:
+        return _run_campaign(config, workers, fail_fast, progress, wait, rehash, client,
+                             cluster)
+
+
+def _run_campaign(config, workers, fail_fast, progress, wait, rehash, client,
+                  cluster) -> RunReport:
     started = time.perf_counter()
     with Store(config.store, wait=wait) as store:
         store.claim(config.name, os.path.abspath(config.path))
         camp = _Campaign(config, store, workers, fail_fast, progress, rehash)
+        camp.client = client
+        environment = _environment()
+        environment["engine"] = {"name": "local", "workers": camp.workers} if client is None \
+            else {"name": "dask", "address": cluster, "scheduler": client.scheduler.address,
+                  "worker_threads": sum(client.nthreads().values())}
         runner_id = store.start_runner(os.path.abspath(config.path), config.sha256, __version__,
-                                       camp.options_key, _environment())
+                                       camp.options_key, environment)
         report = RunReport(config.store, runner_id, len(config.systems), len(config.qrels),
                            len(config.measures))
         status = "interrupted"

@@ -47,7 +47,7 @@ STORE_SCHEMA = 10  # len(irbench.store.MIGRATIONS), without importing DuckDB (a 
 FINE_WINDOW_NS = 50_000_000  # ns-stamping file systems tick every few ms
 COARSE_WINDOW_NS = 2_000_000_000  # whole-second (FAT: 2 s) stamping
 # ``irbench run`` options that cannot change what an unchanged rerun does (with their arity)
-_HARMLESS = {"--quiet": 0, "--fail-fast": 0, "--workers": 1, "--wait": 1}
+_HARMLESS = {"--quiet": 0, "--fail-fast": 0, "--workers": 1, "--wait": 1, "--cluster": 1}
 
 
 def cache_folder() -> str:
@@ -187,6 +187,8 @@ def _still_true(stamp: dict, config: str) -> bool:
         return False
     if stamp.get("store_facts") is None or _store_facts(stamp["store"]) != stamp["store_facts"]:
         return False
+    if any("://" in p for p in [*stamp["inputs"], *stamp["globs"]]):
+        return False  # objects in object storage: only their store can tell a change
     if any(glob_matches(pattern) != matched for pattern, matched in stamp["globs"].items()):
         return False
     return all(file_facts(path) == facts for path, facts in stamp["inputs"].items())

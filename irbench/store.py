@@ -754,13 +754,21 @@ class Store:
             self.con.execute("DELETE FROM pools WHERE name = ?", [name])
             self.con.execute("DELETE FROM judgments WHERE pool = ?", [name])
 
-    def export_parquet(self, path: str, qrels: str, measures: Sequence[str],
-                       systems: Sequence[str] = (), per_query: bool = False) -> None:
+    def export_parquet(self, path: str, qrels: str | None, measures: Sequence[str],
+                       systems: Sequence[str] = (), per_query: bool = False,
+                       partition_by: str | None = None) -> None:
         """Write the means (or, ``per_query``, every per-topic value) of ``measures`` on
-        ``qrels`` to a Parquet file (DuckDB's writer, no extra package)."""
-        view = "per_query" if per_query else "means"  # one of two fixed names
-        sql, params = _filtered(f"SELECT * FROM {view}", qrels, systems, measures)
-        self.con.execute(f"COPY ({sql}) TO '{_sql_string(path)}' (FORMAT parquet)", params)
+        ``qrels`` (None: every set) to a Parquet file (DuckDB's writer, no extra package),
+        rows in the order ``means``/``per_query`` read them. ``partition_by`` (``system`` or
+        ``qrels``): a hive-partitioned dataset in folder ``path`` (``system=NAME/...``, the
+        value percent-encoded, so a participant's name never leaves the folder), read back by
+        DuckDB, pandas, pyarrow and Spark."""
+        if partition_by not in (None, "system", "qrels"):
+            raise StoreError(f"partition by system or qrels, not {partition_by!r}")
+        sql, params = _view_sql("per_query" if per_query else "means", qrels, systems, measures)
+        option = f", PARTITION_BY ({partition_by})" if partition_by else ""  # a fixed name
+        self.con.execute(f"COPY ({sql}) TO '{_sql_string(path)}' (FORMAT parquet{option})",
+                         params)
 
 
 _VIEWS = {  # view -> (select, alias of its columns, order): each view read one way

@@ -955,9 +955,15 @@ def run_name(path: str) -> str:
 
 
 def run_tag(path: str) -> str:
-    """The tag (sixth column) of the first result line of a run file, or ''."""
+    """The tag (sixth column) of the first result line of a run file (or URL), or ''."""
+    import io
+
     opener = gzip.open if path.endswith(".gz") else open
     try:
+        if is_url(path):
+            data = io.BytesIO(read_url(path))
+            opener, path = (gzip.open if data.getvalue()[:2] == _GZIP_MAGIC else
+                            (lambda f, mode: f)), data
         with opener(path, "rb") as fh:
             for _ in range(1000):
                 line = fh.readline()
@@ -969,3 +975,82 @@ def run_tag(path: str) -> str:
     except (OSError, EOFError, zlib.error):  # unreadable or not gzip: no tag
         return ""
     return ""
+
+
+# ---- inputs by URL (fsspec) ----------------------------------------------------------------
+
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(path: object) -> bool:
+    """Whether ``path`` is a URL (``s3://``, ``gs://``, ``https://``, ``file://`` ...) read
+    through fsspec rather than a local path."""
+    return isinstance(path, str) and _URL_RE.match(path) is not None
+
+
+def _fsspec(url: str):
+    """(file system, path) of ``url``; a scheme without its package is an OSError naming it."""
+    try:
+        import fsspec
+    except ModuleNotFoundError:
+        raise OSError(0, "URLs need the cloud extra: pip install 'irbench[cloud]'") from None
+    try:
+        return fsspec.core.url_to_fs(url)
+    except (ImportError, ValueError) as exc:
+        scheme = url.split("://", 1)[0]
+        raise OSError(0, f"no fsspec file system for {scheme}:// ({exc}); for s3:// pip "
+                      "install 'irbench[cloud]'") from None
+
+
+def _url_error(url: str, exc: BaseException) -> OSError:
+    if isinstance(exc, FileNotFoundError):
+        return FileNotFoundError(2, "no such object", url)
+    if isinstance(exc, PermissionError):
+        return PermissionError(13, "permission denied", url)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc
+    return OSError(5, f"{type(exc).__name__}: {str(exc)[:300]}", url)
+
+
+def url_stat(url: str) -> tuple[int, int]:
+    """(size, a version token) of the object at ``url``: the token is a hash of its ETag or
+    modification time (0 when the store reports neither: then it is always read again)."""
+    fs, path = _fsspec(url)
+    try:
+        info = fs.info(path)
+    except Exception as exc:  # each file system raises its own errors
+        raise _url_error(url, exc) from None
+    if info.get("type") == "directory":
+        raise IsADirectoryError(21, "a folder, not a file", url)
+    version = next((str(info[k]) for k in ("ETag", "etag", "VersionId", "LastModified",
+                                           "mtime", "last_modified", "updated", "created")
+                    if info.get(k) not in (None, "")), "")
+    token = int.from_bytes(_digest(version.encode())[:7], "big") if version else 0
+    return int(info.get("size") or 0), token
+
+
+def _digest(data: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.sha256(data).digest()
+
+
+def read_url(url: str) -> bytes:
+    """The bytes of the object at ``url`` (read once, whole)."""
+    fs, path = _fsspec(url)
+    try:
+        with fs.open(path, "rb") as fh:
+            return fh.read()
+    except Exception as exc:
+        raise _url_error(url, exc) from None
+
+
+def glob_url(pattern: str) -> list[str]:
+    """The URLs an fsspec glob pattern matches (``s3://bucket/runs/*.txt``), sorted."""
+    fs, path = _fsspec(pattern)
+    try:
+        found = fs.glob(path, detail=True)
+    except Exception as exc:
+        raise _url_error(pattern, exc) from None
+    return sorted(fs.unstrip_protocol(p) for p, info in found.items()
+                  if info.get("type") != "directory")

@@ -54,3 +54,49 @@ def test_parquet_export_of_named_columns(tmp_path):
 def test_an_empty_store_has_no_last_run(tmp_path):
     with Store(str(tmp_path / "s.duckdb")) as store:
         assert store.last_runner() is None and store.inputs() == []
+
+
+def test_partitioned_parquet_export_reads_back_everywhere(tmp_path, capsys):
+    """scores --format parquet --partition-by: a hive-partitioned folder that DuckDB and pandas
+    read back to the CSV's rows; participants' names stay inside the folder."""
+    import csv
+    import io
+
+    import duckdb
+    import pandas as pd
+
+    from irbench import cli
+
+    path = make_campaign(tmp_path, systems=3, topics=4)
+    evil = "../a/b c=d%2F"
+    path.write_text(path.read_text().replace(
+        "  - glob: ../runs/r*.txt",
+        f"  - glob: ../runs/r0[01].txt\n  - {{name: '{evil}', run: ../runs/r02.txt}}"))
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    capsys.readouterr()
+    assert cli.main(["scores", str(path), "--per-query", "--format", "csv"]) == 0
+    expected = [tuple(r) for r in csv.reader(io.StringIO(capsys.readouterr().out))][1:]
+    out = tmp_path / "export" / "by-system"
+    assert cli.main(["scores", str(path), "--per-query", "--format", "parquet",
+                     "--partition-by", "system", "-o", str(out)]) == 0
+    folders = sorted(p.name for p in out.iterdir())
+    assert len(folders) == 3 and all(f.startswith("system=") for f in folders)
+    assert all(p.resolve().is_relative_to(out) for p in out.rglob("*"))
+    columns = "system, qrels, measure, query_id, value"
+    got = duckdb.sql(f"SELECT {columns} FROM read_parquet('{out}/**/*.parquet', "
+                     "hive_partitioning = true)").fetchall()
+    assert sorted((s, q, m, t, repr(v)) for s, q, m, t, v in got) == \
+        sorted((s, q, m, t, repr(float(v))) for s, q, m, t, v in expected)
+    frame = pd.read_parquet(out)
+    assert sorted(frame["system"].astype(str).unique()) == sorted(["r00", "r01", evil])
+    assert len(frame) == len(expected)
+
+    by_qrels = tmp_path / "export" / "by-qrels"  # every qrels set, each in its folder
+    assert cli.main(["scores", str(path), "--format", "parquet", "--partition-by", "qrels",
+                     "-o", str(by_qrels)]) == 0
+    assert sorted(p.name for p in by_qrels.iterdir()) == ["qrels=official", "qrels=shallow"]
+    capsys.readouterr()
+    assert cli.main(["scores", str(path), "--format", "parquet", "--partition-by", "qrels",
+                     "-o", str(by_qrels)]) == 1
+    assert "not empty" in capsys.readouterr().err
+    assert cli.main(["scores", str(path), "--format", "csv", "--partition-by", "qrels"]) == 1

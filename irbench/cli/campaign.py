@@ -36,6 +36,11 @@ def add_parsers(sub) -> None:
     p.add_argument("config", help="campaign config (YAML)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes (default: the number of CPUs)")
+    p.add_argument("--cluster", default=None, metavar="ADDRESS",
+                   help="score the runs on a Dask cluster: a scheduler's address "
+                   "(tcp://host:8786), or local / local:N to start a LocalCluster of N worker "
+                   "processes for this run (default: the config's execution: section, else "
+                   "--workers processes here); needs pip install 'irbench[cluster]'")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failure")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="wait this long for another irbench holding the store (default 0)")
@@ -66,6 +71,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--per-query", action="store_true", help="one row per topic")
     p.add_argument("--format", choices=("table", "csv", "json", "parquet"), default="table")
     p.add_argument("-o", "--output", default=None, help="write to this file (parquet needs it)")
+    p.add_argument("--partition-by", choices=("system", "qrels"), default=None,
+                   help="with --format parquet: write a hive-partitioned dataset into the new "
+                   "(or empty) folder -o DIR, one folder per system or qrels set (qrels: every "
+                   "set unless --qrels), for DuckDB, pandas, pyarrow or Spark")
     add_wait(p)
     p.set_defaults(handler=cmd_scores)
 
@@ -119,13 +128,20 @@ def cmd_run(args) -> int:
     from ..runner import run_campaign
 
     checked = time.time_ns()  # before the config reads anything (run tags, rules files)
+    if args.cluster is not None:
+        from ..config import cluster_address_problem
+
+        problem = cluster_address_problem(args.cluster)
+        if problem:
+            raise UsageError(f"--cluster: {problem}")
     config = load_config(args.config, strict=False)
     stamp.forget(args.config)
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
     globs = {pattern: list(matched) for pattern, matched in config.globs}
     with progress_bar("system", shown=not args.quiet) as bar:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
-                              progress=bar, wait=args.wait, rehash=args.rehash)
+                              progress=bar, wait=args.wait, rehash=args.rehash,
+                              cluster=args.cluster)
     for warning in report.warnings:
         print(f"irbench: warning: {terminal(warning)}", file=sys.stderr)
     for failure in report.failures:
@@ -192,8 +208,15 @@ def cmd_scores(args) -> int:
                 or [str(m) for m in spec.measures(config.measures)])
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
+    if args.partition_by and args.format != "parquet":
+        raise UsageError("--partition-by needs --format parquet")
+    if args.partition_by == "qrels" and not args.qrels:
+        qrels = None  # every set, each in its folder
+        measures = [str(parse_measure(m)) for m in args.measure] or \
+            [str(m) for m in config.measures]
     with _store_for(config, args.wait) as store:
-        warn_stale(store, qrels)
+        for name in [qrels] if qrels else [q.name for q in config.qrels]:
+            warn_stale(store, name)
         if args.per_query:
             columns, rows = store.per_query(qrels, args.system, measures)
         else:
@@ -219,8 +242,16 @@ def cmd_scores(args) -> int:
     return 0
 
 
-def _export_parquet(store: Store, args, qrels: str, measures: Sequence[str]) -> None:
-    store.export_parquet(args.output, qrels, measures, args.system or (), args.per_query)
+def _export_parquet(store: Store, args, qrels: str | None, measures: Sequence[str]) -> None:
+    if args.partition_by:
+        if os.path.isdir(args.output) and os.listdir(args.output):
+            raise UsageError(f"{args.output}: not empty: a partitioned export goes into a new "
+                             "or empty folder")
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise UsageError(f"{args.output}: not a folder")
+        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    store.export_parquet(args.output, qrels, measures, args.system or (), args.per_query,
+                         args.partition_by)
 
 
 def cmd_systems(args) -> int:

@@ -189,9 +189,14 @@ class _Bytes:
 
 
 def _read_verified(path: str, sha: str, what: str) -> _Bytes:
+    from ..trec import is_url, read_url
+
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        if is_url(path):
+            data = read_url(path)
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
     except OSError as exc:
         raise AnalysisError(f"{path}: cannot read {what} for the report's analyses "
                             f"({exc.strerror})") from None
@@ -208,9 +213,11 @@ def _read_scored(name: str, path: str, sha: str):
 def _read_scored_qrels(config, store):
     """The first qrels set's ad hoc judgments, once its file is checked to be the one
     scored."""
+    from .. import judgments
+
     spec = config.qrels[0]
-    _read_verified(spec.path, store.qrels_hash(spec.name), f"qrels '{spec.name}'")
-    return spec.read()
+    data = _read_verified(spec.path, store.qrels_hash(spec.name), f"qrels '{spec.name}'")
+    return judgments.kind(spec.kind).read_adhoc(data, name=spec.name)
 
 
 def _reduction(config, spec: Spec, runs: dict, qrels, progress) -> dict:

@@ -1,0 +1,128 @@
+"""Inputs by URL, against a real S3-compatible server started here (moto's server mode, on
+localhost): a campaign whose topics, qrels and runs are s3:// objects (its runs found by a glob
+over a prefix) stores what the same campaign on local files stores; unchanged objects are not
+evaluated again, a changed one is; a missing object is that system's failure."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from campaigns import make_campaign
+
+from irbench import cli
+from irbench.config import load_config
+from irbench.errors import ConfigError
+from irbench.runner import run_campaign
+from irbench.store import Store
+
+moto_server = pytest.importorskip("moto.server")
+s3fs = pytest.importorskip("s3fs")
+
+
+@pytest.fixture(scope="module")
+def bucket():
+    """A bucket on a moto S3 server of this module; boto's usual environment points to it."""
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    _, port = server.get_host_and_port()
+    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    fs = s3fs.S3FileSystem(skip_instance_cache=True)
+    fs.mkdir("campaign")
+    try:
+        yield fs
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        server.stop()
+
+
+def _stored(config) -> dict:
+    with Store(config.store, read_only=True) as store:
+        return {"per_query": sorted(store.query("SELECT * FROM per_query")[1]),
+                "means": sorted(store.query("SELECT * FROM means")[1]),
+                "profiles": store.profiles("official"),
+                "analyses": sorted(store.query("SELECT key, result FROM analyses")[1]),
+                "systems": sorted(store.query("SELECT name, sha256, run_tag FROM systems")[1])}
+
+
+def _on_s3(fs, path: Path, prefix: str) -> Path:
+    """The campaign's inputs uploaded under s3://campaign/PREFIX/, and a config naming them by
+    URL (its store stays local)."""
+    runs = path.parent.parent / "runs"
+    for file in sorted(runs.iterdir()):
+        if file.suffix in (".txt", ".tsv"):
+            fs.pipe(f"campaign/{prefix}/{file.name}", file.read_bytes())
+    s3 = f"s3://campaign/{prefix}"
+    config = path.parent / "s3.yaml"
+    config.write_text(path.read_text()
+                      .replace("../runs/topics.tsv", f"{s3}/topics.tsv")
+                      .replace("../runs/qrels.txt", f"{s3}/qrels.txt")
+                      .replace("../runs/shallow.txt", f"{s3}/shallow.txt")
+                      .replace("../runs/r*.txt", f"{s3}/r*.txt")
+                      + "store: ../s3.duckdb\n")
+    return config
+
+
+def test_a_campaign_on_s3_stores_what_it_stores_on_local_files(tmp_path, bucket):
+    path = make_campaign(tmp_path, systems=4, topics=5)
+    path.write_text(path.read_text() + "report: {reduction_design: buckley-voorhees}\n")
+    remote = _on_s3(bucket, path, "same")
+    config = load_config(remote)
+    assert [s.path for s in config.systems] == [f"s3://campaign/same/r{i:02d}.txt"
+                                                for i in range(4)]
+    assert config.topics == "s3://campaign/same/topics.tsv"
+    local = run_campaign(load_config(path), workers=1)
+    report = run_campaign(config, workers=1)
+    assert local.failures == report.failures == [] and report.evaluated == 8
+    assert report.analysed == ["judgment-reduction"]
+    assert _stored(load_config(path)) == _stored(config)  # same sha256, same numbers
+
+    again = run_campaign(load_config(remote), workers=1)
+    assert (again.evaluated, again.reused) == (0, 8)
+    bucket.pipe("campaign/same/r02.txt",
+                (tmp_path / "runs" / "r01.txt").read_bytes().replace(b"tag01", b"tag02"))
+    changed = run_campaign(load_config(remote), workers=1)
+    assert (changed.evaluated, changed.reused, [str(f) for f in changed.failures]) == (2, 6, [])
+
+
+def test_a_missing_object_is_its_systems_failure(tmp_path, bucket, capsys):
+    path = make_campaign(tmp_path, systems=2, topics=3, extra_qrels=False)
+    remote = _on_s3(bucket, path, "missing")
+    remote.write_text(remote.read_text().replace(
+        "  - glob: s3://campaign/missing/r*.txt",
+        "  - glob: s3://campaign/missing/r*.txt\n"
+        "  - {name: gone, run: s3://campaign/missing/gone.txt}"))
+    assert cli.main(["run", "--quiet", "--workers", "1", str(remote)]) == 1
+    err = capsys.readouterr().err
+    assert "system 'gone': s3://campaign/missing/gone.txt: cannot read (no such object)" in err
+    with Store(load_config(remote).store, read_only=True) as store:
+        assert len(store.profiles("official")) == 2  # the others are stored
+
+    remote.write_text(remote.read_text().replace("s3://campaign/missing/r*.txt",
+                                                 "s3://campaign/nowhere/r*.txt"))
+    with pytest.raises(ConfigError, match="'s3://campaign/nowhere/r\\*.txt' matches no object"):
+        load_config(remote)
+    remote.write_text(remote.read_text().replace("store: ../s3.duckdb",
+                                                 "store: s3://campaign/store.duckdb"))
+    with pytest.raises(ConfigError, match="store: a URL is taken for topics, qrels and run"):
+        load_config(remote)
+
+
+def test_a_local_campaign_imports_no_object_storage_package(tmp_path):
+    path = make_campaign(tmp_path, systems=2, topics=3)
+    code = ("import sys; from irbench import cli; rc = cli.main(['run', '--quiet', '--workers', "
+            f"'1', {str(path)!r}]); print(rc, *(m in sys.modules for m in "
+            "('fsspec', 's3fs', 'distributed')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent)))
+    assert out.stdout.split() == ["0", "False", "False", "False"], out.stderr
