@@ -187,13 +187,37 @@ def index_type(n: int):
 
 
 def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Inclusive cumulative sum restarting at every segment start."""
-    cs = np.cumsum(values)
-    if len(cs) == 0:
-        return cs
+    """Inclusive cumulative sum restarting at every segment start.
+
+    Integers: one running sum minus each segment's base (exact). Floats: each segment summed
+    on its own, left to right, in a topics x depth matrix, so a topic's values never depend on
+    the topics before it (a running sum minus a base would round differently); when the
+    matrix would be more than twice the values (very uneven segments), segments are summed in
+    groups of equal length instead."""
+    values = np.asarray(values)
+    if len(values) == 0:
+        return np.cumsum(values)
     counts = np.diff(offsets)
-    base = np.concatenate(([0], cs))[offsets[:-1]]
-    return cs - np.repeat(base, counts)
+    if values.dtype.kind != "f":
+        cs = np.cumsum(values)
+        base = np.concatenate(([0], cs))[offsets[:-1]]
+        return cs - np.repeat(base, counts)
+    out = np.empty(len(values), dtype=np.result_type(values.dtype, np.float64))
+    position = np.arange(len(values)) - np.repeat(offsets[:-1], counts)
+    segment = np.repeat(np.arange(len(counts)), counts)
+    width = int(counts.max())
+    if len(counts) * width <= 2 * len(values) + 1024:
+        groups = [(np.ones(len(counts), dtype=bool), width)]
+    else:  # a loop over the distinct segment lengths, not over segments
+        groups = [(counts == n, int(n)) for n in np.unique(counts) if n]
+    for chosen, n in groups:
+        rows = np.flatnonzero(chosen)
+        take = chosen[segment]
+        matrix = np.zeros((len(rows), n), dtype=out.dtype)
+        index = np.searchsorted(rows, segment[take])
+        matrix[index, position[take]] = values[take]
+        out[take] = np.cumsum(matrix, axis=1)[index, position[take]]
+    return out
 
 
 def segment_reverse_cummax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import os
 import signal
+
+import numpy as np
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -216,6 +218,155 @@ def _evaluate_in_worker(path: str) -> RunResult:
     return _evaluate(_STATE, path)
 
 
+# ---- one huge run in topic shards ----------------------------------------------------------
+
+SHARD_BYTES = 256 << 20  # a run file bigger than this is evaluated in topic shards
+_SPILL_BYTES = 64 << 20  # parsed run data kept in memory before it is spilled to the shards
+_HASH_PRIME = np.uint64(1099511628211)
+
+
+def topic_shards(query_id: np.ndarray, shards: int) -> np.ndarray:
+    """The shard of each topic id (a fixed-width bytes array): a polynomial hash of its bytes,
+    the same whatever the array's width (NUL padding adds nothing), modulo ``shards``."""
+    width = query_id.dtype.itemsize
+    raw = np.ascontiguousarray(query_id).view(np.uint8).reshape(len(query_id), width)
+    h = np.zeros(len(query_id), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(width - 1, -1, -1):  # over an id's bytes, last first: padding adds 0
+            h = h * _HASH_PRIME + raw[:, j].astype(np.uint64)
+    return (h % np.uint64(shards)).astype(np.int64)
+
+
+@dataclass
+class Sharded:
+    """A run evaluated in topic shards: per-topic values in topic order, and summaries."""
+
+    topics: np.ndarray                # the qrels topics scored, sorted (as one ranking has them)
+    values: dict                      # Measure -> per-topic float64
+    summaries: dict                   # Measure -> summary, as trec_eval computes it
+    answered: np.ndarray              # the topics the run answers, sorted
+    num_docs: int                     # result lines
+    runid: str                        # the tag of the last result line
+    shards: int
+
+
+def _pieces(path: str):
+    """Whole-line pieces of about ``trec._CHUNK`` bytes of a (possibly gzip) run file."""
+    import gzip
+
+    with open(path, "rb") as raw:
+        fh = gzip.open(raw) if raw.read(2) == trec._GZIP_MAGIC else raw
+        raw.seek(0)
+        first = True
+        while True:
+            piece = fh.read(trec._CHUNK)
+            if not piece:
+                return
+            if not piece.endswith(b"\n"):
+                piece += fh.readline()
+            yield trec.without_bom(piece) if first else piece
+            first = False
+
+
+def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
+                     options: EvalOptions = EvalOptions(), shards: int | None = None,
+                     intersection: bool = False) -> Sharded:
+    """Evaluate the run file at ``path`` on ad hoc ``qrels`` (a :class:`~irbench.trec.Qrels`)
+    one topic shard at a time, so memory is bounded by a shard, not the run: the file is read
+    once in pieces, each result line spilled to its topic's shard (:func:`topic_shards`) in a
+    temporary folder, then each shard is read, ranked against the qrels of its topics and
+    scored. The per-topic values are those of one whole evaluation, and the summaries are
+    computed from all of them in topic order as one evaluation computes them: the numbers are
+    identical. Problems in the file are reported with its own line numbers (a
+    :class:`FormatError`). ``intersection``: score only the topics the run answers."""
+    import tempfile
+
+    from .measures.base import summarise
+    from .ranked import rank_run
+    from .measures.compute import restrict
+
+    for m in measures:
+        try:  # a summary that needs the whole ranking (num_q, runid, micro averages) fails
+            summarise(m, np.zeros(1), None)
+        except (AttributeError, TypeError):
+            raise IrbenchError(f"{m} cannot be computed in topic shards (its summary needs "
+                               "the whole run)") from None
+    size = os.path.getsize(path)
+    shards = shards or max(1, -(-size // SHARD_BYTES))
+    problems = trec._Problems(path)
+    runid, lines, num_docs, answered = b"", 0, 0, []
+    with tempfile.TemporaryDirectory(prefix="irbench-shards-") as spill:
+        held: list[list] = [[] for _ in range(shards)]
+        held_bytes, flushes = 0, 0
+
+        def flush():
+            nonlocal held_bytes, flushes
+            for k, parts in enumerate(held):
+                if parts:
+                    q, d, sc, ln = (trec._concat(list(c)) for c in zip(*parts))
+                    np.savez(os.path.join(spill, f"{k}-{flushes}.npz"), q=q, d=d, s=sc, ln=ln)
+                    parts.clear()
+            held_bytes, flushes = 0, flushes + 1
+
+        for piece in _pieces(path):
+            part = trec._parse_run([piece])
+            if part.nul_line is not None:
+                raise FormatError([f"{path}:{lines + part.nul_line}: not a text file (NUL byte)"])
+            for line, reason in part.problems:
+                problems.add(lines + line, reason)
+            problems.more += part.more
+            if part.columns is not None:
+                q, d, sc, ln = part.columns
+                ln = ln + lines
+                shard = topic_shards(q, shards)
+                order = np.argsort(shard, kind="stable")
+                bounds = np.searchsorted(shard[order], np.arange(shards + 1))
+                for k in range(shards):  # a loop over shards, not topics
+                    rows = order[bounds[k]:bounds[k + 1]]
+                    if len(rows):
+                        held[k].append((q[rows], d[rows], sc[rows], ln[rows]))
+                held_bytes += len(piece)
+                runid, num_docs = part.runid, num_docs + len(sc)
+                answered.append(np.unique(q))
+            lines += part.newlines
+            if held_bytes >= _SPILL_BYTES:
+                flush()
+        flush()
+        problems.raise_if_any()
+        if num_docs == 0:
+            raise FormatError([f"{path}:1: empty run: no result lines"])
+        qrels_shard = topic_shards(qrels.query_id, shards)
+        topics, values = [], {m: [] for m in measures}
+        for k in range(shards):
+            parts = [np.load(os.path.join(spill, f"{k}-{f}.npz")) for f in range(flushes)
+                     if os.path.exists(os.path.join(spill, f"{k}-{f}.npz"))]
+            keep = qrels_shard == k
+            if not keep.any():
+                continue  # no judged topic here: nothing of these lines is scored
+            sub = trec.Qrels(qrels.name, qrels.query_id[keep], qrels.doc_id[keep],
+                             qrels.relevance[keep], qrels.line[keep], qrels.path)
+            if parts:
+                columns = [trec._concat([p[c] for p in parts]) for c in ("q", "d", "s", "ln")]
+            else:  # every judged topic of this shard is missing from the run
+                empty = np.zeros(0, dtype="S1")
+                columns = [empty, empty, np.zeros(0), np.zeros(0, np.int64)]
+            run = trec.Run(os.path.basename(path), trec._display(runid), *columns, path=path)
+            ranked = rank_run(run, PreparedQrels(sub), options)
+            if intersection:
+                ranked = restrict(ranked, ~ranked.missing)
+            part_values, _ = compute(ranked, list(measures))
+            topics.append(ranked.topics)
+            for m in measures:
+                values[m].append(np.asarray(part_values[m], dtype=np.float64))
+    all_topics = trec._concat(topics) if topics else np.zeros(0, dtype="S1")
+    order = np.argsort(all_topics, kind="stable")
+    merged = {m: (np.concatenate(values[m]) if values[m] else np.zeros(0))[order]
+              for m in measures}
+    return Sharded(all_topics[order], merged,
+                   {m: summarise(m, merged[m], None) for m in measures},
+                   np.unique(trec._concat(answered)), num_docs, trec._display(runid), shards)
+
+
 # ---- on a Dask cluster --------------------------------------------------------------------
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler before giving up
@@ -293,4 +444,5 @@ def map_on_cluster(client, fn: Callable, items: Iterable, shared: Any,
         client.cancel(state)
 
 
-__all__ = ["RunResult", "evaluate_paths", "read_run", "dask_client", "map_on_cluster"]
+__all__ = ["RunResult", "evaluate_paths", "read_run", "dask_client", "map_on_cluster",
+           "evaluate_sharded", "Sharded"]

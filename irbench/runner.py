@@ -154,6 +154,7 @@ class _Context:
     done: dict  # (run sha256, qrels sha256) -> measures the store has
     topics: object = None  # the Topics, for the submission checks
     validation: object = None  # config.Validation, or None: no submission checks
+    shard_bytes: int = 0  # a run file bigger than this is scored in topic shards (0: never)
 
 
 _CONTEXT: _Context | None = None
@@ -186,6 +187,9 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
     ``ctx``, else this process's context)."""
     ctx = ctx if ctx is not None else _CONTEXT
     stat = _stat(task.path)
+    if ctx.shard_bytes and stat[0] > ctx.shard_bytes and not is_url(task.path) and all(
+            isinstance(ctx.qrels[q], PreparedQrels) for q in task.measures):
+        return _score_in_shards(task, ctx, stat)
     sha, data = _sha256_file(task.path)
     todo, reused = task.measures, ()
     if not task.hashed:  # e.g. a touched file: compute only what the store lacks
@@ -237,6 +241,56 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
                         error=str(exc))
     return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
                     tuple(results), reused=reused, metadata=metadata, validation=validation)
+
+
+def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outcome:
+    """A run file too big to hold: hashed as a stream and scored in topic shards
+    (:func:`irbench.parallel.evaluate_sharded`), one qrels set at a time. Its submission checks
+    are not run (they read the whole file)."""
+    from .parallel import evaluate_sharded
+
+    digest = hashlib.sha256()
+    with open(task.path, "rb") as fh:
+        head = fh.read(1 << 20)
+        digest.update(head)
+        for block in iter(lambda: fh.read(1 << 24), b""):
+            digest.update(block)
+    sha = digest.hexdigest()
+    metadata = find_ir_metadata(head).data
+    todo = task.measures if task.hashed else {
+        q: tuple(n for n in names if n not in ctx.done.get((sha, ctx.qrels_sha[q]), ()))
+        for q, names in task.measures.items()}
+    reused = tuple(q for q, names in todo.items() if not names)
+    shards = -(-stat[0] // ctx.shard_bytes)
+    results, answered, num_docs, runid = [], (), 0, ""
+    try:
+        for qrels_name, names in todo.items():
+            if not names:
+                continue
+            suite = [n for n in names if not n.startswith(_PROFILE)]
+            kept = [n[len(_PROFILE):] for n in names if n.startswith(_PROFILE)]
+            parsed = {n: parse_measure(n) for n in dict.fromkeys(suite + kept)}
+            done = evaluate_sharded(ctx.qrels[qrels_name].qrels, task.path,
+                                    list(parsed.values()), ctx.settings.options(), shards,
+                                    intersection=ctx.settings.topics == "intersection")
+            answered = tuple(_display(t) for t in done.answered)
+            num_docs, runid = done.num_docs, done.runid
+            stray = sorted(set(answered) - set(ctx.topic_set)) if ctx.topic_set else []
+            if stray:
+                return _Outcome(task.system, task.path, sha, stat, runid, answered, num_docs,
+                                error=f"{task.path}: topics not in the topic set: "
+                                f"{_listed(stray)}")
+            results.append(Evaluated(
+                task.system, qrels_name, sha, ctx.qrels_sha[qrels_name],
+                tuple(_display(t) for t in done.topics),
+                {n: done.values[parsed[n]] for n in suite},
+                {n: float(done.summaries[parsed[n]]) for n in suite},
+                {n: float(done.summaries[parsed[n]]) for n in kept}))
+    except IrbenchError as exc:
+        return _Outcome(task.system, task.path, sha, stat, runid, answered, num_docs,
+                        error=str(exc), metadata=metadata)
+    return _Outcome(task.system, task.path, sha, stat, runid, answered, num_docs,
+                    tuple(results), reused=reused, metadata=metadata)
 
 
 # ---- the campaign --------------------------------------------------------------------------
@@ -720,8 +774,10 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
 
     writes = _Writes(store)
     if tasks:
+        from . import parallel
+
         context = _Context(prepared, shas, topic_set, camp.settings, done, topics_obj,
-                           config.validation)
+                           config.validation, parallel.SHARD_BYTES)
         try:
             camp.execute(tasks, context, on_outcome)
         finally:
