@@ -34,7 +34,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from .ranked import EvalOptions, PreparedQrels, Ranked
 from .errors import ClusterError, FormatError, IrbenchError
@@ -220,7 +220,8 @@ def _evaluate_in_worker(path: str) -> RunResult:
 
 # ---- one huge run in topic shards ----------------------------------------------------------
 
-SHARD_BYTES = 256 << 20  # a run file bigger than this is evaluated in topic shards
+# a run file bigger than this is evaluated in topic shards (IRBENCH_SHARD_BYTES; 0: never)
+SHARD_BYTES = int(os.environ.get("IRBENCH_SHARD_BYTES") or 256 << 20)
 _SPILL_BYTES = 64 << 20  # parsed run data kept in memory before it is spilled to the shards
 _HASH_PRIME = np.uint64(1099511628211)
 
@@ -405,43 +406,55 @@ def dask_client(address: str, connect_timeout: float = CONNECT_TIMEOUT):
             cluster.close()
 
 
-def map_on_cluster(client, fn: Callable, items: Iterable, shared: Any,
+def map_on_cluster(client, fn: Callable, items: Sequence, shared: Any,
                    on_result: Callable[[Any, Any], None],
                    on_lost: Callable[[Any, BaseException], Any]) -> None:
     """``fn(item, shared)`` for every item on the cluster of ``client``; ``on_result(item,
     result)`` runs here as each finishes (any order). ``shared`` goes to every worker once.
-    An item whose task killed its workers more often than Dask allows gets
-    ``on_result(item, on_lost(item, error))``."""
+    Items travel in batches (a few per worker thread in flight, so the scheduler's per-task
+    cost is paid per batch); every item of a batch whose task killed its workers more often
+    than Dask allows gets ``on_result(item, on_lost(item, error))``."""
     from distributed import as_completed
     from distributed.scheduler import KilledWorker
 
     threads = sum(client.nthreads().values()) or 1
+    size = max(1, min(BATCH_MAX, len(items) // (threads * IN_FLIGHT_PER_THREAD * 4)))
+    batches = iter([items[i:i + size] for i in range(0, len(items), size)])
     state = client.scatter(shared, broadcast=True, hash=False)
-    pending = iter(items)
     items_of = {}
 
-    def submit(item):
-        future = client.submit(fn, item, state, pure=False)
-        items_of[future] = item
+    def submit(batch):
+        future = client.submit(_batch, fn, batch, state, pure=False)
+        items_of[future] = batch
         return future
 
-    finished = as_completed([submit(i) for i in islice(pending, threads * IN_FLIGHT_PER_THREAD)])
+    finished = as_completed([submit(b) for b in
+                             islice(batches, threads * IN_FLIGHT_PER_THREAD)])
     try:
         for future in finished:
-            item = items_of.pop(future)
+            batch = items_of.pop(future)
             try:
-                result = future.result()
+                results = future.result()
             except KilledWorker as exc:
-                result = on_lost(item, exc)
+                results = [on_lost(item, exc) for item in batch]
             future.release()
-            for more in islice(pending, 1):
+            for more in islice(batches, 1):
                 finished.add(submit(more))
-            on_result(item, result)
+            for item, result in zip(batch, results):
+                on_result(item, result)
     except BaseException:
         client.cancel(list(items_of))
         raise
     finally:
         client.cancel(state)
+
+
+BATCH_MAX = 16  # items per cluster task at most
+
+
+def _batch(fn: Callable, items: Sequence, shared: Any) -> list:
+    """A cluster task: ``fn`` on each item of a batch, on one worker."""
+    return [fn(item, shared) for item in items]
 
 
 __all__ = ["RunResult", "evaluate_paths", "read_run", "dask_client", "map_on_cluster",
