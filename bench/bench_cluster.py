@@ -24,8 +24,12 @@ HERE = Path(__file__).resolve().parent
 IRBENCH = [sys.executable, "-m", "irbench"]
 
 
+CPU: dict[str, float] = {}  # irbench process CPU seconds (user + system) by command line
+
+
 def timed(args: list[str], env: dict) -> tuple[float, float, str]:
-    """(seconds, peak RSS of the irbench process in MiB, its stderr's last line)."""
+    """(seconds, peak RSS of the irbench process in MiB, its stderr's last line); its CPU
+    seconds go to CPU."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(IRBENCH + args, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
@@ -34,6 +38,7 @@ def timed(args: list[str], env: dict) -> tuple[float, float, str]:
     seconds = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"irbench {' '.join(args)} failed:\n{err[-2000:]}")
+    CPU[" ".join(args)] = usage.ru_utime + usage.ru_stime
     return seconds, usage.ru_maxrss / 1024, err.strip().splitlines()[-1]
 
 
@@ -66,12 +71,15 @@ def campaign(runs: int, workers: int, env: dict) -> list[tuple]:
             with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
                                           processes=True, dashboard_address=":0") as cluster, \
                     distributed.Client(cluster) as client:
-                seconds, rss, line = timed(["run", "--quiet", "--cluster",
-                                            cluster.scheduler_address, str(config)], env)
+                args = ["run", "--quiet", "--cluster", cluster.scheduler_address, str(config)]
+                seconds, rss, line = timed(args, env)
+                client_cpu = CPU[" ".join(args)]
                 peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
             worker = max(peaks.values()) / 1024
             rows.append((f"Dask LocalCluster: {workers} worker processes", seconds,
                          runs / seconds, rss, f"{worker:.0f}", line))
+            rows.append(("the client alone (receives, writes the store): CPU seconds",
+                         client_cpu, runs / client_cpu, rss, "", "the single writer's ceiling"))
     return rows
 
 
