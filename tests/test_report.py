@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -345,3 +346,18 @@ def test_drawing_the_charts_leaves_matplotlib_settings_alone():
     again = figures.map_gmap(["a$b$", "c"], np.array([0.3, 0.2]), np.array([0.2, 0.25]))
     assert {k for k in before if matplotlib.rcParams[k] != before[k]} == set()
     assert first.svg == again.svg and "a$b$" in first.svg
+
+
+def test_a_report_without_matplotlib_says_which_extra_to_install(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    code = ("import sys; sys.modules['matplotlib'] = None; from irbench import cli; "
+            f"sys.exit(cli.main(['report', {str(path)!r}]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent)))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "the report's charts need matplotlib: pip install 'irbench[report]'" in out.stderr

@@ -72,7 +72,13 @@ def _styled(chart):
 def _style():
     """The charts' matplotlib settings, for drawing and saving only: a notebook's own
     settings are left as they were."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ModuleNotFoundError:
+        from ..errors import OutputError
+
+        raise OutputError("the report's charts need matplotlib: pip install "
+                          "'irbench[report]'") from None
 
     return matplotlib.rc_context({
         "text.parse_math": False,  # '$' in a run name is a dollar sign
