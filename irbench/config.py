@@ -503,22 +503,29 @@ class _Builder:
         if not isinstance(pattern, str) or not pattern.strip():
             self.problem(where + ("glob",), "must be a file pattern")
             return []
-        if is_url(pattern):
-            return self._glob_url(where, pattern, name_from, meta)
-        full = os.path.normpath(os.path.join(self.folder, os.path.expanduser(pattern)))
-        if not os.path.isabs(os.path.expanduser(pattern)):
-            if os.path.commonpath([full, self.root]) != self.root:
+        local = not is_url(pattern) and not os.path.isabs(os.path.expanduser(pattern))
+        if is_url(pattern):  # a prefix in object storage, read through fsspec
+            full, what = pattern, "object"
+            try:
+                paths = glob_url(pattern)
+            except OSError as exc:
+                self.problem(where + ("glob",), f"'{pattern}': {exc.strerror}")
+                return []
+        else:
+            full, what = os.path.normpath(os.path.join(self.folder,
+                                                       os.path.expanduser(pattern))), "file"
+            if local and os.path.commonpath([full, self.root]) != self.root:
                 self.problem(where + ("glob",), f"'{pattern}' leaves the campaign folder "
                                                 f"{self.root} (write an absolute path)")
                 return []
-        paths = glob_matches(full)
+            paths = glob_matches(full)
         self.globs.append((full, tuple(paths)))
         if not paths:
-            self.problem(where + ("glob",), f"'{pattern}' matches no file")
+            self.problem(where + ("glob",), f"'{pattern}' matches no {what}")
             return []
         systems = []
         for path in paths:
-            if not os.path.isabs(os.path.expanduser(pattern)) and self._escapes(path):
+            if local and self._escapes(path):
                 self.problem(where + ("glob",), f"'{path}' is a link leading out of the "
                                                 f"campaign folder {self.root}")
                 continue
@@ -527,26 +534,6 @@ class _Builder:
                 self.problem(where + ("glob",), f"cannot read a run tag from '{path}'")
                 continue
             systems.append(System(name, path, **meta))
-        return systems
-
-    def _glob_url(self, where: tuple, pattern: str, name_from: str, meta: dict) -> list[System]:
-        """A glob over an object-storage prefix (``s3://bucket/runs/*.txt``), in sorted order."""
-        try:
-            urls = glob_url(pattern)
-        except OSError as exc:
-            self.problem(where + ("glob",), f"'{pattern}': {exc.strerror}")
-            return []
-        self.globs.append((pattern, tuple(urls)))
-        if not urls:
-            self.problem(where + ("glob",), f"'{pattern}' matches no object")
-            return []
-        systems = []
-        for url in urls:
-            name = run_name(url) if name_from == "file" else run_tag(url)
-            if not name:
-                self.problem(where + ("glob",), f"cannot read a run tag from '{url}'")
-                continue
-            systems.append(System(name, url, **meta))
         return systems
 
     def _metadata(self, where: tuple, entry: dict) -> dict:

@@ -294,8 +294,8 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
                                "the whole run)") from None
     size = os.path.getsize(path)
     shards = shards or max(1, -(-size // SHARD_BYTES))
-    problems = trec._Problems(path)
-    runid, lines, num_docs, answered = b"", 0, 0, []
+    joined = trec.PartJoiner(path)
+    num_docs, answered = 0, []
     with tempfile.TemporaryDirectory(prefix="irbench-shards-") as spill:
         held: list[list] = [[] for _ in range(shards)]
         held_bytes, flushes = 0, 0
@@ -310,15 +310,9 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
             held_bytes, flushes = 0, flushes + 1
 
         for piece in _pieces(path):
-            part = trec._parse_run([piece])
-            if part.nul_line is not None:
-                raise FormatError([f"{path}:{lines + part.nul_line}: not a text file (NUL byte)"])
-            for line, reason in part.problems:
-                problems.add(lines + line, reason)
-            problems.more += part.more
-            if part.columns is not None:
-                q, d, sc, ln = part.columns
-                ln = ln + lines
+            columns = joined.add(trec._parse_run([piece]))
+            if columns is not None:
+                q, d, sc, ln = columns
                 shard = topic_shards(q, shards)
                 order = np.argsort(shard, kind="stable")
                 bounds = np.searchsorted(shard[order], np.arange(shards + 1))
@@ -327,13 +321,13 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
                     if len(rows):
                         held[k].append((q[rows], d[rows], sc[rows], ln[rows]))
                 held_bytes += len(piece)
-                runid, num_docs = part.runid, num_docs + len(sc)
+                num_docs += len(sc)
                 answered.append(np.unique(q))
-            lines += part.newlines
             if held_bytes >= _SPILL_BYTES:
                 flush()
         flush()
-        problems.raise_if_any()
+        joined.problems.raise_if_any()
+        runid = joined.runid
         if num_docs == 0:
             raise FormatError([f"{path}:1: empty run: no result lines"])
         qrels_shard = topic_shards(qrels.query_id, shards)

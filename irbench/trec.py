@@ -402,25 +402,39 @@ def _run_of_parts(path: str, parts: list[_RunPart], name: str | None) -> Run:
     A NUL byte is an error on its own (earlier problems are dropped, as when the whole file
     was checked before parsing); at most 20 problems are listed, then a count.
     """
-    problems = _Problems(path)
-    offset, columns, runid = 0, [], b""
-    for part in parts:
-        if part.nul_line is not None:
-            raise FormatError([f"{path}:{offset + part.nul_line}: not a text file (NUL byte)"])
-        for line, reason in part.problems:
-            problems.add(offset + line, reason)
-        problems.more += part.more
-        if part.columns is not None:
-            q, d, s, ln = part.columns
-            columns.append((q, d, s, ln + offset if offset else ln))
-            runid = part.runid
-        offset += part.newlines
-    problems.raise_if_any()
+    joined = PartJoiner(path)
+    columns = [c for c in map(joined.add, parts) if c is not None]
+    joined.problems.raise_if_any()
     if not columns:
         raise FormatError([f"{path}:1: empty run: no result lines"])
     q, d, s, ln = (_concat(list(c)) for c in zip(*columns))
-    return Run(name=name or _default_name(path), runid=_display(runid), query_id=q, doc_id=d,
-               score=s, line=ln, path=path)
+    return Run(name=name or _default_name(path), runid=_display(joined.runid), query_id=q,
+               doc_id=d, score=s, line=ln, path=path)
+
+
+class PartJoiner:
+    """Consecutive parts of one run file (:func:`_parse_run` of its pieces) joined as one read
+    of the file: :meth:`add` gives a part's columns with the file's line numbers and collects
+    its problems (a NUL byte raises at once); ``runid`` is the tag of the last result line."""
+
+    def __init__(self, path: str):
+        self.path, self.problems = path, _Problems(path)
+        self.offset, self.runid = 0, b""
+
+    def add(self, part: _RunPart):
+        if part.nul_line is not None:
+            raise FormatError([f"{self.path}:{self.offset + part.nul_line}: not a text file "
+                               "(NUL byte)"])
+        for line, reason in part.problems:
+            self.problems.add(self.offset + line, reason)
+        self.problems.more += part.more
+        columns = None
+        if part.columns is not None:
+            q, d, s, ln = part.columns
+            columns = (q, d, s, ln + self.offset if self.offset else ln)
+            self.runid = part.runid
+        self.offset += part.newlines
+        return columns
 
 
 def _run_columns(piece: bytes, first_line: int):

@@ -8,7 +8,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import textwrap
 from pathlib import Path
 
@@ -181,15 +180,3 @@ def test_local_cluster_from_the_command_line_and_the_config(tmp_path, capsys):
     assert cli.main(["check", str(path)]) == 2  # a config problem
     assert "execution.address: local:N takes a number of workers >= 1" in \
         capsys.readouterr().err
-
-
-def test_a_local_run_does_not_import_dask(tmp_path):
-    import subprocess
-
-    path = make_campaign(tmp_path, systems=2, topics=3)
-    code = ("import sys; from irbench import cli; rc = cli.main(['run', '--quiet', '--workers', "
-            f"'1', {str(path)!r}]); print(rc, 'distributed' in sys.modules, "
-            "'dask' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent)))
-    assert out.stdout.split() == ["0", "False", "False"], out.stderr

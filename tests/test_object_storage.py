@@ -6,8 +6,6 @@ evaluated again, a changed one is; a missing object is that system's failure."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -116,13 +114,3 @@ def test_a_missing_object_is_its_systems_failure(tmp_path, bucket, capsys):
                                                  "store: s3://campaign/store.duckdb"))
     with pytest.raises(ConfigError, match="store: a URL is taken for topics, qrels and run"):
         load_config(remote)
-
-
-def test_a_local_campaign_imports_no_object_storage_package(tmp_path):
-    path = make_campaign(tmp_path, systems=2, topics=3)
-    code = ("import sys; from irbench import cli; rc = cli.main(['run', '--quiet', '--workers', "
-            f"'1', {str(path)!r}]); print(rc, *(m in sys.modules for m in "
-            "('fsspec', 's3fs', 'distributed')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent)))
-    assert out.stdout.split() == ["0", "False", "False", "False"], out.stderr

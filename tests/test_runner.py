@@ -493,3 +493,14 @@ def test_every_ad_hoc_evaluation_keeps_the_reports_profile(tmp_path):
             evaluation = irbench.evaluate(prepared, irbench.read_run(system.path), list(PROFILE),
                                           config.settings.options())
             assert profiles[system.name] == {m: evaluation.summary(m) for m in PROFILE}
+
+
+def test_a_local_run_imports_neither_dask_nor_object_storage(tmp_path):
+    """The cluster and cloud extras are imported only when a campaign uses them."""
+    path = make_campaign(tmp_path, systems=2, topics=3)
+    code = ("import sys; from irbench import cli; rc = cli.main(['run', '--quiet', '--workers', "
+            f"'1', {str(path)!r}]); print(rc, *(m in sys.modules for m in "
+            "('distributed', 'dask', 'fsspec', 's3fs')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert out.stdout.split() == ["0", "False", "False", "False", "False"], out.stderr
