@@ -180,3 +180,66 @@ def test_local_cluster_from_the_command_line_and_the_config(tmp_path, capsys):
     assert cli.main(["check", str(path)]) == 2  # a config problem
     assert "execution.address: local:N takes a number of workers >= 1" in \
         capsys.readouterr().err
+
+
+class KillClient(distributed.WorkerPlugin):
+    """A worker plugin of this test only: when the ``at``-th task starts on any worker, the
+    client (the irbench process, pid in a file) is killed with SIGKILL, once."""
+
+    name = "irbench-test-kill-client"
+
+    def __init__(self, folder: str, at: int):
+        self.folder, self.at = folder, at
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing":
+            return
+        started = os.path.join(self.folder, "started")
+        os.makedirs(started, exist_ok=True)
+        open(os.path.join(started, str(abs(hash(str(key))))), "w").close()
+        if len(os.listdir(started)) < self.at:
+            return
+        try:  # exactly one worker kills
+            os.close(os.open(os.path.join(self.folder, "killed"), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return
+        with open(os.path.join(self.folder, "client.pid")) as fh:
+            os.kill(int(fh.read()), signal.SIGKILL)
+
+
+def test_a_client_killed_mid_run_leaves_a_store_the_next_run_completes(tmp_path):
+    """kill -9 of the irbench process while a cluster scores its runs: the store holds whole
+    systems only, and the next run (here on this machine) ends with the same store as a run
+    that was never interrupted."""
+    import subprocess
+    import sys
+
+    path = make_campaign(tmp_path / "c", systems=60, topics=5, depth=20)
+    twin = _twin(path, tmp_path)
+    run_campaign(load_config(twin), workers=1)
+    folder = tmp_path / "signals"
+    folder.mkdir()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as local, \
+            distributed.Client(local) as client:
+        client.register_plugin(KillClient(str(folder), at=50))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "irbench", "run", "--quiet", "--cluster",
+             local.scheduler_address, str(path)],
+            env=dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent)),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        (folder / "client.pid").write_text(str(proc.pid))
+        _, err = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL, err
+    assert (folder / "killed").exists()
+    with Store(load_config(path).store, read_only=True) as store:
+        kept = store.query("SELECT count(*) FROM current")[1][0][0]
+        statuses = store.query("SELECT status FROM runner_runs")[1]
+    assert kept < 120 and kept % 2 == 0  # whole systems (2 qrels sets each), or none
+    assert statuses == [("running",)]  # as the kill left it
+    resumed = run_campaign(load_config(path), workers=1)
+    assert resumed.failures == [] and resumed.evaluated == 120 - kept
+    assert _contents(load_config(path)) == _contents(load_config(twin))
+    with Store(load_config(path).store, read_only=True) as store:
+        statuses = store.query("SELECT status FROM runner_runs ORDER BY runner_id")[1]
+    assert statuses == [("interrupted",), ("ok",)]
