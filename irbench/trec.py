@@ -128,6 +128,11 @@ def _read_source(source: Source) -> tuple[str, bytes]:
         if path == "-":
             data = sys.stdin.buffer.read()
             path = "<stdin>"
+        elif is_url(path):  # read whole through fsspec
+            try:
+                data = read_url(path)
+            except OSError as exc:
+                raise FormatError([f"{path}: cannot read ({exc.strerror})"]) from None
         else:
             try:
                 with open(path, "rb") as fh:
@@ -304,7 +309,8 @@ def _run_pieces(source: Source) -> tuple[str, Iterator[bytes]]:
     A plain file is read a piece at a time, so it is never in memory whole; gzip files,
     stdin and file objects are read whole first (see :func:`_read_source`).
     """
-    if isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-":
+    if isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-" \
+            and not is_url(source):
         path = os.fspath(source)
         return path, _file_pieces(path)
     path, data = _read_source(source)

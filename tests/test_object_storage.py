@@ -114,3 +114,21 @@ def test_a_missing_object_is_its_systems_failure(tmp_path, bucket, capsys):
                                                  "store: s3://campaign/store.duckdb"))
     with pytest.raises(ConfigError, match="store: a URL is taken for topics, qrels and run"):
         load_config(remote)
+
+
+def test_irbench_eval_reads_urls_as_files(tmp_path, bucket, capsys):
+    path = make_campaign(tmp_path, systems=2, topics=4, extra_qrels=False)
+    _on_s3(bucket, path, "eval")
+    runs = tmp_path / "runs"
+    local = [str(runs / "qrels.txt"), str(runs / "r00.txt"), str(runs / "r01.txt")]
+    remote = ["s3://campaign/eval/qrels.txt", "s3://campaign/eval/r00.txt",
+              "s3://campaign/eval/r01.txt"]
+    outputs = []
+    for args in (local, remote):
+        capsys.readouterr()
+        assert cli.main(["eval", "-q", "-m", "all_trec", *args]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1].replace("s3://campaign/eval/", str(runs) + "/")
+    assert cli.main(["eval", "-m", "map", remote[0], "s3://campaign/eval/none.txt"]) == 2
+    assert "s3://campaign/eval/none.txt: cannot read (no such object)" in \
+        capsys.readouterr().err
