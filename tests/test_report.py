@@ -26,6 +26,12 @@ class Page(HTMLParser):
         self._cell = None
         self._print = 0  # inside the print-only copy of the leaderboard: not collected
 
+    @classmethod
+    def of(cls, html: str) -> "Page":
+        page = cls()
+        page.feed(html)
+        return page
+
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, dict(attrs)))
         if tag == "table" and "board-print" in (dict(attrs).get("class") or ""):
@@ -180,18 +186,51 @@ def test_participant_pages(tmp_path):
     html = (out / "systems" / "r00.html").read_text()
     page = Page()
     page.feed(html)
-    measures, topics = page.tables[0], page.tables[1]
-    assert measures[0] == ["measure", "value", "rank"]
+    meta, measures, curve, verdicts, topics = page.tables
+    fields = dict((row[0], row[1]) for row in meta)
+    assert set(fields) >= {"group", "type", "official", "pooled", "description", "run file",
+                           "sha256"} and len(fields["sha256"]) == 64
+    assert measures[0] == ["measure", "value", "rank", "best run", "median run"]
     assert [r[0] for r in measures[1:]] == ["AP", "nDCG@10", "P@10", "GMAP", "Bpref", "RR"]
     assert all(r[2] in ("1", "2", "3") for r in measures[1:])
+    assert all(float(r[4]) <= float(r[3]) for r in measures[1:])
+    assert [r[0] for r in curve[1:]] == [f"{k / 10:.1f}" for k in range(11)]  # recall labels
+    precision = [float(r[1]) for r in curve[1:]]
+    assert precision == sorted(precision, reverse=True)  # interpolated: never rising
+    assert verdicts[0] == ["this run is", "runs", "count"]
+    assert [r[0] for r in verdicts[1:]] == ["better than", "worse than",
+                                            "not distinguishable from"]
+    assert sum(int(r[2]) for r in verdicts[1:]) == 2  # the two other runs, each once
     header, *rows = topics
     assert header == ["topic", "this run", "best", "median", "worst"] and len(rows) == 5
     for _, yours, best, median, worst in rows:
         assert float(worst) <= float(yours) <= float(best) and float(worst) <= float(median)
     assert "judged@10" in html and "Interpolated precision" in html
-    assert html.count('<figure class="chart">') == 1 and "minus the median" in html
+    # two SVG charts drawn by the template: recall-precision and the difference from median
+    assert html.count('<figure class="chart svg-chart">') == 2 and "minus the median" in html
+    for label in ("recall", "interpolated precision", "median of all runs"):
+        assert label in html
+    # navigation: back to the report and its sections, all runs, previous/next by rank
+    assert 'href="../index.html"' in html and 'href="../index.html#leaderboard"' in html
+    assert 'href="index.html"' in html
+    ranks = {name: int(r[0]) for r in Page.of((out / "systems" / "index.html").read_text())
+             .tables[0][1:] for name in [r[1]]}
+    assert sorted(ranks.values()) == [1, 2, 3]
+    for name, file in (("r00", "r00.html"), ("r01", "r01.html")):
+        text = (out / "systems" / file).read_text()
+        assert ('rel="prev"' in text) == (ranks[name] > 1)
+        assert ('rel="next"' in text) == (ranks[name] < 3)
     evil_page = (out / "systems" / "_b_x__b__.._r_1.html").read_text()
     assert "<b>x</b>" not in evil_page and "&lt;b&gt;x&lt;/b&gt;" in evil_page
+    # the main page links every run to its page, in one click
+    index_page = (out / "index.html").read_text()
+    for name in pages:
+        if name != "index.html":
+            assert f'href="systems/{name}"' in index_page
+    # a report written without run pages leaves no stale ones behind
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    assert not (out / "systems").exists()
+    assert 'href="systems/' not in (out / "index.html").read_text()
 
 
 def test_pool_bias_section_and_report_options(tmp_path, capsys):

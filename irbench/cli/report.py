@@ -90,14 +90,15 @@ def cmd_report(args) -> int:
             write_text(args.output, text)
             return 0
         with progress_bar("step") as bar:  # as irbench run has
-            context = build_context(config, store, seed=args.seed, progress=bar)
+            context = build_context(config, store, seed=args.seed, progress=bar,
+                                    run_pages=args.participants)
         if context.pool_bias is not None and context.pool_bias.warning:
             print(f"irbench: warning: pool bias: {context.pool_bias.warning}", file=sys.stderr)
         for note in context.not_shown:
             print(f"irbench: note: {note}", file=sys.stderr)
         pages = ()
         if args.participants:
-            from ..report.context import participants
+            from ..report.runpages import participants
 
             pages = participants(config, store, context)
     path = write_report(context, args.out or default_folder(config), pages,

@@ -25,6 +25,7 @@ from ..stats import rank_agreement
 from ..stats.latex import labels
 from . import analyses, figures
 from .figures import Figure
+from .overview import DEFAULT_RANK_BY, OVERVIEW_TYPES, Overview, overview
 from .reduction import DESIGNS, Reduction
 
 
@@ -93,7 +94,8 @@ class MapVsGmap:
     tau_ap: str = _f("Yilmaz et al.'s tau_AP, printed")
     swaps: int = _f("pairs of systems the two rankings order differently")
     floor: str = _f("the AP floor GMAP uses (trec_eval's 1e-5)")
-    strip: Chart = _f("per-topic AP of each system on a log scale (what GMAP weighs)")
+    strips: tuple[Chart, ...] = _f("per-topic AP of each system on a log scale (what GMAP "
+                                   "weighs), STRIP_ROWS systems per chart, each with its axis")
     scatter: Figure = _f("each system at (MAP, GMAP), drawn by matplotlib (.svg inline)")
 
 
@@ -167,129 +169,8 @@ class ReductionSection:
     seeds: str = _f("the seeds averaged over, printed")
     rows: tuple[ReductionRow, ...] = _f("one per measure")
     figure: Figure = _f("tau against the fraction kept, drawn by matplotlib (.svg inline)")
-
-
-@dataclass(frozen=True)
-class ParticipantTopic:
-    """One topic on a participant's page."""
-
-    query_id: str = _f("topic id")
-    value: str = _f("the system's value, printed")
-    best: str = _f("the best value of all systems, printed")
-    median: str = _f("the median of all systems, printed")
-    worst: str = _f("the worst value of all systems, printed")
-    above_median: bool = _f("the system's value is above the median")
-
-
-@dataclass(frozen=True)
-class ParticipantMeasure:
-    """One suite measure on a participant's page."""
-
-    measure: str = _f("canonical measure name")
-    value: str = _f("the run's mean, printed")
-    rank: str = _f("its rank on that measure among the systems, printed ('-' without a value)")
-
-
-@dataclass(frozen=True)
-class Participant:
-    """The appendix page of one run, as in TREC overview appendices: its run against all."""
-
-    system: str = _f("system name (participant text)")
-    file: str = _f("the page's file name, made from the name (letters, digits, . _ -)")
-    measure: str = _f("the measure of the per-topic table")
-    mean: str = _f("the system's mean on it, printed")
-    rank: int = _f("its rank among the systems on it")
-    systems: int = _f("how many systems were ranked")
-    topics: tuple[ParticipantTopic, ...] = _f("every topic, in topic order")
-    measures: tuple[ParticipantMeasure, ...] = _f("every suite measure with the run's rank")
-    curve: str = _f("its 11-point interpolated precision at recall 0 ... 1, printed, or ''")
-    judged: str = _f("its judged@10 and judged@100, printed, or ''")
-    significance: tuple[str, ...] = _f("the significant differences involving the run, "
-                                       "printed (from section 2)")
-    chart: Figure | None = _f("per topic, its value minus the median (matplotlib)")
-
-
-def _spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per topic (column): best, median and worst over systems, ignoring missing values."""
-    with np.errstate(all="ignore"):
-        return (np.nanmax(values, axis=0), np.nanmedian(values, axis=0),
-                np.nanmin(values, axis=0))
-
-
-def participants(config, store, context: "ReportContext | None" = None
-                 ) -> tuple[Participant, ...]:
-    """One :class:`Participant` appendix page per system, on the report's focus measure;
-    ``context`` (the main page's) lends each page its precision-recall values, judged@k and
-    significance results."""
-    qrels = config.qrels[0].name
-    measure = focus_measure(config)
-    names, topics, values = store.score_matrix(qrels, measure)
-    if not names:
-        return ()
-    best, median, worst = _spread(values)
-    with np.errstate(all="ignore"):
-        means = np.nanmean(values, axis=1)
-    ranks = _ranks(np.nan_to_num(means, nan=-np.inf))
-    suite = [str(m) for m in config.qrels[0].measures(next(iter(config.suites.values())))]
-    _, rows = store.means(qrels, measures=suite)
-    table: dict[str, dict[str, float]] = {}
-    for system, _, m, value, _ in rows:
-        table.setdefault(m, {})[system] = value
-    curves = {c.name: c.values for c in context.precision_recall.curves} \
-        if context is not None and context.precision_recall is not None else {}
-    judged = {r.name: f"judged@10 {r.judged_10}, judged@100 {r.judged_100}"
-              for r in context.judged.rows} if context is not None and context.judged else {}
-    files = _file_names(names)
-    pages = []
-    for i, name in enumerate(names):
-        rows_t = tuple(ParticipantTopic(topics[t], _num(values[i, t]), _num(best[t]),
-                                        _num(median[t]), _num(worst[t]),
-                                        bool(values[i, t] > median[t]))
-                       for t in range(len(topics)))
-        measures = tuple(ParticipantMeasure(m, _num(table.get(m, {}).get(name)),
-                                            _rank_of(table.get(m, {}), name)) for m in suite)
-        pages.append(Participant(
-            name, files[name], measure, _num(means[i]), int(ranks[i]), len(names), rows_t,
-            measures, curves.get(name, ""), judged.get(name, ""),
-            _significant_pairs(context.significance if context is not None else None, name),
-            figures.difference_from_median(name, measure, topics, values[i] - median)))
-    return tuple(pages)
-
-
-def _rank_of(values: dict[str, float], name: str) -> str:
-    if values.get(name) is None or not math.isfinite(values[name]):
-        return "-"
-    return str(1 + sum(1 for v in values.values() if v is not None and v > values[name]))
-
-
-def _significant_pairs(sig: "Significance | None", name: str) -> tuple[str, ...]:
-    if sig is None or name not in sig.systems:
-        return ()
-    i = sig.systems.index(name)
-    out = []
-    for j in np.flatnonzero(np.nan_to_num(sig.p[i], nan=1.0) <= 0.05):
-        if j == i:
-            continue
-        p, diff = float(sig.p[i, j]), float(sig.diff[i, j])
-        shown = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
-        out.append(f"{'above' if diff > 0 else 'below'} {sig.systems[j]}: {sig.measure} "
-                   f"difference {diff:+.4f}, {shown}")
-    return tuple(out)
-
-
-def _file_names(names) -> dict[str, str]:
-    """A safe, unique file name per system name (participant text): letters, digits, '.',
-    '_' and '-' kept, anything else '_', never hidden, never 'index'."""
-    out, used = {}, {"index.html"}
-    for name in names:
-        base = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:100].lstrip(".") or "run"
-        candidate, k = f"{base}.html", 1
-        while candidate.lower() in used:
-            k += 1
-            candidate = f"{base}-{k}.html"
-        used.add(candidate.lower())
-        out[name] = candidate
-    return out
+    findings: tuple[str, ...] = _f("what the stored numbers show, in sentences computed from "
+                                   "them (which measures hold, which equal another)")
 
 
 @dataclass(frozen=True)
@@ -369,7 +250,8 @@ class PerTopic:
 
     measure: str = _f("the measure shown")
     rows: tuple[TopicRow, ...] = _f("topics, hardest first (lowest median)")
-    strip: Chart = _f("each system's per-topic values as dots, median marked")
+    strips: tuple[Chart, ...] = _f("each system's per-topic values as dots, median marked; "
+                                   "STRIP_ROWS systems per chart, each with its axis")
     differences: tuple[Chart, ...] = _f("per system: per-topic difference from the baseline")
 
 
@@ -420,7 +302,13 @@ class Provenance:
 class ReportContext:
     """Everything ``index.html`` shows."""
 
-    title: str = _f("the campaign's name (config text)")
+    title: str = _f("the campaign's title: report.title, else its name (config text)")
+    campaign: str = _f("the campaign's name (config name:, else the config file's name)")
+    links: dict[str, str] = _f("{system: its run page, relative to index.html} when run "
+                               "pages are written with the report, else {}")
+    toc: tuple[tuple[str, str], ...] = _f("(section id, heading) of every section shown")
+    overview: Overview | None = _f("section 2: rankings per run type and best run per group, "
+                                   "None when there is nothing to split")
     generated_at: str = _f("when the report was made (UTC)")
     leaderboard: Leaderboard = _f("section 1")
     significance: Significance | None = _f("section 2, None with fewer than 3 systems")
@@ -438,21 +326,36 @@ class ReportContext:
     figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
 
 
-CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, ParticipantTopic, ParticipantMeasure,
-                 Participant, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
+CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
                  Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
                  Input, Provenance, ReportContext)
+SECTIONS = {"leaderboard": "1. Leaderboard", "overview": "2. By run type and group",
+            "significance": "3. Which differences are real", "per-topic": "4. Per topic",
+            "map-gmap": "5. MAP against GMAP", "judged": "6. Incomplete judgments",
+            "reduction": "6b. Fewer judgments", "pool-bias": "6c. Pool bias",
+            "precision-recall": "7. Precision and recall", "provenance": "8. Provenance"}
 JUDGED_FLAG = 0.5  # judged@10 under this: most of the top 10 is unjudged
 MATRIX_SYSTEMS = 30  # the significance matrix shows the best 30; significance.csv every pair
 
 
 def undocumented_fields() -> list[str]:
     """Fields without help text (the contract test expects none)."""
-    return [f"{t.__name__}.{f.name}" for t in CONTEXT_TYPES for f in fields(t)
-            if not f.metadata.get("help")]
+    from .runpages import PAGE_TYPES
+    from .svg import SVG_TYPES
+
+    return [f"{t.__name__}.{f.name}" for t in (*CONTEXT_TYPES, *OVERVIEW_TYPES, *PAGE_TYPES,
+                                                *SVG_TYPES)
+            for f in fields(t) if not f.metadata.get("help")]
 
 
 # ---- computing -------------------------------------------------------------------------------
+
+
+def _spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per topic (column): best, median and worst over systems, ignoring missing values."""
+    with np.errstate(all="ignore"):
+        return (np.nanmax(values, axis=0), np.nanmedian(values, axis=0),
+                np.nanmin(values, axis=0))
 
 
 def _num(value: float | None) -> str:
@@ -473,9 +376,11 @@ def _ci(values: np.ndarray) -> tuple[float, float] | None:
     return float(values.mean() - half), float(values.mean() + half)
 
 
-def build_context(config, store, seed: int = 0, progress=None) -> ReportContext:
+def build_context(config, store, seed: int = 0, progress=None, run_pages: bool = False
+                  ) -> ReportContext:
     """The report of ``config`` from its (open, read-only is enough) ``store`` alone: no run
-    file is read. ``progress(done, total, what)`` hears of the steps."""
+    file is read. ``progress(done, total, what)`` hears of the steps; ``run_pages``: the
+    report is written with one page per run, so every system name links to its page."""
     qrels = config.qrels[0].name
     steps = ("leaderboard", "significance", "per topic", "profiles and analyses")
     tell = (lambda i: progress(i + 1, len(steps), steps[i])) if progress else (lambda i: None)
@@ -489,8 +394,24 @@ def build_context(config, store, seed: int = 0, progress=None) -> ReportContext:
     tell(3)
     judged, curves = _from_profiles(store, qrels, [str(r.name) for r in board.rows])
     map_vs_gmap, reduction = _map_vs_gmap(store, qrels), _reduction(config, store)
+    pool_bias = _pool_bias(config, store)
+    links = {}
+    if run_pages:
+        from .runpages import file_names
+
+        links = {name: f"systems/{file}" for name, file in
+                 file_names(store.score_matrix(qrels, focus_measure(config))[0]).items()}
+    tables = overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY))
+    shown = (("leaderboard", board), ("overview", tables), ("significance", sig),
+             ("per-topic", per_topic), ("map-gmap", map_vs_gmap), ("judged", judged),
+             ("reduction", reduction), ("pool-bias", pool_bias),
+             ("precision-recall", curves), ("provenance", True))
     return ReportContext(
-        title=config.name,
+        title=str(config.report.get("title") or config.name),
+        campaign=config.name,
+        links=links,
+        toc=tuple((anchor, SECTIONS[anchor]) for anchor, part in shown if part is not None),
+        overview=tables,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         leaderboard=board,
         significance=sig,
@@ -499,7 +420,7 @@ def build_context(config, store, seed: int = 0, progress=None) -> ReportContext:
         judged=judged,
         precision_recall=curves,
         reduction=reduction,
-        pool_bias=_pool_bias(config, store),
+        pool_bias=pool_bias,
         not_shown=_not_shown(config, store),
         provenance=_provenance(config, store, seed),
         figures=tuple(f for f in (
@@ -607,23 +528,41 @@ def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
                                int(gmap_rank[i]), int(map_rank[i] - gmap_rank[i]),
                                ", ".join(f"{topics[t]} ({ap[i, t]:.4f})" for t in worst)))
     by_map = [int(i) for i in np.argsort(map_rank, kind="stable")]
-    strip = strip_chart("AP per topic, log scale (GMAP floors AP at 1e-5)",
-                        [names[i] for i in by_map], topics, ap[by_map], log=True)
+    strips = strip_charts("AP per topic, log scale (GMAP floors AP at 1e-5)",
+                          [names[i] for i in by_map], topics, ap[by_map], log=True)
     return MapVsGmap(tuple(rows), f"{agreement.tau:.4f}", f"{agreement.tau_ap:.4f}",
-                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strip,
+                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strips,
                      figures.map_gmap(names, mean, gmean))
 
 
 LEFT, PLOT, ROW = 150, 500, 16  # chart layout: label width, plot width, row height
+STRIP_ROWS = 30  # systems per strip chart: a chart never taller than a printed page
 
 
-def strip_chart(title: str, names, topics, values, log: bool = False) -> Chart:
-    """Dots of each system's per-topic values (log10 scale from 1e-5 when ``log``), its
-    median as a dark tick; rows in the given order."""
+def strip_charts(title: str, names, topics, values, log: bool = False) -> tuple[Chart, ...]:
+    """:func:`strip_chart` of STRIP_ROWS systems at a time (the last chart takes the rest
+    when they are few), each a complete chart with its axis, on one shared scale."""
+    count = len(names)
+    cuts = list(range(0, count, STRIP_ROWS))
+    if len(cuts) > 1 and count - cuts[-1] < STRIP_ROWS // 3:
+        cuts.pop()  # a few last systems join the chart before
+    bounds = list(zip(cuts, cuts[1:] + [count]))
+    scale = (min(0.0, float(np.nanmin(values))), max(1.0, float(np.nanmax(values)))) \
+        if np.isfinite(values).any() else (0.0, 1.0)
+    return tuple(strip_chart(title if len(bounds) == 1 else
+                             f"{title}: systems {a + 1} to {b} of {count}",
+                             names[a:b], topics, values[a:b], log=log, scale=scale)
+                 for a, b in bounds)
+
+
+def strip_chart(title: str, names, topics, values, log: bool = False,
+                scale: tuple[float, float] = (0.0, 1.0)) -> Chart:
+    """Dots of each system's per-topic values (log10 scale from 1e-5 when ``log``, else
+    ``scale``), its median as a dark tick; rows in the given order."""
     def x(v: np.ndarray) -> np.ndarray:
         if log:
             return LEFT + PLOT * (np.log10(np.clip(v, 1e-5, 1)) + 5) / 5
-        lo, hi = min(0.0, float(np.nanmin(values))), max(1.0, float(np.nanmax(values)))
+        lo, hi = scale
         return LEFT + PLOT * (v - lo) / (hi - lo)
 
     rows = []
@@ -639,7 +578,8 @@ def strip_chart(title: str, names, topics, values, log: bool = False) -> Chart:
                               f"median {med:.4f}"))
         rows.append(ChartRow(name, y, tuple(marks)))
     ticks = ([(10.0 ** e, f"1e{e}" if e < 0 else "1") for e in range(-5, 1)] if log else
-             [(v, f"{v:.1f}") for v in (0, 0.25, 0.5, 0.75, 1.0)])
+             [(v, f"{v:.2f}".rstrip("0").rstrip(".") if v % 1 else f"{v:.0f}")
+              for v in np.linspace(scale[0], scale[1], 5).tolist()])
     axis = tuple(Mark(round(float(x(np.array([v]))[0]), 1), 0, 0, "", label)
                  for v, label in ticks)
     return Chart(title, LEFT + PLOT + 20, 30 + ROW * len(names), axis, tuple(rows))
@@ -670,7 +610,7 @@ def _per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
         return None
     ranked = [n for n in order if n in names] + [n for n in names if n not in order]
     index = [names.index(n) for n in ranked]
-    strip = strip_chart(f"{measure} per topic", ranked, topics, values[index])
+    strips = strip_charts(f"{measure} per topic", ranked, topics, values[index])
     differences = ()
     if baseline in names:
         base = values[names.index(baseline)]
@@ -682,7 +622,7 @@ def _per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
     order = np.argsort(median, kind="stable")
     rows = tuple(TopicRow(topics[t], text.get(topics[t], ""), _num(best[t]), names[who[t]],
                           _num(median[t]), _num(worst[t])) for t in order)
-    return PerTopic(measure, rows, strip, differences)
+    return PerTopic(measure, rows, strips, differences)
 
 
 def _from_profiles(store, qrels: str, order: list[str]):
@@ -711,8 +651,8 @@ def _not_shown(config, store) -> tuple[str, ...]:
     other inputs (stale, so not shown)."""
     notes = []
     for spec, what in ((analyses.reduction_spec(config, store), "The judgment-reduction "
-                        "experiment (5b)"),
-                       (analyses.pool_bias_spec(config, store), "The pool-bias analysis (5c)")):
+                        "experiment (6b)"),
+                       (analyses.pool_bias_spec(config, store), "The pool-bias analysis (6c)")):
         if spec is None or analyses.load(store, spec) is not None:
             continue
         if analyses.stale(store, spec):
@@ -746,7 +686,58 @@ def _reduction(config, store) -> ReductionSection | None:
                  for i, m in enumerate(result.measures))
     figure = figures.reduction(result.measures, labels, result.tau, result.tau_map, design.name)
     return ReductionSection(design.name, design.description, design.citation, labels,
-                            ", ".join(map(str, result.seeds)), rows, figure)
+                            ", ".join(map(str, result.seeds)), rows, figure,
+                            reduction_findings(result))
+
+
+# why a measure equals another when judgments are removed (not sampled): nothing is left
+# unjudged inside the pool, so the estimator has nothing to estimate
+_BY_CONSTRUCTION = {("AP", "infAP"): "infAP estimates AP from a sample of the pool; when the "
+                    "dropped judgments are removed rather than marked unjudged, no document of "
+                    "the pool is unjudged and infAP equals AP by construction"}
+
+
+def reduction_findings(result: Reduction) -> tuple[str, ...]:
+    """Sentences computed from the experiment's numbers: measures whose values equal
+    another's at every fraction (and why, when it holds by construction), which measures keep
+    their ranking best and worst at the fewest judgments, and which stay closest to MAP."""
+    out = []
+    names = list(result.measures)
+    same: set[int] = set()
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            if j in same or not (np.allclose(result.tau[i], result.tau[j], equal_nan=True) and
+                                 np.allclose(result.rmse[i], result.rmse[j], equal_nan=True)):
+                continue
+            same.add(j)
+            why = _BY_CONSTRUCTION.get((names[i], names[j]))
+            out.append(f"{names[j]} gives the same values as {names[i]} at every fraction "
+                       f"under design {result.design}" +
+                       (f": {why}. Its line is {names[i]}'s and it is no evidence of its own."
+                        if why else "; their lines coincide."))
+    last = len(result.fractions) - 1
+    if last > 0:
+        kept = [i for i in range(len(names)) if i not in same and
+                np.isfinite(result.tau[i, last])]
+        if len(kept) >= 2:
+            order = sorted(kept, key=lambda i: (-result.tau[i, last], names[i]))
+            best, worst = order[0], order[-1]
+            ties = [names[i] for i in order if result.tau[i, last] == result.tau[best, last]]
+            out.append(f"With {result.fractions[last]:.0%} of the judgments, "
+                       f"{_join(ties)} {'keeps its' if len(ties) == 1 else 'keep their'} "
+                       f"full-judgment ranking best (tau {result.tau[best, last]:.3f}) and "
+                       f"{names[worst]} least (tau {result.tau[worst, last]:.3f}): on these "
+                       f"runs {_join(ties)} {'is' if len(ties) == 1 else 'are'} the safer "
+                       "choice when the pool is shallow or runs were not pooled.")
+            near = max(kept, key=lambda i: (result.tau_map[i, last], -i))
+            out.append(f"Closest to the official ranking (MAP on all judgments) with "
+                       f"{result.fractions[last]:.0%} of the judgments: {names[near]} "
+                       f"(tau {result.tau_map[near, last]:.3f}).")
+    return tuple(out)
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _pool_bias(config, store) -> PoolBias | None:

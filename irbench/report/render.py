@@ -21,7 +21,7 @@ def _environment() -> Environment:
 
 def render(context: ReportContext) -> str:
     """The self-contained ``index.html`` of ``context``."""
-    return _environment().get_template("index.html").render(c=context)
+    return _environment().get_template("index.html").render(c=context, links=context.links)
 
 
 OWNER = ".irbench-report.json"  # which campaign's report a folder holds
@@ -51,11 +51,15 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
 
     Every page is rendered first, then written into a temporary folder inside ``folder`` and
     renamed into place: a report killed or failing at any moment leaves the previous
-    ``index.html`` and ``systems/`` whole (never a truncated page or half a set)."""
+    ``index.html`` and ``systems/`` whole (never a truncated page or half a set). A report
+    written without run pages removes the ``systems/`` folder an earlier report left, so no
+    page is left out of date."""
     env = _environment()
-    index = env.get_template("index.html").render(c=context)
+    index = env.get_template("index.html").render(c=context, links=context.links)
     page = env.get_template("participant.html")
-    pages = [(p.file, page.render(p=p, title=context.title, generated_at=context.generated_at))
+    siblings = {p.system: p.file for p in participants}
+    pages = [(p.file, page.render(p=p, title=context.title, generated_at=context.generated_at,
+                                  links=siblings))
              for p in participants]
     if pages:
         pages.append(("index.html", env.get_template("participants.html").render(
@@ -86,6 +90,8 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
                         fh.write(text)
                 _swap_in(systems, os.path.join(folder, "systems"))
             os.replace(os.path.join(work, "index.html"), path)
+            if not pages and os.path.isdir(os.path.join(folder, "systems")):
+                shutil.rmtree(os.path.join(folder, "systems"))  # stale run pages
         finally:
             shutil.rmtree(work, ignore_errors=True)
     except OSError as exc:

@@ -1,0 +1,88 @@
+"""The overview tables a TREC overview paper prints beside the leaderboard: the runs ranked
+within each run type (automatic / manual, or any field ``report.rank_by`` names) and the best
+run of each group. Computed from the leaderboard (the store's means), ranked by its first
+measure; ties keep the leaderboard's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+RANK_FIELDS = ("type", "group", "official", "pooled")  # fields of a leaderboard row
+DEFAULT_RANK_BY = ("type",)
+
+
+def _f(text: str):
+    return field(metadata={"help": text})
+
+
+@dataclass(frozen=True)
+class RankedRun:
+    """One run in an overview table."""
+
+    rank: int = _f("its rank within the table")
+    overall: int = _f("its rank on the whole leaderboard")
+    name: str = _f("system name (participant text)")
+    group: str = _f("its group (participant text)")
+    value: str = _f("its mean on the ranking measure, printed")
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The runs sharing one value of one field (e.g. type = manual), best first."""
+
+    field: str = _f("the field (type, group, official or pooled)")
+    value: str = _f("its value shared by the runs (participant text)")
+    rows: tuple[RankedRun, ...] = _f("the runs, best first")
+
+
+@dataclass(frozen=True)
+class Overview:
+    """Section 2: rankings per run type (or other fields) and the best run per group."""
+
+    measure: str = _f("the ranking measure (the leaderboard's first)")
+    rankings: tuple[Ranking, ...] = _f("one per (field, value), fields in report.rank_by "
+                                       "order; a field with fewer than two values is left out")
+    best_per_group: tuple[RankedRun, ...] = _f("each group's best run, best group first "
+                                               "(empty with fewer than two groups)")
+
+
+OVERVIEW_TYPES = (RankedRun, Ranking, Overview)
+
+
+def _value(row, name: str) -> str:
+    value = getattr(row, name)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def overview(board, rank_by=DEFAULT_RANK_BY) -> Overview | None:
+    """The overview tables of ``board`` (a Leaderboard); None when there is nothing to split
+    (no field with two values, fewer than two groups)."""
+    if not board.rows or not board.measures:
+        return None
+    measure = board.measures[0]
+
+    def ranked(rows) -> tuple[RankedRun, ...]:
+        return tuple(RankedRun(k, r.rank, r.name, r.group, r.cells[0].text)
+                     for k, r in enumerate(rows, 1))
+
+    rankings = []
+    for name in rank_by:
+        values = list(dict.fromkeys(_value(r, name) for r in board.rows))
+        values = [v for v in values if v]
+        if len(values) < 2:
+            continue
+        for v in sorted(values):
+            rankings.append(Ranking(name, v, ranked(r for r in board.rows
+                                                    if _value(r, name) == v)))
+    best, seen = [], set()
+    for r in board.rows:  # best first: a group's first row is its best run
+        if r.group and r.group not in seen:
+            seen.add(r.group)
+            best.append(r)
+    groups = ranked(best) if len(seen) >= 2 else ()
+    if not rankings and not groups:
+        return None
+    return Overview(measure, tuple(rankings), groups)

@@ -1,0 +1,236 @@
+"""The appendix of a TREC overview: one page per run (``irbench report --participants``).
+
+Each page holds the run's metadata (group, type, pooled, description, its file's sha256),
+every suite measure with its rank and the best/median of all runs, the recall-precision graph
+with labelled recall points, its per-topic values against the best, median and worst of all
+runs (chart and table), and the significance test's verdict against every other run as a
+compact table. Pages link back to the report, to every section, and to the previous and next
+run by rank. Charts are templated SVG (:mod:`.svg`): one matplotlib figure per run would cost
+more than the whole report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..measures import PROFILE
+from . import svg
+
+
+def _f(text: str):
+    return field(metadata={"help": text})
+
+
+@dataclass(frozen=True)
+class ParticipantTopic:
+    """One topic on a participant's page."""
+
+    query_id: str = _f("topic id")
+    value: str = _f("the system's value, printed")
+    best: str = _f("the best value of all systems, printed")
+    median: str = _f("the median of all systems, printed")
+    worst: str = _f("the worst value of all systems, printed")
+    above_median: bool = _f("the system's value is above the median")
+
+
+@dataclass(frozen=True)
+class ParticipantMeasure:
+    """One suite measure on a participant's page."""
+
+    measure: str = _f("canonical measure name")
+    value: str = _f("the run's mean, printed")
+    rank: str = _f("its rank on that measure among the systems, printed ('-' without a value)")
+    best: str = _f("the best mean of all runs, printed")
+    median: str = _f("the median of all runs' means, printed")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One row of a run's significance table: the runs it is better than, worse than, or
+    cannot be told apart from."""
+
+    verdict: str = _f("'better than', 'worse than' or 'not distinguishable from'")
+    runs: tuple[str, ...] = _f("those runs, best first (participant text)")
+
+
+@dataclass(frozen=True)
+class Participant:
+    """The appendix page of one run, as in TREC overview appendices: its run against all."""
+
+    system: str = _f("system name (participant text)")
+    file: str = _f("the page's file name, made from the name (letters, digits, . _ -)")
+    group: str = _f("its group (participant text), or ''")
+    type: str = _f("its type (automatic, manual, ...; participant text), or ''")
+    metadata: tuple[tuple[str, str], ...] = _f("(field, value) rows: group, type, official, "
+                                               "pooled, baseline, description, run file, "
+                                               "sha256 (participant text)")
+    measure: str = _f("the measure of the per-topic table")
+    mean: str = _f("the system's mean on it, printed")
+    rank: int = _f("its rank among the systems on it")
+    systems: int = _f("how many systems were ranked")
+    previous: str = _f("the run ranked just above it (participant text), or ''")
+    next: str = _f("the run ranked just below it (participant text), or ''")
+    topics: tuple[ParticipantTopic, ...] = _f("every topic, in topic order")
+    measures: tuple[ParticipantMeasure, ...] = _f("every suite measure with the run's rank")
+    curve: tuple[tuple[str, str], ...] = _f("its interpolated precision per recall point "
+                                            "('0.0' ... '1.0', printed), or ()")
+    curve_chart: svg.LineChart | None = _f("the recall-precision graph: the run, the median "
+                                           "and the best run's curve")
+    judged: str = _f("its judged@10 and judged@100, printed, or ''")
+    significance_test: str = _f("the test and its family, in words, or '' (no test)")
+    verdicts: tuple[Verdict, ...] = _f("better than / worse than / not distinguishable from")
+    chart: svg.BarChart = _f("per topic, its value minus the median of all runs")
+
+
+PAGE_TYPES = (ParticipantTopic, ParticipantMeasure, Verdict, Participant)
+
+
+def _num(value) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.4f}"
+
+
+def file_names(names) -> dict[str, str]:
+    """A safe, unique file name per system name (participant text): letters, digits, '.',
+    '_' and '-' kept, anything else '_', never hidden, never 'index'."""
+    import re
+
+    out, used = {}, {"index.html"}
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:100].lstrip(".") or "run"
+        candidate, k = f"{base}.html", 1
+        while candidate.lower() in used:
+            k += 1
+            candidate = f"{base}-{k}.html"
+        used.add(candidate.lower())
+        out[name] = candidate
+    return out
+
+
+def _verdicts(sig, name: str) -> tuple[Verdict, ...]:
+    """Better / worse / not distinguishable, read from the all-pairs test (``sig``)."""
+    if sig is None or name not in sig.systems:
+        return ()
+    i = sig.systems.index(name)
+    p = np.nan_to_num(sig.p[i], nan=1.0)
+    others = np.arange(len(sig.systems)) != i
+    significant = (p <= 0.05) & others
+    groups = (("better than", significant & (sig.diff[i] > 0)),
+              ("worse than", significant & (sig.diff[i] < 0)),
+              ("not distinguishable from", ~significant & others))
+    return tuple(Verdict(label, tuple(sig.systems[j] for j in np.flatnonzero(mask)))
+                 for label, mask in groups)
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """1 for the largest; systems without a value last."""
+    order = np.argsort(-np.nan_to_num(values, nan=-np.inf), kind="stable")
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[order] = np.arange(1, len(values) + 1)
+    return ranks
+
+
+def participants(config, store, context) -> tuple[Participant, ...]:
+    """One :class:`Participant` page per system on the report's focus measure (its rank
+    order), from the store alone; ``context`` (the main page's) lends the leaderboard's
+    metadata and the significance test."""
+    from .context import focus_measure
+
+    qrels = config.qrels[0].name
+    measure = focus_measure(config)
+    names, topics, values = store.score_matrix(qrels, measure)
+    if not names:
+        return ()
+    with np.errstate(all="ignore"):
+        best = np.nanmax(values, axis=0)
+        median = np.nanmedian(values, axis=0)
+        worst = np.nanmin(values, axis=0)
+        means = np.nanmean(values, axis=1)
+    ranks = _ranks(means)
+    by_rank = [names[i] for i in np.argsort(ranks, kind="stable")]
+    suite = list(context.leaderboard.measures)
+    table = _suite_table(store, qrels, suite)
+    rows = {r.name: r for r in context.leaderboard.rows}
+    declared = {s.name: s for s in store.declared_systems()}
+    hashes = store.system_hashes()
+    profiles = store.profiles(qrels)
+    curves = {n: [p.get(m, math.nan) for m in PROFILE[2:]] for n, p in profiles.items()}
+    median_curve = (np.nanmedian(np.array(list(curves.values())), axis=0)
+                    if curves else None)
+    top_curve = curves.get(by_rank[0])
+    files = file_names(names)
+    recall = [f"{r / 10:.1f}" for r in range(11)]
+    title = (f"{measure} of this run minus the median of all {len(names)} runs, per topic "
+             "(the same -1 to 1 scale on every page)")
+    pages = []
+    for i, name in enumerate(names):
+        k = int(ranks[i]) - 1
+        row, s = rows.get(name), declared.get(name)
+        profile = profiles.get(name, {})
+        curve = curves.get(name)
+        chart = None
+        if curve is not None and median_curve is not None:
+            lines = [("median of all runs", "#999999", "4 3", list(median_curve))]
+            if top_curve is not None and by_rank[0] != name:
+                lines.append((f"best run by {measure}: {by_rank[0]}", "#E69F00", "1 3",
+                              top_curve))
+            lines.append((name, "#0072B2", "", curve))
+            chart = svg.precision_recall("Interpolated precision at each recall point "
+                                         "(trec_eval's iprec_at_recall)", lines)
+        pages.append(Participant(
+            system=name, file=files[name], group=row.group if row else "",
+            type=row.type if row else "",
+            metadata=_metadata(row, s, hashes.get(name, "")),
+            measure=measure, mean=_num(means[i]), rank=k + 1, systems=len(names),
+            previous=by_rank[k - 1] if k > 0 else "",
+            next=by_rank[k + 1] if k + 1 < len(by_rank) else "",
+            topics=tuple(ParticipantTopic(topics[t], _num(values[i, t]), _num(best[t]),
+                                          _num(median[t]), _num(worst[t]),
+                                          bool(values[i, t] > median[t]))
+                         for t in range(len(topics))),
+            measures=tuple(ParticipantMeasure(m, *table[m].get(name, ("-", "-")),
+                                              *table[m]["*"]) for m in suite),
+            curve=tuple(zip(recall, (_num(v) for v in curve))) if curve else (),
+            curve_chart=chart,
+            judged=(f"judged@10 {_num(profile['judged@10'])}, judged@100 "
+                    f"{_num(profile['judged@100'])}") if "judged@10" in profile else "",
+            significance_test=context.significance.test if context.significance else "",
+            verdicts=_verdicts(context.significance, name),
+            chart=svg.differences(title, f"{measure} - median", topics,
+                                  values[i] - median)))
+    return tuple(pages)
+
+
+def _suite_table(store, qrels: str, suite: list[str]) -> dict[str, dict]:
+    """{measure: {system: (mean, rank), '*': (best, median)}}, printed."""
+    _, rows = store.means(qrels, measures=suite)
+    by: dict[str, dict[str, float]] = {m: {} for m in suite}
+    for system, _, m, value, _ in rows:
+        by.setdefault(m, {})[system] = value if value is not None else math.nan
+    out = {}
+    for m, values in by.items():
+        names = list(values)
+        v = np.array([values[n] for n in names], dtype=np.float64)
+        ranks = _ranks(v)
+        entry = {n: (_num(v[j]), str(int(ranks[j])) if math.isfinite(v[j]) else "-")
+                 for j, n in enumerate(names)}
+        with np.errstate(all="ignore"):
+            entry["*"] = ((_num(float(np.nanmax(v))), _num(float(np.nanmedian(v))))
+                          if np.isfinite(v).any() else ("-", "-"))
+        out[m] = entry
+    return out
+
+
+def _metadata(row, system, sha256: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    if row is not None:
+        out += [("group", row.group or "-"), ("type", row.type or "-"),
+                ("official", "yes" if row.official else "no"),
+                ("pooled", row.pooled or "not declared"),
+                ("baseline", "yes" if row.baseline else "no")]
+    if system is not None:
+        out += [("description", system.description or "-"), ("run file", system.path)]
+    out.append(("sha256", sha256 or "-"))
+    return tuple(out)
