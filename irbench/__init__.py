@@ -20,10 +20,14 @@ _EXPORTS = {
     "Qrels": "trec", "Run": "trec", "read_qrels": "trec", "read_run": "trec",
 }
 
+SUBPACKAGES = ("stats",)  # irbench.stats after a bare 'import irbench', imported on first use
+
 __all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str):
+    if name in SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)  # the import binds it here
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'irbench' has no attribute '{name}'")
@@ -33,4 +37,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | set(SUBPACKAGES))

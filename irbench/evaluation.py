@@ -8,7 +8,7 @@ from .judgments import Prepared
 from .measures import Measure
 from .measures.compute import Evaluation, as_measures, compute
 from .ranked import EvalOptions, PreparedQrels
-from .trec import Qrels, Run, _display, is_frame, read_qrels, read_run
+from .trec import Qrels, Run, _display, is_frame, pandas_module, read_qrels, read_run
 
 
 def _prepared(qrels) -> Prepared:
@@ -63,7 +63,7 @@ def to_frame(results):
     for one :class:`Evaluation`; with ``system`` first for several (a list: each run's name;
     a mapping: its keys). Text measures (runid, relstring) are left out. pandas is imported
     here only (``pip install 'irbench[pandas]'``)."""
-    import pandas as pd
+    pd = pandas_module("irbench.to_frame")
 
     named = (results.items() if isinstance(results, dict) else
              [(None, results)] if isinstance(results, Evaluation) else

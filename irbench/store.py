@@ -25,6 +25,7 @@ import numpy as np
 
 from .config import Config, System, load_config
 from .errors import StoreError
+from .measures import measure_list
 
 MIGRATIONS: list[tuple[str, str]] = [
     ("create the score store", """
@@ -788,7 +789,7 @@ def _view_sql(view: str, qrels, systems, measures) -> tuple[str, list]:
 
 
 def _filtered(sql: str, qrels, systems, measures, alias: str = "") -> tuple[str, list]:
-    clauses, params = [], []
+    clauses, params, measures = [], [], measure_list(measures)
     if qrels is not None:
         clauses.append(f"{alias}qrels = ?")
         params.append(qrels)
@@ -797,7 +798,7 @@ def _filtered(sql: str, qrels, systems, measures, alias: str = "") -> tuple[str,
         params.append(list(systems))
     if measures:
         clauses.append(f"{alias}measure IN (SELECT unnest(?))")
-        params.append(list(measures))
+        params.append(measures)
     return (sql + (" WHERE " + " AND ".join(clauses) if clauses else "")), params
 
 

@@ -33,7 +33,7 @@ from typing import IO, Any, Iterable, Iterator, Mapping, Union
 
 import numpy as np
 
-from .errors import DuplicateError, FormatError
+from .errors import DuplicateError, FormatError, OutputError
 
 Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
 
@@ -744,6 +744,16 @@ def _rows(data, value: str) -> list[tuple]:
 
 FRAME_COLUMNS = {"run": ("query_id", "doc_id", "score"),
                  "qrels": ("query_id", "doc_id", "relevance")}
+
+
+def pandas_module(what: str):
+    """pandas, imported on first use by what gives a data frame (``what``, for the message);
+    without it an OutputError names the ``pandas`` extra."""
+    try:
+        import pandas
+    except ModuleNotFoundError:
+        raise OutputError(f"{what} needs pandas: pip install 'irbench[pandas]'") from None
+    return pandas
 
 
 def is_frame(data) -> bool:

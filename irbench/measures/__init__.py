@@ -5,7 +5,7 @@ from . import (  # noqa: F401  (registration)
     sets, textbook,
 )
 from .base import REGISTRY, Family, Measure, Param, register, summarise
-from .names import NICKNAMES, TREC_FAMILIES, parse_measure, parse_trec_specs
+from .names import NICKNAMES, TREC_FAMILIES, measure_list, parse_measure, parse_trec_specs
 
 # What every ad hoc evaluation keeps for the report whatever the suites (the store's
 # ``profiles``): judged@10, judged@100 and the interpolated 11-point precision-recall curve.
@@ -18,6 +18,7 @@ __all__ = [
     "Family",
     "Measure",
     "Param",
+    "measure_list",
     "parse_measure",
     "register",
     "summarise",

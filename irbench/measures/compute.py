@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ranked import EvalOptions, Ranked
 from .base import Measure, summarise
-from .names import parse_measure
+from .names import measure_list, parse_measure
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Evaluation:
 
 def as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
     out: list[Measure] = []
-    for m in measures:
+    for m in measure_list(measures):
         measure = parse_measure(m)  # a name, a Measure or an ir_measures object
         if measure not in out:
             out.append(measure)

@@ -274,6 +274,16 @@ def parse_measure(text) -> Measure:
     raise UnknownMeasureError(unknown_message(text))
 
 
+def measure_list(measures) -> list:
+    """``measures`` as a list, refusing a bare string: iterated, ``"AP"`` would be the
+    measures ``A`` and ``P``. Every public function taking ``measures`` asks this first."""
+    if isinstance(measures, (str, bytes)):
+        text = measures.decode() if isinstance(measures, bytes) else measures
+        raise UnknownMeasureError(f"measures must be a list of measure names, not the string "
+                                  f"{text!r}: write [{text!r}]")
+    return list(measures)
+
+
 def _make(match: re.Match) -> Measure:
     family = REGISTRY[family_name(match.group("name"))]
     values: dict[str, Any] = {}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..evaluation import evaluate
-from ..measures import parse_measure
+from ..measures import measure_list, parse_measure
 from ..trec import Qrels
 from ..errors import PoolingError
 from .pool import Pool, judgment_values
@@ -140,7 +140,7 @@ def leave_one_out(table: RunTable, qrels: Qrels, pool: Pool, *, by: str = "run",
     table is re-scored when its unit is left out; runs that contributed nothing alone keep
     their scores (a change of 0).
     """
-    names = [str(parse_measure(m)) for m in measures]
+    names = [str(parse_measure(m)) for m in measure_list(measures)]
     alone = unique_documents(pool, by)
     # each qrels row's pooled document (its unit) -> which rows a unit's removal drops
     q_topic = np.searchsorted(pool.topics, qrels.query_id)

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..measures import parse_measure
+from ..measures import measure_list, parse_measure
 from ..errors import PoolingError
 from .table import RunTable
 
@@ -48,7 +48,7 @@ class TableScorer:
     def check(measures) -> list[str]:
         """Canonical names of ``measures``; only AP, P@k, RR and nDCG@k have table kernels."""
         out = []
-        for m in measures:
+        for m in measure_list(measures):
             text = str(m)
             if not _NAME.match(text):
                 raise PoolingError(f"measure {text!r} has no pooling kernel; use AP, P@k, RR "

@@ -13,6 +13,7 @@ themselves; with them leave ``correction`` out (it is recorded as the test's nam
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -20,6 +21,7 @@ import numpy as np
 from scipy import stats as _st
 
 from ..errors import EvaluationError, StatisticsError
+from ..trec import pandas_module
 from .anova import randomized_tukey_hsd, tukey_hsd
 from .paired import DEFAULT_SAMPLES, DEFAULT_SEED, TestResult, paired_columns
 from .scores import Scores, check_alternative, check_choice
@@ -69,6 +71,25 @@ class PairComparison:
     p_adjusted: float
     significant: bool
 
+    def row(self) -> dict:
+        """This pair as one row of :meth:`Comparison.to_frame` (keys: :data:`ROW`)."""
+        r = self.result
+        return {"measure": self.measure, "system_a": self.system_a, "system_b": self.system_b,
+                "mean_a": self.mean_a, "mean_b": self.mean_b, "mean_diff": r.mean_diff,
+                "ci_low": r.ci_low, "ci_high": r.ci_high, "statistic": r.statistic,
+                "p_value": r.p_value, "p_adjusted": self.p_adjusted,
+                "effect_size": r.effect_size, "hedges_g": r.hedges_g, "n": r.n,
+                "significant": self.significant}
+
+
+FAMILY_WORDS = {"measure": "each measure a family", "all": "one family over the measures"}
+
+# The columns of Comparison.to_frame, in order, with their headings in Comparison._repr_html_.
+ROW = {"measure": "measure", "system_a": "system a", "system_b": "system b",
+       "mean_a": "mean a", "mean_b": "mean b", "mean_diff": "a - b", "ci_low": "CI low",
+       "ci_high": "CI high", "statistic": "statistic", "p_value": "p", "p_adjusted": "p adj.",
+       "effect_size": "d_z", "hedges_g": "g", "n": "topics", "significant": "significant"}
+
 
 @dataclass(frozen=True, eq=False)
 class Comparison:
@@ -104,6 +125,58 @@ class Comparison:
 
     def mean(self, measure: str, system: str) -> float:
         return float(self.means[self._index(measure), self.systems.index(system)])
+
+    def to_frame(self):
+        """One row per pair (columns :data:`ROW`: measure, system_a, system_b, mean_a,
+        mean_b, mean_diff = a - b, ci_low, ci_high, statistic, p_value, p_adjusted,
+        effect_size, hedges_g, n, significant) as a pandas DataFrame; the settings (test,
+        correction, family, alternative, alpha, samples, seed, baseline, notes) are in its
+        ``attrs``. pandas is imported here only (``pip install 'irbench[pandas]'``)."""
+        pd = pandas_module("Comparison.to_frame")
+        frame = pd.DataFrame([p.row() for p in self.pairs], columns=list(ROW))
+        frame.attrs.update(self._settings())
+        return frame
+
+    def _settings(self) -> dict:
+        return {"test": self.test, "correction": self.correction, "family": self.family,
+                "alternative": self.alternative, "alpha": self.alpha, "samples": self.samples,
+                "seed": self.seed, "baseline": self.baseline, "notes": list(self.notes)}
+
+    def _summary(self) -> str:
+        """One line: what was compared, how, and how many pairs are significant."""
+        against = (f"{len(self.systems) - 1} systems against {self.baseline}"
+                   if self.baseline is not None else f"{len(self.systems)} systems, all pairs")
+        topics = ", ".join(f"{m} on {n} topics" for m, n in zip(self.measures, self.topics))
+        how = (self.test if self.correction == self.test
+               else f"{self.test} test, {self.correction} correction")
+        if len(self.measures) > 1:
+            how += f" ({FAMILY_WORDS[self.family]})"
+        hits = sum(p.significant for p in self.pairs)
+        return (f"{against}; {topics}; {how}, alpha {self.alpha:g}: {hits} of "
+                f"{len(self.pairs)} pairs significant")
+
+    def __repr__(self) -> str:
+        return f"<Comparison: {self._summary()}>"
+
+    def _repr_html_(self) -> str:
+        """The pairs as an HTML table, for notebooks; every name is escaped."""
+        def cell(key: str, value) -> str:
+            if isinstance(value, bool):
+                text = "yes" if value else ""
+            elif isinstance(value, float):
+                text = f"{value:.4g}" if key in ("p_value", "p_adjusted") else f"{value:.4f}"
+            else:
+                text = str(value)
+            align = "" if isinstance(value, str) else ' style="text-align:right"'
+            return f"<td{align}>{html.escape(text)}</td>"
+
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in ROW.values())
+        body = "".join("<tr>" + "".join(cell(k, v) for k, v in p.row().items()) + "</tr>"
+                       for p in self.pairs)
+        notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
+        return (f'<table class="irbench-comparison"><caption>{html.escape(self._summary())}'
+                f"</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+                + notes)
 
     def _index(self, measure: str) -> int:
         if measure not in self.measures:

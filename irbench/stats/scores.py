@@ -20,6 +20,7 @@ from ..trec import frame_column, frame_names
 
 from .choices import ALTERNATIVES  # noqa: F401
 SHOWN = 5  # topic or system names listed in an error message
+PICKED = {"measure": "measures", "qrels": "qrels sets"}  # frame columns a keyword picks from
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,12 +67,14 @@ class Scores:
         return cls(measure, tuple(names), tuple(topics), values)
 
     @classmethod
-    def from_frame(cls, frame, measure: str | None = None) -> "Scores":
+    def from_frame(cls, frame, measure: str | None = None, *,
+                   qrels: str | None = None) -> "Scores":
         """Scores from a tidy data frame (pandas, Polars or Arrow; as :func:`irbench.to_frame`
         and ``irbench.open_store(...).per_query()`` give them): columns ``system``,
-        ``query_id``, ``value`` and, when it holds several measures, ``measure`` (then
-        ``measure=`` picks one). Systems and topics keep their order of first appearance;
-        a (system, topic) pair without a row is NaN."""
+        ``query_id``, ``value`` and, when it holds several measures or qrels sets, ``measure``
+        and ``qrels`` (then ``measure=`` and ``qrels=`` pick one each). Systems and topics keep
+        their order of first appearance; a (system, topic) pair without a row is NaN, and a
+        pair with two rows is an error naming the column that tells them apart."""
         present = frame_names(frame)
         missing = [c for c in ("system", "query_id", "value") if c not in present]
         if missing:
@@ -81,31 +84,35 @@ class Scores:
         def column(name: str) -> np.ndarray:
             return np.asarray(frame_column(frame, name).to_numpy())
 
-        system, topic = column("system").astype(str), column("query_id").astype(str)
-        value = column("value").astype(np.float64)
-        if "measure" in present:
-            names = column("measure").astype(str)
-            found = list(dict.fromkeys(names.tolist()))
-            if measure is None and len(found) > 1:
-                raise EvaluationError(f"the frame holds {len(found)} measures "
-                                      f"({', '.join(found[:SHOWN])}): pick one with measure=")
-            measure = measure if measure is not None else (found[0] if found else "")
-            keep = names == measure
-            if not keep.any():
-                raise EvaluationError(f"no rows of measure '{measure}' (the frame has "
-                                      f"{', '.join(found[:SHOWN])})")
-            system, topic, value = system[keep], topic[keep], value[keep]
+        system = column("system").astype(str)
+        keep = np.ones(len(system), dtype=bool)
+        picked = {}
+        for name, wanted in zip(PICKED, (measure, qrels)):
+            if name in present:
+                chosen, rows = _pick(name, column(name).astype(str), wanted)
+                picked[name] = chosen
+                keep &= rows
+            elif wanted is not None and name != "measure":  # measure= also names the scores
+                raise EvaluationError(f"{name}='{wanted}' given, but the frame has no "
+                                      f"'{name}' column (it has {', '.join(present)})")
+        system = system[keep]
+        topic = column("query_id").astype(str)[keep]
+        value = column("value").astype(np.float64)[keep]
         systems, s_index = _first_seen(system)
         topics, t_index = _first_seen(topic)
         cell = s_index * len(topics) + t_index
         if len(np.unique(cell)) != len(cell):
             first = np.flatnonzero(np.bincount(cell) > 1)[0]
-            raise EvaluationError(f"system '{systems[first // len(topics)]}' has two values "
-                                  f"for topic '{topics[first % len(topics)]}'")
+            rows = np.flatnonzero(keep)[cell == first]
+            others = [c for c in present if c not in ("system", "query_id", "value", *picked)]
+            raise EvaluationError(
+                f"system '{systems[first // len(topics)]}' has two values for topic "
+                f"'{topics[first % len(topics)]}'; "
+                + _told_apart([(c, column(c)[rows]) for c in others]))
         values = np.full(len(systems) * len(topics), np.nan)
         values[cell] = value
-        return cls(measure or "value", systems, topics, values.reshape(len(systems),
-                                                                       len(topics)))
+        name = measure if measure is not None else picked.get("measure") or "value"
+        return cls(name, systems, topics, values.reshape(len(systems), len(topics)))
 
     @property
     def means(self) -> np.ndarray:
@@ -207,6 +214,34 @@ def check_choice(kind: str, value: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise StatisticsError(f"unknown {kind} '{value}' (choose from {', '.join(choices)})")
     return value
+
+
+def _pick(name: str, labels: np.ndarray, wanted: str | None) -> tuple[str, np.ndarray]:
+    """The value of column ``name`` that the keyword ``name=`` picks (``wanted``; None: the
+    column's only value) and the rows that hold it."""
+    found = list(dict.fromkeys(labels.tolist()))
+    if wanted is None:
+        if len(found) > 1:
+            raise EvaluationError(f"the frame holds {len(found)} {PICKED[name]} in its "
+                                  f"'{name}' column ({_names(found)}): pick one with {name}=")
+        wanted = found[0] if found else ""
+    rows = labels == wanted
+    if not rows.any():
+        raise EvaluationError(f"no rows of {name} '{wanted}' (the frame's '{name}' column "
+                              f"has {_names(found)})")
+    return wanted, rows
+
+
+def _told_apart(columns: list[tuple[str, np.ndarray]]) -> str:
+    """Which of these columns (name, the repeated rows' values) tells the repeated rows
+    apart, as the end of an error message."""
+    differ = [(name, list(dict.fromkeys(map(str, values.tolist()))))
+              for name, values in columns if len(set(map(str, values.tolist()))) > 1]
+    if not differ:
+        return "the rows are the same in every other column (drop the repeated rows)"
+    return ("the rows differ in " + "; ".join(f"column '{name}' ({_names(values)})"
+                                               for name, values in differ)
+            + ": keep one value of it (filter the frame) before Scores.from_frame")
 
 
 def _first_seen(labels: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
