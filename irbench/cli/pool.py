@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from .output import progress_bar
+from .output import plain, progress_bar
 
 OPTIONS = {  # dest -> (flags, add_argument keywords); each subcommand takes some of them
     "strategy": (("--strategy",), {"default": "depth",
@@ -86,7 +86,7 @@ SUBCOMMANDS = {  # name -> (help, options)
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("pool", help="build judgment pools, simulate budgets, measure pool bias",
-                       description=__doc__.split("\n\n")[0] + " " + __doc__.split("\n\n")[1])
+                       description=plain(" ".join(__doc__.split("\n\n")[:2])))
     actions = p.add_subparsers(dest="action", metavar="SUBCOMMAND", required=True)
     for action, (text, uses) in SUBCOMMANDS.items():
         a = actions.add_parser(action, help=text, description=text[0].upper() + text[1:] + ".")
