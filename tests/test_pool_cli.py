@@ -106,6 +106,8 @@ def test_bad_requests(capsys):
     assert "unknown pooling strategy 'nope'" in capsys.readouterr().err
     assert cli.main(["pool", "build", str(DEMO), "--pooled", "nobody"]) == 1
     assert "no system 'nobody'" in capsys.readouterr().err
+    assert cli.main(["pool", "build", str(DEMO), "--pooled", "groupA1"]) == 1
+    assert "no system 'groupA1' in the config (did you mean groupA-1" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:  # argparse: a usage error, with the usage
         cli.main(["pool", "build"])
     assert exc.value.code == 2

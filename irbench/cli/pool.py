@@ -152,8 +152,11 @@ def _contributing(table, args, config):
     runs = table.runs
     unknown = [n for n in args.pooled if n not in runs]
     if unknown:
+        import difflib
+
+        close = sorted({c for n in unknown for c in difflib.get_close_matches(n, runs, n=3)})
         raise UsageError(f"--pooled: no system {', '.join(repr(n) for n in unknown)} in the "
-                         "config")
+                         "config" + (f" (did you mean {', '.join(close)}?)" if close else ""))
     declared = config.pooled_systems()
     chosen = args.pooled or (list(declared) if declared is not None else None)
     mask = contributing_runs(table, chosen, per_group=args.per_group)
