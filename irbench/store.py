@@ -641,6 +641,18 @@ class Store:
             "s.num_topics, s.error FROM systems s LEFT JOIN current c ON c.system = s.name "
             "GROUP BY ALL ORDER BY s.name").fetchall()
 
+    def stored_systems(self, qrels: str | None = None) -> list[str]:
+        """The systems with current results on qrels set ``qrels`` (on any set if None), by
+        name."""
+        sql, params = _filtered("SELECT DISTINCT system FROM current", qrels, (), ())
+        return [r[0] for r in self.con.execute(sql + " ORDER BY 1", params).fetchall()]
+
+    def stored_measures(self, qrels: str | None = None) -> list[str]:
+        """The measures (canonical names) with current results on qrels set ``qrels`` (on any
+        set if None), by name."""
+        sql, params = _filtered("SELECT DISTINCT measure FROM means", qrels, (), ())
+        return [r[0] for r in self.con.execute(sql + " ORDER BY 1", params).fetchall()]
+
     def read_scores(self, system: str, qrels: str, measure: str) -> tuple[list[str], np.ndarray]:
         """(query ids, values) of one system on one measure, ordered by query_id."""
         _, rows = self.query("SELECT query_id, value FROM per_query WHERE system = ? AND "

@@ -49,3 +49,31 @@ def test_every_command_has_help_and_documentation():
     for name, (help_text, parser) in _commands().items():
         assert help_text and parser.description, name
         assert f"irbench {name}" in text, f"'irbench {name}' is documented nowhere"
+
+
+def _parsers(parser: argparse.ArgumentParser, path: str = "irbench"):
+    """Every parser of the command line, subcommands' subcommands included (irbench pool build)."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, f"{path} {name}")
+
+
+def test_no_help_shows_sphinx_markup():
+    """Help texts taken from docstrings are printed clean: no ``literal`` nor :func:`role`."""
+    seen = []
+    for path, parser in _parsers(build_parser()):
+        seen.append(path)
+        text = parser.format_help()
+        assert "``" not in text, path
+        assert not re.search(r":[a-z]+(:[a-z]+)?:`", text), path
+    assert "irbench pool bias" in seen and "irbench scores" in seen
+
+
+def test_plain_writes_sphinx_markup_plainly():
+    from irbench.cli.output import plain
+
+    assert plain("``irbench pool``: see :mod:`irbench.pooling`, :class:`~irbench.store.Store`, "
+                 ":meth:`means <irbench.store.Store.means>`, :py:func:`x`") == \
+        "irbench pool: see irbench.pooling, Store, means, x"

@@ -44,11 +44,70 @@ def test_bias_and_simulate_and_strategies(capsys):
     assert "depth" in capsys.readouterr().out
 
 
+def test_bias_lists_every_run_and_exports_csv_and_json(tmp_path, capsys):
+    import csv
+    import io
+    import json
+
+    base = ["pool", "bias", str(DEMO), "--param", "k=20", "--per-group", "1"]
+    assert cli.main(base) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("AP, leaving one group out of the depth-20 pool: mean change ")
+    assert lines[1].split()[:4] == ["run", "group", "left", "out"]
+    assert len(lines) == 3 + 12  # every run of the demo, not the 5 most affected
+    assert cli.main(base + ["--top", "2", "--measure", "AP", "--measure", "P@10"]) == 0
+    out = capsys.readouterr().out
+    assert "(the 2 runs most affected of 12)" in out and out.count("\ngroup") == 4
+    assert cli.main(base + ["--format", "csv", "--measure", "AP", "--measure", "P@10"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 24 and {r["measure"] for r in rows} == {"AP", "P@10"}
+    ap = [r for r in rows if r["measure"] == "AP"]
+    changes = [float(r["change"]) for r in ap]
+    assert changes == sorted(changes)  # the most affected first
+    assert ap[0]["left_out"] == ap[0]["run"].split("-")[0]
+    assert float(ap[0]["reduced"]) - float(ap[0]["full"]) == pytest.approx(changes[0])
+    out_file = tmp_path / "bias.json"
+    assert cli.main(base + ["--format", "json", "--top", "3", "-o", str(out_file)]) == 0
+    assert capsys.readouterr().out == ""
+    doc = json.loads(out_file.read_text())
+    assert doc["by"] == "group" and doc["pool"]["k"] == 20 and doc["coverage"]["exact"]
+    (ap_doc,) = doc["measures"]
+    assert ap_doc["measure"] == "AP" and len(ap_doc["runs"]) == 3
+    assert [r["run"] for r in ap_doc["runs"]] == [r["run"] for r in ap[:3]]
+    assert ap_doc["max_drop"] == pytest.approx(-changes[0])
+    assert cli.main(base + ["--top", "0"]) == 1
+    assert "--top must be positive" in capsys.readouterr().err
+
+
+def test_bias_csv_neutralises_formulas_in_names(tmp_path, capsys):
+    import csv
+    import io
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "runs" / "demo", tmp_path / "runs" / "demo")
+    (tmp_path / "configs").mkdir()
+    config = tmp_path / "configs" / "demo.yaml"
+    config.write_text(DEMO.read_text().replace(
+        "  - name: groupA-1\n", "  - name: \"=HYPERLINK(\\\"http://x\\\")\"\n").replace(
+        "  - {glob: ../runs/demo/runs/groupB-*.txt, group: groupB}",
+        "  - {glob: ../runs/demo/runs/groupB-*.txt, group: '@evil'}"))
+    assert cli.main(["pool", "bias", str(config), "--param", "k=20", "--per-group", "1",
+                     "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert "'=HYPERLINK(\"http://x\")" in {r["run"] for r in rows}
+    assert "'@evil" in {r["left_out"] for r in rows}
+    assert not any(v.startswith(("=", "@")) for r in rows for v in r.values())
+
+
 def test_bad_requests(capsys):
     assert cli.main(["pool", "build", str(DEMO), "--strategy", "nope"]) == 1
     assert "unknown pooling strategy 'nope'" in capsys.readouterr().err
     assert cli.main(["pool", "build", str(DEMO), "--pooled", "nobody"]) == 1
     assert "no system 'nobody'" in capsys.readouterr().err
+    assert cli.main(["pool", "build", str(DEMO), "--pooled", "groupA1"]) == 1
+    assert "no system 'groupA1' in the config (did you mean groupA-1" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:  # argparse: a usage error, with the usage
         cli.main(["pool", "build"])
     assert exc.value.code == 2
@@ -65,7 +124,7 @@ def test_each_pool_subcommand_has_its_own_help(action, capsys):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: irbench pool {action} ")
-    takes = {"build": "--strategy", "bias": "--by", "simulate": "--strategies",
+    takes = {"build": "--strategy", "bias": "--format", "simulate": "--strategies",
              "next": "--batch", "judge": "--judgments", "start": "--budget",
              "stats": "--per-group", "status": "--name"}[action]
     assert takes in out

@@ -149,7 +149,7 @@ def test_leaderboard_exports(tmp_path, capsys):
     path.write_text(path.read_text().replace(
         "  - glob: ../runs/r*.txt",
         "  - glob: ../runs/r0[01].txt\n  - {name: 'a_b & c|d%', run: ../runs/r02.txt, "
-        "baseline: true}"))
+        "baseline: true, group: 'g_1 & #2'}"))
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
     capsys.readouterr()
     assert cli.main(["report", str(path), "--format", "json"]) == 0
@@ -158,8 +158,16 @@ def test_leaderboard_exports(tmp_path, capsys):
     assert cli.main(["report", str(path), "--format", "latex"]) == 0
     latex = capsys.readouterr().out
     assert r"a\_b \& c|d\%" in latex and r"\toprule" in latex and r"\textbf{" in latex
+    # the group column, as in Markdown: escaped, one cell per column in every row
+    assert r"\begin{tabular}{rll" in latex and " & System & Group & AP & " in latex
+    row = next(line for line in latex.splitlines() if r"a\_b \& c|d\%" in line)
+    assert row.split(" & ")[2] == r"g\_1 \& \#2"
+    body = [line for line in latex.splitlines() if line.endswith(r"\\")]
+    assert len({line.replace(r"\&", "").count("&") for line in body}) == 1
     assert cli.main(["report", str(path), "--format", "markdown"]) == 0
-    assert r"a_b &amp; c\|d%" in capsys.readouterr().out  # no raw HTML in Markdown
+    markdown = capsys.readouterr().out
+    assert r"a_b &amp; c\|d%" in markdown  # no raw HTML in Markdown
+    assert "| rank | system | group |" in markdown and "g_1 &amp; #2" in markdown
     out = tmp_path / "board.csv"
     assert cli.main(["report", str(path), "--format", "csv", "-o", str(out)]) == 0
     assert out.read_text().startswith("rank,system,group,type,official,baseline,AP,")

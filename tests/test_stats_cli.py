@@ -16,7 +16,7 @@ from campaigns import make_campaign
 from irbench.cli import compare as compare_cli
 from irbench import stats as S
 from irbench.config import load_config
-from irbench.errors import EvaluationError, StatisticsError, UsageError
+from irbench.errors import EvaluationError, NotStoredError, StatisticsError, UsageError
 from irbench.runner import run_campaign
 from irbench.store import Store
 
@@ -134,7 +134,8 @@ def test_user_errors(campaign, capsys):
         run(capsys, campaign, "--baseline", "nope")
     with pytest.raises(UsageError, match="no qrels set 'deep'"):
         run(capsys, campaign, "--qrels", "deep")
-    with pytest.raises(UsageError, match="no stored scores for measure 'ERR@20'"):
+    with pytest.raises(NotStoredError, match="measure 'ERR@20' is in none of the suites of "
+                       ".*add it to a suite under suites: and run 'irbench run "):
         run(capsys, campaign, "--measure", "ERR@20")
     with pytest.raises(StatisticsError, match="give no correction"):
         run(capsys, campaign, "--test", "tukey-hsd", "--correction", "holm")

@@ -21,6 +21,7 @@ from ..errors import UsageError
 from ..measures import parse_measure
 from ..escaping import csv_cell, terminal
 from .output import add_wait, progress_bar, json_value, text_table, warn_stale, write_text
+from .selection import check_stored
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it
     from ..store import Store
@@ -204,17 +205,17 @@ def cmd_scores(args) -> int:
         raise UsageError(f"no qrels set '{args.qrels}' in {args.config} "
                          f"(it has {', '.join(q.name for q in config.qrels)})")
     spec = next(q for q in config.qrels if q.name == qrels)
-    measures = ([str(parse_measure(m)) for m in args.measure]
-                or [str(m) for m in spec.measures(config.measures)])
+    asked = [parse_measure(m) for m in args.measure]
+    measures = [str(m) for m in asked] or [str(m) for m in spec.measures(config.measures)]
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
     if args.partition_by and args.format != "parquet":
         raise UsageError("--partition-by needs --format parquet")
     if args.partition_by == "qrels" and not args.qrels:
         qrels = None  # every set, each in its folder
-        measures = [str(parse_measure(m)) for m in args.measure] or \
-            [str(m) for m in config.measures]
+        measures = [str(m) for m in asked] or [str(m) for m in config.measures]
     with _store_for(config, args.wait) as store:
+        check_stored(store, config, qrels, args.system, asked)
         for name in [qrels] if qrels else [q.name for q in config.qrels]:
             warn_stale(store, name)
         if args.per_query:

@@ -7,6 +7,7 @@ handler returns an exit code; library errors propagate to ``cli.main``, which pr
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 import math
@@ -19,6 +20,7 @@ from ..errors import UsageError
 from ..measures import parse_measure
 from ..escaping import csv_cell
 from .output import add_wait, json_value, text_table, write_text
+from .selection import check_stored
 from ..stats.choices import (ALL_PAIRS_TEST, ALTERNATIVES, CI_METHODS, COMPARE_TESTS,
                              CORRECTIONS, DEFAULT_FAMILY, DEFAULT_SAMPLES, DEFAULT_SEED,
                              DEFAULT_TEST, FAMILIES)
@@ -92,18 +94,20 @@ def cmd_compare(args) -> int:
     if qrels not in names:
         raise UsageError(f"no qrels set '{args.qrels}' in {args.config} "
                          f"(it has {', '.join(names) or 'none'})")
-    measures = [str(parse_measure(m)) for m in args.measure]
-    if not measures:
+    asked = [parse_measure(m) for m in args.measure]
+    if not asked:
         if not config.measures:
             raise UsageError(f"{args.config} declares no measure; give --measure")
         spec = next(q for q in config.qrels if q.name == qrels)
-        measures = [str((spec.measures(config.measures) or config.measures)[0])]
+        asked = [(spec.measures(config.measures) or config.measures)[0]]
+    measures = [str(m) for m in asked]
     if args.samples < 1:
         raise UsageError(f"--samples must be positive, got {args.samples}")
     declared = [s.name for s in config.systems]
     from ..store import Store
 
     with Store(config.store, read_only=True, wait=args.wait) as store:
+        check_stored(store, config, qrels, args.system, asked)
         systems = list(args.system)
         if not systems:
             stored, _, _ = store.score_matrix(qrels, measures[0])
@@ -114,9 +118,10 @@ def cmd_compare(args) -> int:
                       f"{len(missing)} system{'s' if len(missing) > 1 else ''} "
                       f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}); "
                       "left out", file=sys.stderr)
-            if not systems:
+            if not systems:  # the store's systems are no longer in the config
                 raise UsageError(f"no stored scores for measure '{measures[0]}' on qrels "
-                                 f"'{qrels}'; run 'irbench run {args.config}' first")
+                                 f"'{qrels}' of a system of {args.config}; run 'irbench run "
+                                 f"{args.config}' first")
         scores = [stats.Scores.from_store(store, qrels, m, systems) for m in measures]
     if args.common_topics:
         scores = [s.common_topics() for s in scores]
@@ -128,8 +133,10 @@ def cmd_compare(args) -> int:
         if len(marked) == 1 and marked[0] in order:
             baseline = marked[0]
     if baseline is not None and baseline not in order:
+        close = difflib.get_close_matches(baseline, order, n=3)
         raise UsageError(f"baseline '{baseline}' is not among the compared systems "
-                         f"({', '.join(order)})")
+                         + (f"(did you mean {', '.join(close)}?)" if close else
+                            f"({', '.join(order)})"))
     result = stats.compare(scores, baseline=baseline, test=args.test, correction=args.correction,
                      family=args.family, alternative=args.alternative, samples=args.samples,
                      seed=args.seed, alpha=args.alpha, ci=args.ci)
@@ -177,7 +184,7 @@ def _format_table(result: "stats.Comparison", qrels: str) -> str:
         header = ("system_a", "system_b", "mean_a", "mean_b", "diff",
                   f"{settings['confidence']:.0%} "
                   f"{'simultaneous ci' if settings['ci'] == 'tukey' else 'ci'}",
-                  "d_z", "g", "p", "p_adj", "")
+                  "d_z", "g", "p", "p_adj", "sig")
         rows = [(p.system_a, p.system_b, _num(p.mean_a), _num(p.mean_b),
                  _num(p.result.mean_diff, signed=True),
                  f"[{_num(p.result.ci_low, signed=True)}, {_num(p.result.ci_high, signed=True)}]",

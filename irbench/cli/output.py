@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from typing import Any, Iterable
 
@@ -157,6 +158,17 @@ def write_text(path: str | None, text: str) -> None:
 
 
 # ---- text tables and JSON values shared by the commands ------------------------------------
+
+
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`(~?)([^`<]*?)(?:\s*<[^>]*>)?`")
+
+
+def plain(text: str) -> str:
+    """Docstring text as ``--help`` shows it: Sphinx roles (:func:`x`, :class:`~a.B`) and
+    inline literals written plainly."""
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2),
+                     text)
+    return text.replace("``", "")
 
 
 def cell(value: Any) -> str:

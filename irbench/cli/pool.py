@@ -20,7 +20,8 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from .output import progress_bar
+from ..escaping import csv_cell
+from .output import json_value, plain, progress_bar, text_table, write_text
 
 OPTIONS = {  # dest -> (flags, add_argument keywords); each subcommand takes some of them
     "strategy": (("--strategy",), {"default": "depth",
@@ -55,6 +56,13 @@ OPTIONS = {  # dest -> (flags, add_argument keywords); each subcommand takes som
     "judgments": (("-j", "--judgments"), {"action": "append", "default": [], "metavar": "FILE",
                                           "help": "an assessor file with the values filled "
                                           "in (repeatable)"}),
+    "top": (("--top",), {"type": int, "default": None, "metavar": "N",
+                         "help": "only the N runs most affected, per measure (default: every "
+                         "run)"}),
+    "format": (("--format",), {"choices": ("table", "csv", "json"), "default": "table",
+                               "help": "table (default), csv or json (one record per measure "
+                               "and run)"}),
+    "output": (("-o", "--output"), {"default": None, "help": "write to this file"}),
     "wait": (("--wait",), {"type": float, "default": None, "metavar": "SECONDS",
                            "help": "how long to wait for another irbench holding the store "
                            "(default 0)"}),
@@ -72,7 +80,7 @@ SUBCOMMANDS = {  # name -> (help, options)
                                                  "qrels", "seed")),
     "bias": ("leave one run or group out of a depth pool and score its runs again (pool "
              "bias; says how much of the qrels the rebuilt pool holds)",
-             ("param", *RUNS, "by", "measure", "qrels")),
+             ("param", *RUNS, "by", "measure", "qrels", "top", "format", "output")),
     "strategies": ("list the pooling strategies and their parameters", ()),
     "start": ("start a pool judged over days, kept in the store",
               ("name", "strategy", "param", *RUNS, "budget", "total", "seed", "wait")),
@@ -86,7 +94,7 @@ SUBCOMMANDS = {  # name -> (help, options)
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("pool", help="build judgment pools, simulate budgets, measure pool bias",
-                       description=__doc__.split("\n\n")[0] + " " + __doc__.split("\n\n")[1])
+                       description=plain(" ".join(__doc__.split("\n\n")[:2])))
     actions = p.add_subparsers(dest="action", metavar="SUBCOMMAND", required=True)
     for action, (text, uses) in SUBCOMMANDS.items():
         a = actions.add_parser(action, help=text, description=text[0].upper() + text[1:] + ".")
@@ -144,8 +152,11 @@ def _contributing(table, args, config):
     runs = table.runs
     unknown = [n for n in args.pooled if n not in runs]
     if unknown:
+        import difflib
+
+        close = sorted({c for n in unknown for c in difflib.get_close_matches(n, runs, n=3)})
         raise UsageError(f"--pooled: no system {', '.join(repr(n) for n in unknown)} in the "
-                         "config")
+                         "config" + (f" (did you mean {', '.join(close)}?)" if close else ""))
     declared = config.pooled_systems()
     chosen = args.pooled or (list(declared) if declared is not None else None)
     mask = contributing_runs(table, chosen, per_group=args.per_group)
@@ -211,6 +222,8 @@ def cmd_pool(args) -> int:
         print(pooling.format_simulation(sim))
         return 0
     params = _params(args.param)
+    if args.top is not None and args.top < 1:
+        raise UsageError(f"--top must be positive, got {args.top}")
     pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args, config),
                               relevance_level=level, **params)
     if args.action == "stats":
@@ -223,13 +236,70 @@ def cmd_pool(args) -> int:
     with progress_bar(args.by) as bar:
         result = pooling.leave_one_out(table, qrels, pool, by=args.by, measures=tuple(measures),
                                        relevance_level=level, progress=bar)
-    for measure in result.measures:
-        s = result.summary(measure)
-        print(f"{measure}, leaving one {args.by} out of the depth-{params.get('k', '')} pool: "
-              f"mean change {s['mean_change']:+.4f}, largest drop {s['max_drop']:.4f}")
-        for run, change, relative in s["most_affected"]:
-            print(f"  {run}\t{change:+.4f}\t({relative:+.1%})")
+    write_text(args.output, BIAS_FORMATS[args.format](result, coverage, pool.params, args.top))
     return 0
+
+
+# ---- pool bias formats ---------------------------------------------------------------------
+
+BIAS_COLUMNS = ("run", "left_out", "full", "reduced", "change", "relative_change", "removed",
+                "removed_relevant")
+
+
+def _bias_table(result, coverage, params: dict, top: int | None) -> str:
+    out = []
+    for measure in result.measures:
+        s = result.summary(measure, top=None)
+        rows = result.rows(measure, top)
+        shown = (f" (the {len(rows)} runs most affected of {len(result.runs)})"
+                 if len(rows) < len(result.runs) else "")
+        out.append(f"{measure}, leaving one {result.by} out of the depth-{params.get('k', '')} "
+                   f"pool: mean change {s['mean_change']:+.4f}, largest drop "
+                   f"{s['max_drop']:.4f}{shown}")
+        out.append(text_table(
+            ["run", f"{result.by} left out", "full", "reduced", "change", "relative",
+             "removed", "removed relevant"],
+            [(r["run"], r["left_out"], r["full"], r["reduced"], f"{r['change']:+.4f}",
+              f"{r['relative_change']:+.1%}", r["removed"], r["removed_relevant"])
+             for r in rows], left=2, numbers_only=False))
+        out.append("")
+    return "\n".join(out)
+
+
+def _bias_csv(result, coverage, params: dict, top: int | None) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(("measure", "by") + BIAS_COLUMNS)
+    for measure in result.measures:
+        for r in result.rows(measure, top):
+            writer.writerow([measure, result.by] + [csv_cell(r[c]) for c in BIAS_COLUMNS])
+    return buf.getvalue()
+
+
+def _bias_json(result, coverage, params: dict, top: int | None) -> str:
+    import json
+
+    measures = []
+    for measure in result.measures:
+        s = result.summary(measure, top=None)
+        measures.append({
+            "measure": measure, "mean_change": json_value(s["mean_change"]),
+            "max_drop": json_value(s["max_drop"]),
+            "mean_relative_change": json_value(s["mean_relative_change"]),
+            "runs": [{c: json_value(v) for c, v in r.items()}
+                     for r in result.rows(measure, top)]})
+    doc = {"by": result.by, "pool": {"strategy": "depth", **params},
+           "coverage": {"judged": coverage.judged, "covered": coverage.covered,
+                        "pooled": coverage.pooled, "unjudged": coverage.unjudged,
+                        "exact": coverage.exact},
+           "measures": measures}
+    return json.dumps(doc, indent=1, ensure_ascii=False, default=str) + "\n"
+
+
+BIAS_FORMATS = {"table": _bias_table, "csv": _bias_csv, "json": _bias_json}
 
 
 # ---- judging over days ---------------------------------------------------------------------

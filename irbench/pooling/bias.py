@@ -44,16 +44,28 @@ class LeaveOneOut:
     def relative_change(self) -> np.ndarray:
         return np.where(self.full != 0, self.change / np.where(self.full != 0, self.full, 1), 0.0)
 
-    def summary(self, measure: str, top: int = 5) -> dict:
-        """Mean and maximum absolute change of ``measure`` and the ``top`` runs most affected."""
+    def summary(self, measure: str, top: int | None = 5) -> dict:
+        """Mean and maximum absolute change of ``measure`` and the ``top`` runs most affected
+        (every run if None)."""
         m = self.measures.index(str(parse_measure(measure)))
         change = self.change[m]
-        order = np.argsort(change, kind="stable")[:top]  # most negative first
         return {"measure": self.measures[m], "mean_change": float(change.mean()),
                 "max_drop": float(-change.min()) if len(change) else 0.0,
                 "mean_relative_change": float(self.relative_change[m].mean()),
-                "most_affected": [(self.runs[i], float(change[i]),
-                                   float(self.relative_change[m, i])) for i in order]}
+                "most_affected": [(r["run"], r["change"], r["relative_change"])
+                                  for r in self.rows(measure, top)]}
+
+    def rows(self, measure: str, top: int | None = None) -> list[dict]:
+        """One record per run for ``measure``, the most affected first (most negative change;
+        ties in run order), the first ``top`` only unless None: run, left_out (the run or its
+        group), full, reduced, change, relative_change, removed, removed_relevant."""
+        m = self.measures.index(str(parse_measure(measure)))
+        order = np.argsort(self.change[m], kind="stable")[:top]
+        return [{"run": self.runs[i], "left_out": self.unit[i], "full": float(self.full[m, i]),
+                 "reduced": float(self.reduced[m, i]), "change": float(self.change[m, i]),
+                 "relative_change": float(self.relative_change[m, i]),
+                 "removed": int(self.removed[i]),
+                 "removed_relevant": int(self.removed_relevant[i])} for i in order]
 
 
 @dataclass(frozen=True)

@@ -104,9 +104,10 @@ def _markdown(board: Leaderboard) -> str:
 
 
 def _latex(board: Leaderboard) -> str:
-    cols = "rl" + "r" * len(board.measures)
+    cols = "rll" + "r" * len(board.measures)
     lines = [r"\begin{tabular}{" + cols + "}", r"\toprule",
-             " & ".join(["", "System", *[escape_latex(m) for m in board.measures]]) + r" \\",
+             " & ".join(["", "System", "Group", *[escape_latex(m) for m in board.measures]])
+             + r" \\",
              r"\midrule"]
     for row in board.rows:
         cells = []
@@ -116,7 +117,7 @@ def _latex(board: Leaderboard) -> str:
                 text += r"\textsuperscript{" + ("+" if c.mark == "▲" else "-") + "}"
             cells.append(text)
         name = escape_latex(row.name) + (r" (baseline)" if row.baseline else "")
-        lines.append(" & ".join([str(row.rank), name, *cells]) + r" \\")
+        lines.append(" & ".join([str(row.rank), name, escape_latex(row.group), *cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
               "% +/-: significantly above/below the baseline; " + escape_latex(board.test)]
     return "\n".join(lines) + "\n"
