@@ -31,6 +31,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--participants", action="store_true",
                    help="also one page per system (systems/NNN.html): its per-topic values "
                    "against the best, median and worst of all systems, to send to participants")
+    p.add_argument("--participants-pdf", action="store_true",
+                   help="also print each run page to a PDF beside it (systems/NAME.pdf), with "
+                   "headless Chromium; implies --participants")
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="also write every chart as PDF and PNG into DIR (for a paper)")
     p.add_argument("--force", action="store_true",
@@ -64,6 +67,7 @@ def cmd_report(args) -> int:
     from ..store import READER_WAIT, Store
 
     config = load_config(args.config, strict=False, systems=False)  # systems: the store's
+    args.participants = args.participants or args.participants_pdf
     from ..errors import UsageError
 
     problems = report_problems(config)
@@ -111,6 +115,15 @@ def cmd_report(args) -> int:
             raise UsageError(f"{args.figures}: cannot write the figures ({exc.strerror})") \
                 from None
         print(f"wrote {len(written)} figure files to {args.figures}", file=sys.stderr)
+    if args.participants_pdf and pages:
+        from pathlib import Path
+
+        from ..report.pdf import print_pages
+
+        folder = Path(path).resolve().parent / "systems"
+        with progress_bar("page") as bar:
+            pdfs = print_pages([folder / p.file for p in pages], progress=bar)
+        print(f"wrote {len(pdfs)} run page PDFs to {folder}", file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
     return 0
 

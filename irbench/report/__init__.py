@@ -4,7 +4,7 @@
 ``analyses`` what the config wants without importing the report's statistics and charts."""
 
 _EXPORTS = {"ReportContext": "context", "build_context": "context",
-            "undocumented_fields": "context", "render": "render", "write_report": "render"}
+            "undocumented_fields": "contract", "render": "render", "write_report": "render"}
 
 __all__ = ["ReportContext", "build_context", "render", "write_report", "undocumented_fields"]
 

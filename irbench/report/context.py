@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import numpy as np
@@ -25,7 +25,7 @@ from ..stats import rank_agreement
 from ..stats.latex import labels
 from . import analyses, figures
 from .figures import Figure
-from .overview import DEFAULT_RANK_BY, OVERVIEW_TYPES, Overview, overview
+from .overview import DEFAULT_RANK_BY, Overview, overview
 from .reduction import DESIGNS, Reduction
 
 
@@ -338,17 +338,22 @@ JUDGED_FLAG = 0.5  # judged@10 under this: most of the top 10 is unjudged
 MATRIX_SYSTEMS = 30  # the significance matrix shows the best 30; significance.csv every pair
 
 
-def undocumented_fields() -> list[str]:
-    """Fields without help text (the contract test expects none)."""
-    from .runpages import PAGE_TYPES
-    from .svg import SVG_TYPES
-
-    return [f"{t.__name__}.{f.name}" for t in (*CONTEXT_TYPES, *OVERVIEW_TYPES, *PAGE_TYPES,
-                                                *SVG_TYPES)
-            for f in fields(t) if not f.metadata.get("help")]
-
-
 # ---- computing -------------------------------------------------------------------------------
+
+
+def run_page_names(names) -> dict[str, str]:
+    """A safe, unique file name per system name (participant text): letters, digits, '.',
+    '_' and '-' kept, anything else '_', never hidden, never 'index'."""
+    out, used = {}, {"index.html"}
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:100].lstrip(".") or "run"
+        candidate, k = f"{base}.html", 1
+        while candidate.lower() in used:
+            k += 1
+            candidate = f"{base}-{k}.html"
+        used.add(candidate.lower())
+        out[name] = candidate
+    return out
 
 
 def _spread(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -397,10 +402,8 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
     pool_bias = _pool_bias(config, store)
     links = {}
     if run_pages:
-        from .runpages import file_names
-
         links = {name: f"systems/{file}" for name, file in
-                 file_names(store.score_matrix(qrels, focus_measure(config))[0]).items()}
+                 run_page_names(store.score_matrix(qrels, focus_measure(config))[0]).items()}
     tables = overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY))
     shown = (("leaderboard", board), ("overview", tables), ("significance", sig),
              ("per-topic", per_topic), ("map-gmap", map_vs_gmap), ("judged", judged),

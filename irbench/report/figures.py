@@ -154,42 +154,73 @@ def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[s
 @_styled
 def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarray,
              labelled: int = 10) -> Figure:
-    """Each system at (MAP, GMAP): the systems whose rank changes most and the top ones by MAP
-    are named; the two rankings' disagreement shows as points off a monotone line."""
-    fig, ax = _new((6, 4.2))
-    ax.scatter(map_values, gmap_values, s=18, color=OKABE_ITO[0], zorder=2, label="a system")
+    """Each system at (MAP, GMAP): the best by MAP and those whose rank changes most are
+    named; the two rankings' disagreement shows as points off a monotone line. Labels are
+    placed by adjustText away from the points and each other, joined to their point by a
+    line; a label that still overlaps one placed before it is left out, so none collide."""
+    fig, ax = _new((7.5, 5.2))
+    ax.scatter(map_values, gmap_values, s=16, color=OKABE_ITO[0], zorder=2)
     map_rank = np.argsort(np.argsort(-map_values, kind="stable"), kind="stable")
     gmap_rank = np.argsort(np.argsort(-gmap_values, kind="stable"), kind="stable")
     change = map_rank - gmap_rank
-    named = set(np.argsort(map_rank, kind="stable")[:labelled // 2].tolist())
-    named |= set(np.argsort(-np.abs(change), kind="stable")[:labelled - len(named)].tolist())
-    for i in sorted(named):
-        ax.annotate(f"{names[i]} ({change[i]:+d})", (map_values[i], gmap_values[i]),
-                    textcoords="offset points", xytext=(4, 3), fontsize=7)
+    top = [int(i) for i in np.argsort(map_rank, kind="stable")[:labelled // 2]]
+    moved = [int(i) for i in np.argsort(-np.abs(change), kind="stable") if i not in top]
+    named = top + [i for i in moved if change[i] != 0][:labelled - len(top)]
     ax.set_xlabel("MAP")
     ax.set_ylabel("GMAP")
-    ax.legend(loc="lower right", fontsize=8,
-              title="(+k: k places higher by GMAP)")
+    texts = [ax.text(map_values[i], gmap_values[i], f"{names[i]} ({change[i]:+d})", fontsize=8,
+                     zorder=3) for i in named]
+    shown = _place_labels(fig, ax, texts, map_values, gmap_values)
+    for i, text in zip(named, texts):
+        if text in shown:
+            x, y = text.get_position()
+            ax.annotate("", (map_values[i], gmap_values[i]), xytext=(x, y),
+                        arrowprops={"arrowstyle": "-", "color": "#888888", "lw": 0.6},
+                        zorder=1)
+    left_out = len(named) - len(shown)
+    ax.set_title(f"Each dot is a run ({len(names)}); named: the {len(top)} best by MAP and "
+                 f"the runs whose rank moves most\n(+k: k places higher by GMAP than by MAP)"
+                 + (f"; {left_out} name{'s' if left_out > 1 else ''} left out to avoid "
+                    "overlap" if left_out else ""), fontsize=8.5)
     fig.tight_layout()
     return _done("map-gmap", fig)
 
 
-@_styled
-def difference_from_median(name: str, measure: str, topics: Sequence[str],
-                           difference: np.ndarray) -> Figure:
-    """A run's per-topic value minus the median of all runs, topics in topic order; bars above
-    zero where the run beats the median. The y scale is fixed at [-1, 1], so every run's page
-    is read on the same scale."""
-    fig, ax = _new((max(4.0, 0.16 * len(topics) + 1.5), 2.6))
-    x = np.arange(len(topics))
-    values = np.nan_to_num(difference, nan=0.0)
-    ax.bar(x, values, color=np.where(values >= 0, OKABE_ITO[2], OKABE_ITO[3]), width=0.8)
-    ax.axhline(0, color="#333333", linewidth=0.8)
-    ax.set_ylim(-1, 1)
-    ax.set_ylabel(f"{measure} - median")
-    ax.set_xlabel("topic")
-    step = max(1, len(topics) // 25)
-    ax.set_xticks(x[::step], [str(t) for t in topics][::step], rotation=90, fontsize=7)
-    ax.set_title(f"{name}: {measure} minus the median of all runs, per topic")
-    fig.tight_layout()
-    return _done("difference-from-median", fig)
+def _place_labels(fig, ax, texts, x: np.ndarray, y: np.ndarray) -> list:
+    """Move ``texts`` off the points (x, y) and each other (adjustText), then remove each
+    text that overlaps one kept before it (or leaves the axes); the texts kept."""
+    try:
+        from adjustText import adjust_text
+    except ImportError:
+        raise OutputError("the report's charts need adjustText (label placement): pip install "
+                          "'irbench[report]'") from None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    if texts:
+        adjust_text(texts, x=np.asarray(x, dtype=float), y=np.asarray(y, dtype=float), ax=ax,
+                    expand=(1.3, 1.8), force_static=(0.6, 1.2), force_text=(0.4, 0.8),
+                    force_pull=(0.002, 0.002), iter_lim=1000, time_lim=None)
+    renderer = canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    kept, boxes = [], []
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
+                  and box.y1 <= frame.y1)
+        if not inside or any(box.overlaps(other) for other in boxes):
+            text.remove()
+            continue
+        kept.append(text)
+        boxes.append(box)
+    return kept
+
+
+def label_boxes(figure: Figure) -> list:
+    """The window boxes of the texts drawn inside the axes of ``figure`` (for tests: no two
+    may overlap)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = figure.figure
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    return [t.get_window_extent(renderer) for ax in fig.axes for t in ax.texts]

@@ -12,12 +12,14 @@ more than the whole report.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..measures import PROFILE
 from . import svg
+from .context import focus_measure, run_page_names
 
 
 def _f(text: str):
@@ -92,23 +94,6 @@ def _num(value) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.4f}"
 
 
-def file_names(names) -> dict[str, str]:
-    """A safe, unique file name per system name (participant text): letters, digits, '.',
-    '_' and '-' kept, anything else '_', never hidden, never 'index'."""
-    import re
-
-    out, used = {}, {"index.html"}
-    for name in names:
-        base = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:100].lstrip(".") or "run"
-        candidate, k = f"{base}.html", 1
-        while candidate.lower() in used:
-            k += 1
-            candidate = f"{base}-{k}.html"
-        used.add(candidate.lower())
-        out[name] = candidate
-    return out
-
-
 def _verdicts(sig, name: str) -> tuple[Verdict, ...]:
     """Better / worse / not distinguishable, read from the all-pairs test (``sig``)."""
     if sig is None or name not in sig.systems:
@@ -136,8 +121,6 @@ def participants(config, store, context) -> tuple[Participant, ...]:
     """One :class:`Participant` page per system on the report's focus measure (its rank
     order), from the store alone; ``context`` (the main page's) lends the leaderboard's
     metadata and the significance test."""
-    from .context import focus_measure
-
     qrels = config.qrels[0].name
     measure = focus_measure(config)
     names, topics, values = store.score_matrix(qrels, measure)
@@ -160,7 +143,7 @@ def participants(config, store, context) -> tuple[Participant, ...]:
     median_curve = (np.nanmedian(np.array(list(curves.values())), axis=0)
                     if curves else None)
     top_curve = curves.get(by_rank[0])
-    files = file_names(names)
+    files = run_page_names(names)
     recall = [f"{r / 10:.1f}" for r in range(11)]
     title = (f"{measure} of this run minus the median of all {len(names)} runs, per topic "
              "(the same -1 to 1 scale on every page)")
@@ -231,6 +214,7 @@ def _metadata(row, system, sha256: str) -> tuple[tuple[str, str], ...]:
                 ("pooled", row.pooled or "not declared"),
                 ("baseline", "yes" if row.baseline else "no")]
     if system is not None:
-        out += [("description", system.description or "-"), ("run file", system.path)]
+        out += [("description", system.description or "-"),
+                ("run file", os.path.basename(system.path) or system.path)]
     out.append(("sha256", sha256 or "-"))
     return tuple(out)
