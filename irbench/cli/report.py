@@ -25,9 +25,11 @@ def add_parsers(sub) -> None:
                    default="html", help="html: the page (default); the others: the "
                    "leaderboard only, on stdout or to -o FILE")
     p.add_argument("-o", "--output", default=None, help="file for --format other than html")
-    p.add_argument("--table", choices=("leaderboard", "significance"), default="leaderboard",
-                   help="with --format other than html: the leaderboard (default) or the "
-                   "all-pairs significance table of report.measure")
+    p.add_argument("--table", choices=("leaderboard", "significance", "rankings", "groups"),
+                   default="leaderboard",
+                   help="with --format other than html: the leaderboard (default), the "
+                   "all-pairs significance table of report.measure, the runs ranked within "
+                   "each run type (or report.rank_by field), or the best run of each group")
     p.add_argument("--participants", action="store_true",
                    help="also one page per system (systems/NNN.html): its per-topic values "
                    "against the best, median and worst of all systems, to send to participants")
@@ -80,10 +82,23 @@ def cmd_report(args) -> int:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
             from ..report.context import focus_measure, leaderboard, significance
-            from ..report.exports import export_leaderboard, export_significance
+            from ..report.exports import (export_leaderboard, export_overview,
+                                          export_significance)
+            from ..report.overview import DEFAULT_RANK_BY, overview
 
             board = leaderboard(config, store, seed=args.seed)
-            if args.table == "significance":
+            if args.table in ("rankings", "groups"):
+                tables = overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY),
+                                  {s.name: s for s in store.declared_systems()})
+                if tables is None or not (tables.rankings if args.table == "rankings"
+                                          else tables.best_per_group):
+                    raise UsageError(
+                        "no run type (or report.rank_by field) has two values in the store's "
+                        "systems: nothing to rank by" if args.table == "rankings" else
+                        "fewer than two groups in the store's systems: give each system a "
+                        "group: in the config, then 'irbench run CONFIG'")
+                text = export_overview(tables, args.table, args.format)
+            elif args.table == "significance":
                 sig = significance(config, store, board, focus_measure(config), args.seed)
                 if sig is None:
                     raise UsageError("the significance table needs at least 3 systems with "

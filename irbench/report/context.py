@@ -87,7 +87,7 @@ class RankChange:
 
 @dataclass(frozen=True)
 class MapVsGmap:
-    """Section 4: MAP against GMAP (Robertson 2006)."""
+    """Section 5: MAP against GMAP (Robertson 2006)."""
 
     rows: tuple[RankChange, ...] = _f("systems by MAP rank")
     tau: str = _f("Kendall's tau between the two rankings, printed")
@@ -96,6 +96,8 @@ class MapVsGmap:
     floor: str = _f("the AP floor GMAP uses (trec_eval's 1e-5)")
     strips: tuple[Chart, ...] = _f("per-topic AP of each system on a log scale (what GMAP "
                                    "weighs), STRIP_ROWS systems per chart, each with its axis")
+    findings: tuple[str, ...] = _f("what the two rankings show, computed: the same leader or "
+                                   "not, the largest rank changes")
     scatter: Figure = _f("each system at (MAP, GMAP), drawn by matplotlib (.svg inline)")
 
 
@@ -113,7 +115,7 @@ class MatrixCell:
 
 @dataclass(frozen=True)
 class Significance:
-    """Section 2: all pairs on the first measure."""
+    """Section 3: all pairs on the first measure."""
 
     measure: str = _f("the measure compared")
     test: str = _f("the test, in words")
@@ -139,7 +141,7 @@ class Curve:
 
 @dataclass(frozen=True)
 class PrecisionRecall:
-    """Section 6: interpolated precision at recall 0, 0.1 ... 1 (trec_eval's)."""
+    """Section 7: interpolated precision at recall 0, 0.1 ... 1 (trec_eval's)."""
 
     curves: tuple[Curve, ...] = _f("every system; the first few coloured and listed")
     figure: Figure = _f("the curves, drawn by matplotlib (.svg inline)")
@@ -160,7 +162,7 @@ class ReductionRow:
 
 @dataclass(frozen=True)
 class ReductionSection:
-    """Section 5b: the judgment-reduction experiment (Buckley & Voorhees 2004)."""
+    """Section 6b: the judgment-reduction experiment (Buckley & Voorhees 2004)."""
 
     design: str = _f("the reduction design's name (report option reduction_design)")
     how: str = _f("what the design keeps and drops")
@@ -219,7 +221,7 @@ class BiasRow:
 
 @dataclass(frozen=True)
 class PoolBias:
-    """Section 5c: leave-one-group-out pool bias (Zobel 1998; NIST's procedure)."""
+    """Section 6c: leave-one-group-out pool bias (Zobel 1998; NIST's procedure)."""
 
     depth: int = _f("the pool depth k the qrels were built with (config report.pool_depth)")
     per_group: str = _f("pooled runs per group, printed ('all' when every run was pooled)")
@@ -246,7 +248,7 @@ class TopicRow:
 
 @dataclass(frozen=True)
 class PerTopic:
-    """Section 3: the first measure per topic across systems."""
+    """Section 4: the first measure per topic across systems."""
 
     measure: str = _f("the measure shown")
     rows: tuple[TopicRow, ...] = _f("topics, hardest first (lowest median)")
@@ -267,11 +269,12 @@ class JudgedRow:
 
 @dataclass(frozen=True)
 class Judged:
-    """Section 5a: incomplete judgments."""
+    """Section 6: incomplete judgments."""
 
     qrels: str = _f("the qrels set")
     rows: tuple[JudgedRow, ...] = _f("systems, least judged first")
     threshold: str = _f("the judged@10 below which a system is flagged, printed")
+    finding: str = _f("how many systems are flagged and which (or that none is), computed")
 
 
 @dataclass(frozen=True)
@@ -286,7 +289,7 @@ class Input:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Section 7: what the numbers come from."""
+    """Section 8: what the numbers come from."""
 
     config: str = _f("the config file's path")
     config_sha256: str = _f("sha256 of the config")
@@ -311,18 +314,18 @@ class ReportContext:
                                    "None when there is nothing to split")
     generated_at: str = _f("when the report was made (UTC)")
     leaderboard: Leaderboard = _f("section 1")
-    significance: Significance | None = _f("section 2, None with fewer than 3 systems")
-    per_topic: PerTopic | None = _f("section 3, None without scores")
-    map_vs_gmap: MapVsGmap | None = _f("section 4, None without AP scores")
-    judged: Judged | None = _f("section 5a, None when the store keeps no profiles (made by "
+    significance: Significance | None = _f("section 3, None with fewer than 3 systems")
+    per_topic: PerTopic | None = _f("section 4, None without scores")
+    map_vs_gmap: MapVsGmap | None = _f("section 5, None without AP scores")
+    judged: Judged | None = _f("section 6, None when the store keeps no profiles (made by "
                                "'irbench run' for ad hoc qrels)")
-    precision_recall: PrecisionRecall | None = _f("section 6, None without stored profiles")
-    reduction: ReductionSection | None = _f("section 5b, None unless the store holds it for "
+    precision_recall: PrecisionRecall | None = _f("section 7, None without stored profiles")
+    reduction: ReductionSection | None = _f("section 6b, None unless the store holds it for "
                                             "its current inputs")
-    pool_bias: PoolBias | None = _f("section 5c, None unless the config's report gives "
+    pool_bias: PoolBias | None = _f("section 6c, None unless the config's report gives "
                                     "pool_depth and the store holds it for its current inputs")
     not_shown: tuple[str, ...] = _f("why an analysis is missing (not computed, or stale)")
-    provenance: Provenance = _f("section 7")
+    provenance: Provenance = _f("section 8")
     figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
 
 
@@ -404,7 +407,8 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
     if run_pages:
         links = {name: f"systems/{file}" for name, file in
                  run_page_names(store.score_matrix(qrels, focus_measure(config))[0]).items()}
-    tables = overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY))
+    tables = overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY),
+                      {s.name: s for s in store.declared_systems()})
     shown = (("leaderboard", board), ("overview", tables), ("significance", sig),
              ("per-topic", per_topic), ("map-gmap", map_vs_gmap), ("judged", judged),
              ("reduction", reduction), ("pool-bias", pool_bias),
@@ -535,7 +539,25 @@ def _map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
                           [names[i] for i in by_map], topics, ap[by_map], log=True)
     return MapVsGmap(tuple(rows), f"{agreement.tau:.4f}", f"{agreement.tau_ap:.4f}",
                      int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strips,
+                     _map_gmap_findings(names, map_rank, gmap_rank),
                      figures.map_gmap(names, mean, gmean))
+
+
+def _map_gmap_findings(names, map_rank: np.ndarray, gmap_rank: np.ndarray) -> tuple[str, ...]:
+    """Sentences computed from the two rankings: whether they agree on the leader, and the
+    systems whose rank changes most."""
+    top_map, top_gmap = names[int(np.argmin(map_rank))], names[int(np.argmin(gmap_rank))]
+    out = [f"Both rank {top_map} first." if top_map == top_gmap else
+           f"MAP ranks {top_map} first, GMAP {top_gmap}."]
+    change = map_rank - gmap_rank
+    moved = [int(i) for i in np.argsort(-np.abs(change), kind="stable")[:5] if change[i]]
+    if not moved:
+        out.append("No system changes rank.")
+    else:
+        out.append("The largest changes: " + "; ".join(
+            f"{names[i]} from {map_rank[i]} by MAP to {gmap_rank[i]} by GMAP" for i in moved)
+            + ".")
+    return tuple(out)
 
 
 LEFT, PLOT, ROW = 150, 500, 16  # chart layout: label width, plot width, row height
@@ -638,7 +660,12 @@ def _from_profiles(store, qrels: str, order: list[str]):
     rows = [JudgedRow(name, _num(p["judged@10"]), _num(p["judged@100"]),
                       p["judged@10"] < JUDGED_FLAG) for name, p in profiles.items()]
     rows.sort(key=lambda r: (r.judged_10, r.name))
-    judged = Judged(qrels, tuple(rows), f"{JUDGED_FLAG:.2f}")
+    flagged = [r.name for r in rows if r.flagged]
+    finding = (f"No system has judged@10 below {JUDGED_FLAG:.2f}." if not flagged else
+               f"{len(flagged)} of {len(rows)} systems have judged@10 below "
+               f"{JUDGED_FLAG:.2f}: {', '.join(flagged[:10])}"
+               + (f" and {len(flagged) - 10} more" if len(flagged) > 10 else "") + ".")
+    judged = Judged(qrels, tuple(rows), f"{JUDGED_FLAG:.2f}", finding)
     curves = {name: [float(p[m]) for m in PROFILE[2:]] for name, p in profiles.items()}
     ranked = [n for n in order if n in curves] + sorted(set(curves) - set(order))
     shown = ranked[:len(figures.OKABE_ITO)]
@@ -772,7 +799,7 @@ def _pool_bias(config, store) -> PoolBias | None:
 
 def significance(config, store, board: Leaderboard, measure: str, seed: int = 0
                  ) -> Significance | None:
-    """Section 2 alone (for the exports), on the config's first qrels set."""
+    """Section 3 alone (for the exports), on the config's first qrels set."""
     return _significance(store, config.qrels[0].name, board, measure, seed)
 
 

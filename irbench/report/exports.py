@@ -124,3 +124,43 @@ def _latex(board: Leaderboard) -> str:
 
 
 _EXPORTERS = {"csv": _csv, "markdown": _markdown, "json": _json, "latex": _latex}
+
+
+def export_overview(tables, which: str, fmt: str) -> str:
+    """An overview table (``which``: 'rankings', the runs ranked within each run type or other
+    report.rank_by field; 'groups', the best run of each group) as ``fmt``."""
+    measure = tables.measure
+    if which == "groups":
+        head = ["rank", "group", "system", measure, "overall"]
+        records = [[r.rank, r.group, r.name, r.value, r.overall] for r in tables.best_per_group]
+    else:
+        head = ["field", "value", "rank", "system", "group", measure, "overall"]
+        records = [[t.field, t.value, r.rank, r.name, r.group, r.value, r.overall]
+                   for t in tables.rankings for r in t.rows]
+    if fmt == "json":
+        return json.dumps({"measure": measure, "table": which,
+                           "rows": [dict(zip(head, r)) for r in records]},
+                          indent=1, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow([csv_cell(h) for h in head])
+        writer.writerows([csv_cell(v) for v in r] for r in records)
+        return buf.getvalue()
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
+                 "|" + "|".join("---" for _ in head) + "|"]
+        lines += ["| " + " | ".join(markdown_cell(str(v)) for v in r) + " |" for r in records]
+        return "\n".join(lines) + "\n"
+    lines = [r"\begin{tabular}{" + "".join("r" if h in ("rank", "overall", measure) else "l"
+                                           for h in head) + "}", r"\toprule",
+             " & ".join(escape_latex(h) for h in head) + r" \\", r"\midrule"]
+    previous = None
+    for r in records:
+        if which == "rankings" and previous is not None and r[:2] != previous:
+            lines.append(r"\midrule")
+        previous = r[:2]
+        lines.append(" & ".join(escape_latex(str(v)) for v in r) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              f"% ranked by {escape_latex(measure)}; overall: the rank on the whole leaderboard"]
+    return "\n".join(lines) + "\n"

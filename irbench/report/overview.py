@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-RANK_FIELDS = ("type", "group", "official", "pooled")  # fields of a leaderboard row
 DEFAULT_RANK_BY = ("type",)
 
 
@@ -31,7 +30,7 @@ class RankedRun:
 class Ranking:
     """The runs sharing one value of one field (e.g. type = manual), best first."""
 
-    field: str = _f("the field (type, group, official or pooled)")
+    field: str = _f("the field (type, group, official, pooled, ...: report.rank_by)")
     value: str = _f("its value shared by the runs (participant text)")
     rows: tuple[RankedRun, ...] = _f("the runs, best first")
 
@@ -50,16 +49,22 @@ class Overview:
 OVERVIEW_TYPES = (RankedRun, Ranking, Overview)
 
 
-def _value(row, name: str) -> str:
-    value = getattr(row, name)
+def _value(row, system, name: str) -> str:
+    """The row's value of field ``name`` as printed: the leaderboard row's when it has the
+    field (pooled as the report decided it), else the declared system's; '' when unset."""
+    value = getattr(row, name) if hasattr(row, name) else getattr(system, name, None)
+    if value is None:
+        return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
 
 
-def overview(board, rank_by=DEFAULT_RANK_BY) -> Overview | None:
-    """The overview tables of ``board`` (a Leaderboard); None when there is nothing to split
-    (no field with two values, fewer than two groups)."""
+def overview(board, rank_by=DEFAULT_RANK_BY, systems=None) -> Overview | None:
+    """The overview tables of ``board`` (a Leaderboard); ``systems`` ({name: System}) lends
+    the fields a leaderboard row does not show (description, priority). None when there is
+    nothing to split (no field with two values, fewer than two groups)."""
+    systems = systems or {}
     if not board.rows or not board.measures:
         return None
     measure = board.measures[0]
@@ -70,13 +75,14 @@ def overview(board, rank_by=DEFAULT_RANK_BY) -> Overview | None:
 
     rankings = []
     for name in rank_by:
-        values = list(dict.fromkeys(_value(r, name) for r in board.rows))
+        values = list(dict.fromkeys(_value(r, systems.get(r.name), name)
+                                    for r in board.rows))
         values = [v for v in values if v]
         if len(values) < 2:
             continue
         for v in sorted(values):
-            rankings.append(Ranking(name, v, ranked(r for r in board.rows
-                                                    if _value(r, name) == v)))
+            rankings.append(Ranking(name, v, ranked(
+                r for r in board.rows if _value(r, systems.get(r.name), name) == v)))
     best, seen = [], set()
     for r in board.rows:  # best first: a group's first row is its best run
         if r.group and r.group not in seen:
