@@ -29,7 +29,7 @@ from .ranked import EvalOptions
 from .stamp import glob_matches
 from .submissions import Rules, build_rules, load_rules
 from .trec import glob_url, is_url, run_name, run_tag
-from .yamlfile import LineReader, parse_yaml, read_text, yaml_path
+from .yamlfile import LineReader, line_of, parse_yaml, read_text, yaml_path
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
@@ -194,6 +194,8 @@ class Config:
     cluster: str | None = None
     # the run tables the systems were read from (absolute paths), in config order
     tables: tuple[str, ...] = ()
+    # the line of every value of the config, by YAML path (for problems found after loading)
+    lines: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def inputs(self) -> tuple[str, ...]:
         """Every file a run of this config reads besides the config: topics, qrels sets, the
@@ -204,6 +206,16 @@ class Config:
         rules = self.validation.rules if self.validation is not None else None
         paths |= {getattr(rules, "path", None), getattr(rules, "docnos", None)}
         return tuple(sorted(p for p in paths if isinstance(p, str)))
+
+    def line(self, *path) -> int:
+        """The line of a value of the config (``config.line("report", "measure")``): its
+        own, else its nearest parent's, else 1."""
+        return line_of(self.lines, path)
+
+    def at(self, *path) -> str:
+        """``FILE:LINE: yaml.path`` of a value of the config, for problems found after
+        loading, in the form of the config's own."""
+        return f"{self.path}:{self.line(*path)}: {yaml_path(path)}"
 
     def qrels_path(self, name: str) -> str:
         return next(q.path for q in self.qrels if q.name == name)
@@ -326,7 +338,8 @@ class _Builder:
             raise ConfigError(sorted(problems, key=self._order))
         return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
                       suites, settings, store, report, self.missing_runs, validation,
-                      self.known, tuple(self.globs), cluster, tuple(self.tables))
+                      self.known, tuple(self.globs), cluster, tuple(self.tables),
+                      dict(self.reader.lines))
 
     def _execution(self) -> str | None:
         """``execution: {engine: local | dask, address: ...}``: the Dask scheduler's address
@@ -670,7 +683,8 @@ class _Builder:
         for key in ("baseline", "official", "pooled"):
             if key in entry:
                 if not isinstance(entry[key], bool):
-                    self.problem(where + (key,), f"must be true or false, not {_shown(entry[key])}")
+                    self.problem(where + (key,),
+                                 f"must be true or false, not {_shown(entry[key])}")
                 else:
                     meta[key] = entry[key]
         if "priority" in entry:

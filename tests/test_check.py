@@ -79,9 +79,10 @@ def test_check_refuses_what_report_refuses(tmp_path, capsys):
     assert "report analyses: " in run_refused
     assert cli.main(["report", str(path), "-o", str(tmp_path / "page")]) != 0
     refused = capsys.readouterr().err
-    assert "report: unknown option colour" in refused
-    for text in ("report: unknown option colour", "report: measure nDCG@20 is in no suite",
-                 "report: pool_depth must be a whole number >= 1, not 'deep'"):
+    assert f"{path}:8: report.colour: unknown option" in refused
+    for text in (f"{path}:8: report.colour: unknown option",
+                 f"{path}:8: report.measure: nDCG@20 is in no suite",
+                 f"{path}:8: report.pool_depth: must be a whole number >= 1, not 'deep'"):
         assert any(text in line for line in checked), text
         assert text in refused, text
         assert text in run_refused, text
