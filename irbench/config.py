@@ -498,7 +498,8 @@ class _Builder:
         elif isinstance(value, dict):
             if "table" in value:
                 self.problem(("systems", "table"), "a run table is given alone (systems: "
-                             "{table: FILE}) or as an item of the systems list (- table: FILE)")
+                             "{table: FILE}) or as an item of the systems list (- table: FILE); "
+                             "a system named table is written in the list form")
             items = [(("systems", k), {"name": k, **(v if isinstance(v, dict) else {"run": v})})
                      for k, v in value.items() if k != "table"]
         elif isinstance(value, list):
@@ -567,12 +568,12 @@ class _Builder:
         line, names = header
         at_header = ("systems", TableRow(shown, line))
         columns: list[str | None] = []  # per cell: its column, None for one not taken
-        for i, name in enumerate(names, 1):
-            name = name.strip().lower()
+        for i, written in enumerate(names, 1):
+            name = written.strip().lower()
             if name not in TABLE_COLUMNS:
-                self.problem(at_header, f"column {i}: unknown column {_shown(name)} (a run "
-                                        f"table has {', '.join(TABLE_COLUMNS)})" if name else
-                             f"column {i} has no name")
+                self.problem(at_header, f"column {i}: unknown column {_shown(written.strip())} "
+                                        f"(a run table has {', '.join(TABLE_COLUMNS)})" if name
+                             else f"column {i} has no name")
                 name = None
             elif name in columns:
                 self.problem(at_header, f"column {i}: '{name}' given twice")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 
 import pytest
 
@@ -455,7 +456,8 @@ def test_table_alone_in_the_mapping_form(campaign):
     (campaign / "runs" / "runs.tsv").write_text("run\nbeta.txt\n")
     path = table_config(campaign, "{table: ../runs/runs.tsv, a: ../runs/input.alpha.gz}")
     assert problems(path) == [f"{path}:2: systems.table: a run table is given alone (systems: "
-                              "{table: FILE}) or as an item of the systems list (- table: FILE)"]
+                              "{table: FILE}) or as an item of the systems list (- table: "
+                              "FILE); a system named table is written in the list form"]
     path = table_config(campaign, "[{table: ../runs/runs.tsv, group: g}]")
     assert problems(path) == [f"{path}:2: systems[0].group: unknown key (a run table gives "
                               "every system key as a column: table: FILE alone)"]
@@ -523,3 +525,17 @@ def test_report_title_and_rank_by(campaign):
     """)
     [problem] = report_problems(load_config(path))
     assert problem.startswith(f"{path}:5: report.rank_by: must be a list of system fields")
+
+
+def test_editing_a_run_table_is_a_change_the_run_stamp_sees(campaign, tmp_path, monkeypatch):
+    from irbench import stamp
+
+    monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    table = campaign / "runs" / "runs.tsv"
+    table.write_text("run\tgroup\nbeta.txt\tg1\n")
+    path = table_config(campaign, "{table: ../runs/runs.tsv}")
+    time.sleep(0.1)  # older than the racy window
+    assert cli.main(["run", "--workers", "1", "--quiet", path]) == 0
+    assert stamp.answer_unchanged_run(["run", "--quiet", path]) == 0
+    table.write_text("run\tgroup\nbeta.txt\tg2\n")  # same size
+    assert stamp.answer_unchanged_run(["run", "--quiet", path]) is None
