@@ -12,7 +12,9 @@ sits in a folder named ``configs`` (the layout ``configs/`` beside ``runs/``).
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -27,7 +29,7 @@ from .ranked import EvalOptions
 from .stamp import glob_matches
 from .submissions import Rules, build_rules, load_rules
 from .trec import glob_url, is_url, run_name, run_tag
-from .yamlfile import LineReader, parse_yaml, read_text, yaml_path
+from .yamlfile import LineReader, line_of, parse_yaml, read_text, yaml_path
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
@@ -37,6 +39,11 @@ NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
             "validation", "execution"}
 ENGINES = ("local", "dask")
+# the columns of a run table (systems: {table: FILE}); run is required
+TABLE_COLUMNS = ("run", "name", "group", "type", "description", "baseline", "official",
+                 "priority", "pooled")
+MAX_TABLE_ROWS = 100_000  # rows in one run table (a campaign has hundreds)
+MAX_TABLE_BYTES = 32 * 2**20
 
 
 
@@ -83,6 +90,16 @@ class System:
     priority: int | None = None  # pooling order within a group: 1 first
     pooled: bool | None = None  # its top documents were judged (None: not declared)
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """Where a system of a run table was declared: the table as messages name it (relative to
+    the working folder when the config's path is) and the row's first line. Inside a
+    ``where`` tuple it stands for the row, so that problems read ``runs.tsv:7: pooled: ...``."""
+
+    file: str
+    line: int
 
 
 def cluster_address_problem(address) -> str | None:
@@ -175,15 +192,30 @@ class Config:
     # where runs are scored (the execution: section): None, this machine's worker processes;
     # else a Dask scheduler's address, or "local" / "local:N" (a LocalCluster for the run)
     cluster: str | None = None
+    # the run tables the systems were read from (absolute paths), in config order
+    tables: tuple[str, ...] = ()
+    # the line of every value of the config, by YAML path (for problems found after loading)
+    lines: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     def inputs(self) -> tuple[str, ...]:
         """Every file a run of this config reads besides the config: topics, qrels sets, the
-        known-documents qrels, runs, validation rules and their docnos list (sorted, once)."""
-        paths = {self.topics, self.known, *(q.path for q in self.qrels),
+        known-documents qrels, run tables, runs, validation rules and their docnos list
+        (sorted, once)."""
+        paths = {self.topics, self.known, *self.tables, *(q.path for q in self.qrels),
                  *(q.intent_weights for q in self.qrels), *(s.path for s in self.systems)}
         rules = self.validation.rules if self.validation is not None else None
         paths |= {getattr(rules, "path", None), getattr(rules, "docnos", None)}
         return tuple(sorted(p for p in paths if isinstance(p, str)))
+
+    def line(self, *path) -> int:
+        """The line of a value of the config (``config.line("report", "measure")``): its
+        own, else its nearest parent's, else 1."""
+        return line_of(self.lines, path)
+
+    def at(self, *path) -> str:
+        """``FILE:LINE: yaml.path`` of a value of the config, for problems found after
+        loading, in the form of the config's own."""
+        return f"{self.path}:{self.line(*path)}: {yaml_path(path)}"
 
     def qrels_path(self, name: str) -> str:
         return next(q.path for q in self.qrels if q.name == name)
@@ -251,13 +283,33 @@ class _Builder:
         self.missing_runs: dict[str, str] = {}
         self.known: str | None = None
         self.globs: list[tuple[str, tuple[str, ...]]] = []
+        self.tables: list[str] = []  # run tables read, absolute
+        self.table_names: list[str] = []  # ... as messages name them
 
     def problem(self, where: tuple, reason: str) -> None:
-        self.reader.problem(where, reason)
+        self.reader.problems.append(f"{self._at(where)}: {reason}")
 
-    def _line_of(self, message: str) -> int:
-        head = message[len(self.path) + 1:].split(":", 1)[0]
-        return int(head) if head.isdigit() else 0
+    def _at(self, where: tuple) -> str:
+        """``FILE:LINE: yaml.path`` of a place in the config, or ``TABLE:LINE: column`` of a
+        place in a run table (a :class:`TableRow` in ``where``)."""
+        row = next((i for i, part in enumerate(where) if isinstance(part, TableRow)), None)
+        if row is None:
+            return f"{self.path}:{self.reader.line(where)}: {yaml_path(where)}"
+        rest = where[row + 1:]
+        return f"{where[row].file}:{where[row].line}" + (f": {yaml_path(rest)}" if rest else "")
+
+    def _named(self, where: tuple) -> str:
+        """How a message names another place: its YAML path, or ``TABLE:LINE``."""
+        row = next((part for part in where if isinstance(part, TableRow)), None)
+        return yaml_path(where) if row is None else f"{row.file}:{row.line}"
+
+    def _order(self, message: str) -> tuple[int, int]:
+        """Problems in file order (the config, then each run table), then line order."""
+        for i, file in enumerate([self.path, *self.table_names]):
+            if message.startswith(file + ":"):
+                head = message[len(file) + 1:].split(":", 1)[0]
+                return i, int(head) if head.isdigit() else 0
+        return 0, 0
 
     def build(self) -> Config:
         for key in self.data:
@@ -283,10 +335,11 @@ class _Builder:
                                     "not starting with '.' (it names the report folder)")
         problems = self.reader.problems + (list(self.missing_runs.values()) if self.strict else [])
         if problems:
-            raise ConfigError(sorted(problems, key=self._line_of))
+            raise ConfigError(sorted(problems, key=self._order))
         return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
                       suites, settings, store, report, self.missing_runs, validation,
-                      self.known, tuple(self.globs), cluster)
+                      self.known, tuple(self.globs), cluster, tuple(self.tables),
+                      dict(self.reader.lines))
 
     def _execution(self) -> str | None:
         """``execution: {engine: local | dask, address: ...}``: the Dask scheduler's address
@@ -317,7 +370,11 @@ class _Builder:
 
     # -- paths
 
-    def _resolve(self, where: tuple, value: Any, must_exist: bool = True) -> str | None:
+    def _resolve(self, where: tuple, value: Any, must_exist: bool = True,
+                 folder: str | None = None) -> str | None:
+        """The absolute path of a file the config names (relative to ``folder``, by default
+        the config's), or None with the problem reported: outside the campaign folder unless
+        written absolute, a link leading out of it, or (``must_exist``) not a file."""
         if not isinstance(value, str) or not value.strip():
             self.problem(where, "must be a file path")
             return None
@@ -339,7 +396,7 @@ class _Builder:
         if os.path.isabs(expanded):
             full = os.path.normpath(expanded)
         else:
-            full = os.path.normpath(os.path.join(self.folder, expanded))
+            full = os.path.normpath(os.path.join(folder or self.folder, expanded))
             if os.path.commonpath([full, self.root]) != self.root:
                 self.problem(where, f"'{value}' leaves the campaign folder {self.root} "
                                     "(write an absolute path to allow it)")
@@ -435,9 +492,16 @@ class _Builder:
         value = self.data.get("systems")
         if value is None:
             return ()
-        if isinstance(value, dict):
+        if isinstance(value, dict) and list(value) == ["table"] and not isinstance(
+                value["table"], dict):  # systems: {table: FILE}
+            items = [(("systems",), value)]
+        elif isinstance(value, dict):
+            if "table" in value:
+                self.problem(("systems", "table"), "a run table is given alone (systems: "
+                             "{table: FILE}) or as an item of the systems list (- table: FILE); "
+                             "a system named table is written in the list form")
             items = [(("systems", k), {"name": k, **(v if isinstance(v, dict) else {"run": v})})
-                     for k, v in value.items()]
+                     for k, v in value.items() if k != "table"]
         elif isinstance(value, list):
             items = [(("systems", i), v) for i, v in enumerate(value)]
         else:
@@ -447,27 +511,102 @@ class _Builder:
         seen: dict[str, tuple[tuple, str]] = {}
         for where, entry in items:
             if not isinstance(entry, dict):
-                self.problem(where, "a system is a mapping with name and run (or glob)")
+                self.problem(where, "a system is a mapping with name and run (or glob, or table)")
                 continue
-            for system in self._system(where, entry):
-                if system.name in seen:
-                    first, path = seen[system.name]
-                    hint = ""
-                    if "glob" in entry:
-                        hint = ("; name the glob's runs by their run tag (name_from: tag)"
-                                if entry.get("name_from", "file") == "file" else
-                                "; two runs share this run tag: name the glob's runs by "
-                                "their file names (name_from: file)")
-                    self.problem(where, f"system name '{system.name}' ({system.path}) also "
-                                        f"used at {yaml_path(first)} ({path}){hint}")
-                    continue
-                seen[system.name] = (where, system.path)
-                systems.append(system)
+            rows = self._table(where, entry) if "table" in entry else [(where, entry, None)]
+            for where, entry, folder in rows:
+                for system in self._system(where, entry, folder):
+                    if system.name in seen:
+                        first, path = seen[system.name]
+                        hint = ""
+                        if "glob" in entry:
+                            hint = ("; name the glob's runs by their run tag (name_from: tag)"
+                                    if entry.get("name_from", "file") == "file" else
+                                    "; two runs share this run tag: name the glob's runs by "
+                                    "their file names (name_from: file)")
+                        self.problem(where, f"system name '{system.name}' ({system.path}) "
+                                            f"also used at {self._named(first)} ({path}){hint}")
+                        continue
+                    seen[system.name] = (where, system.path)
+                    systems.append(system)
         if not systems and not self.reader.problems:
             self.problem(("systems",), "no systems")
         return tuple(systems)
 
-    def _system(self, where: tuple, entry: dict) -> list[System]:
+    def _table(self, where: tuple, entry: dict) -> list[tuple[tuple, dict, str]]:
+        """The rows of the run table of ``entry`` (``{table: FILE}``) as ``(where, entry,
+        folder)``: each row an entry as a YAML system would be (cells as text; true/false
+        and whole numbers read as such; an empty cell as no key), ``where`` its
+        :class:`TableRow`, ``folder`` the table's, to which its run paths are relative.
+        Problems of the table itself are reported at its line (the header at its own)."""
+        for key in entry:
+            if key != "table":
+                self.problem(where + (key,), "unknown key (a run table gives every system "
+                                             "key as a column: table: FILE alone)")
+        value = entry["table"]
+        if is_url(value):
+            self.problem(where + ("table",), "a run table is a local file (its runs may be "
+                                             "URLs)")
+            return []
+        path = self._resolve(where + ("table",), value)
+        if path is None:
+            return []
+        shown = os.path.normpath(os.path.join(os.path.dirname(self.path),
+                                              os.path.expanduser(value)))
+        self.tables.append(path)
+        self.table_names.append(shown)
+        try:
+            header, rows = read_table(path, shown)
+        except ConfigError as exc:
+            self.reader.problems.extend(exc.problems)
+            return []
+        if header is None:
+            self.problem(where + ("table",), f"'{value}' is empty: a run table has a header "
+                                             f"row naming its columns ({', '.join(TABLE_COLUMNS)})"
+                                             ", then a row per system")
+            return []
+        line, names = header
+        at_header = ("systems", TableRow(shown, line))
+        columns: list[str | None] = []  # per cell: its column, None for one not taken
+        for i, written in enumerate(names, 1):
+            name = written.strip().lower()
+            if name not in TABLE_COLUMNS:
+                self.problem(at_header, f"column {i}: unknown column {_shown(written.strip())} "
+                                        f"(a run table has {', '.join(TABLE_COLUMNS)})" if name
+                             else f"column {i} has no name")
+                name = None
+            elif name in columns:
+                self.problem(at_header, f"column {i}: '{name}' given twice")
+                name = None
+            columns.append(name)
+        if "run" not in columns:
+            self.problem(at_header, "no 'run' column (the run file of each system, relative "
+                                    "to the table's folder)")
+            return []
+        if not rows:
+            self.problem(at_header, "no rows under the header")
+        out = []
+        for line, cells in rows:
+            row_where = ("systems", TableRow(shown, line))
+            if len(cells) > len(columns):
+                self.problem(row_where, f"{len(cells)} cells, the header names "
+                                        f"{len(columns)} columns")
+                continue
+            row: dict[str, Any] = {}
+            for column, cell in zip(columns, cells):
+                cell = cell.strip()
+                if column is not None and cell:
+                    row[column] = _cell_value(column, cell)
+            if "run" not in row:
+                self.problem(row_where + ("run",), "empty: each row names its run file")
+                continue
+            row.setdefault("name", run_name(row["run"]))
+            out.append((row_where, row, os.path.dirname(path)))
+        return out
+
+    def _system(self, where: tuple, entry: dict, folder: str | None = None) -> list[System]:
+        """The systems of one entry of ``systems:`` (or row of a run table, whose run path is
+        relative to ``folder``), each problem reported at ``where``."""
         for key in entry:
             if key not in SYSTEM_KEYS:
                 self.problem(where + (key,), f"unknown key ({', '.join(sorted(SYSTEM_KEYS))})")
@@ -480,15 +619,13 @@ class _Builder:
             if not isinstance(name, (str, int)) or not str(name).strip():
                 self.problem(where + ("name",), "every system needs a name")
                 return []
-            path = self._resolve(where + ("run",), entry["run"], must_exist=False)
+            path = self._resolve(where + ("run",), entry["run"], must_exist=False,
+                                 folder=folder)
             if path is None:
                 return []
             if not is_url(path) and not os.path.isfile(path):  # a URL: the run tells
-                what = _not_a_file(path)
-                line = self.reader.line(where + ("run",))
-                self.missing_runs[str(name)] = (f"{self.path}:{line}: "
-                                                f"{yaml_path(where + ('run',))}: {what} "
-                                                f"'{entry['run']}'")
+                self.missing_runs[str(name)] = (f"{self._at(where + ('run',))}: "
+                                                f"{_not_a_file(path)} '{entry['run']}'")
             return [System(str(name), path, **meta)]
         return self._glob(where, entry, meta)
 
@@ -547,13 +684,15 @@ class _Builder:
         for key in ("baseline", "official", "pooled"):
             if key in entry:
                 if not isinstance(entry[key], bool):
-                    self.problem(where + (key,), "must be true or false")
+                    self.problem(where + (key,),
+                                 f"must be true or false, not {_shown(entry[key])}")
                 else:
                     meta[key] = entry[key]
         if "priority" in entry:
             value = entry["priority"]
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                self.problem(where + ("priority",), "must be a whole number >= 1 (1 first)")
+                self.problem(where + ("priority",), f"must be a whole number >= 1 (1 first), "
+                                                    f"not {_shown(value)}")
             else:
                 meta["priority"] = value
         if "metadata" in entry:
@@ -692,6 +831,69 @@ class _Builder:
                                      + ("it is a folder" if os.path.isdir(path)
                                         else f"{folder} is a file, not a folder"))
         return path
+
+
+def read_table(path: str, shown: str) -> tuple[tuple[int, list[str]] | None,
+                                               list[tuple[int, list[str]]]]:
+    """The header ``(line, cells)`` (None when the file has no row) and the other rows
+    ``(line, cells)`` of a CSV or TSV file: ``.csv`` is comma-separated, ``.tsv``/``.tab``
+    tab-separated, any other name sniffed (comma, tab or semicolon). Read with the csv module
+    only, as UTF-8 (a byte-order mark is skipped); blank lines are skipped. A file that cannot
+    be read, is not UTF-8, is not CSV, or is larger than MAX_TABLE_ROWS rows or
+    MAX_TABLE_BYTES is a ConfigError naming ``shown`` and the line."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_TABLE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError([f"{shown}: cannot read the run table ({exc.strerror})"]) from None
+    if len(raw) > MAX_TABLE_BYTES:
+        raise ConfigError([f"{shown}: larger than {MAX_TABLE_BYTES // 2**20} MB: not a run "
+                           "table"])
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError([f"{shown}:{line}: not UTF-8 text"]) from None
+    extension = os.path.splitext(path)[1].lower()
+    if extension in (".csv", ".tsv", ".tab"):
+        delimiter = "," if extension == ".csv" else "\t"
+    else:
+        try:
+            delimiter = csv.Sniffer().sniff(text[:65536], delimiters=",\t;").delimiter
+        except csv.Error:
+            delimiter = "\t" if "\t" in text.split("\n", 1)[0] else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    header, rows, done = None, [], 0
+    try:
+        for cells in reader:
+            line, done = done + 1, reader.line_num
+            if not any(c.strip() for c in cells):
+                continue
+            if header is None:
+                header = (line, cells)
+            elif len(rows) == MAX_TABLE_ROWS:
+                raise ConfigError([f"{shown}:{line}: more than {MAX_TABLE_ROWS:,} rows"])
+            else:
+                rows.append((line, cells))
+    except csv.Error as exc:
+        raise ConfigError([f"{shown}:{done + 1}: not CSV/TSV ({exc})"]) from None
+    return header, rows
+
+
+def _cell_value(column: str, cell: str) -> Any:
+    """A run table cell as YAML would give it, so that the checks of a system see the same
+    values: true/false for the yes-or-no columns, whole numbers for priority, else text."""
+    if column in ("baseline", "official", "pooled") and cell.lower() in ("true", "false"):
+        return cell.lower() == "true"
+    if column == "priority" and re.fullmatch(r"[+-]?[0-9]{1,18}", cell):
+        return int(cell)
+    return cell
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` for a message, cut at 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _not_a_file(path: str) -> str:

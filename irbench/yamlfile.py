@@ -29,6 +29,14 @@ def yaml_path(path: tuple) -> str:
     return text or "(top level)"
 
 
+def line_of(lines: dict[tuple, int], path: tuple) -> int:
+    """The line of ``path`` in a file whose values' lines are ``lines`` (those of
+    :attr:`LineReader.lines`): its own, else its nearest parent's, else 1."""
+    while path not in lines and path:
+        path = path[:-1]
+    return lines.get(path, 1)
+
+
 class LineReader:
     """Turns composed YAML nodes into Python values, remembering each path's line."""
 
@@ -44,9 +52,7 @@ class LineReader:
         self.problems.append(f"{self.file}:{line}: {yaml_path(path)}: {reason}")
 
     def line(self, path: tuple) -> int:
-        while path not in self.lines and path:
-            path = path[:-1]
-        return self.lines.get(path, 1)
+        return line_of(self.lines, path)
 
     def value(self, node, path: tuple = ()) -> Any:
         self._count += 1

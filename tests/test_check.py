@@ -79,9 +79,10 @@ def test_check_refuses_what_report_refuses(tmp_path, capsys):
     assert "report analyses: " in run_refused
     assert cli.main(["report", str(path), "-o", str(tmp_path / "page")]) != 0
     refused = capsys.readouterr().err
-    assert "report: unknown option colour" in refused
-    for text in ("report: unknown option colour", "report: measure nDCG@20 is in no suite",
-                 "report: pool_depth must be a whole number >= 1, not 'deep'"):
+    assert f"{path}:8: report.colour: unknown option" in refused
+    for text in (f"{path}:8: report.colour: unknown option",
+                 f"{path}:8: report.measure: nDCG@20 is in no suite",
+                 f"{path}:8: report.pool_depth: must be a whole number >= 1, not 'deep'"):
         assert any(text in line for line in checked), text
         assert text in refused, text
         assert text in run_refused, text
@@ -124,3 +125,41 @@ def test_eval_refuses_a_measure_the_config_refuses_with_the_same_text(tmp_path, 
     assert text in capsys.readouterr().err
     assert cli.main(["eval", "-m", "P(rel=2)@5", str(qrels), str(run)]) == 0
     assert os.path.exists(qrels)
+
+
+def test_a_campaign_of_a_run_table_end_to_end(tmp_path, capsys):
+    """`irbench check` and `irbench run` of a config whose systems are a run table: the
+    table's metadata reaches the store; a bad row is refused at its line by both."""
+    from irbench.store import Store
+
+    path = make_campaign(tmp_path)
+    table = tmp_path / "runs" / "runs.tsv"
+    table.write_text("run\tgroup\ttype\tdescription\tbaseline\tpriority\tpooled\n"
+                     "r00.txt\tA\tautomatic\tBM25, the baseline\ttrue\t1\ttrue\n"
+                     "r01.txt\tA\tmanual\t\t\t2\tfalse\n"
+                     "r02.txt\tB\tautomatic\t\t\t1\ttrue\n"
+                     "r03.txt\tB\tautomatic\t\t\t2\tfalse\n")
+    path.write_text(path.read_text().replace("- glob: ../runs/r*.txt",
+                                             "- table: ../runs/runs.tsv"))
+    assert cli.main(["check", str(path)]) == 0
+    out = capsys.readouterr()
+    assert "ok: 4 systems, 2 qrels sets" in out.out and out.err == ""
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    capsys.readouterr()
+    with Store(str(tmp_path / "runs" / "c.duckdb"), read_only=True) as store:
+        declared = store.declared_systems()
+    assert [(s.name, s.group, s.type, s.description, s.baseline, s.priority, s.pooled)
+            for s in declared] == [
+        ("r00", "A", "automatic", "BM25, the baseline", True, 1, True),
+        ("r01", "A", "manual", "", False, 2, False),
+        ("r02", "B", "automatic", "", False, 1, True),
+        ("r03", "B", "automatic", "", False, 2, False)]
+    table.write_text(table.read_text().replace("\t1\ttrue\nr01", "\t1\tyes\nr01")
+                     .replace("r03.txt", "r04.txt"))
+    rc_check, checked, rc_run, ran = _check_then_run(capsys, path)
+    assert rc_check == rc_run == 2  # a config problem
+    expected = {"irbench: error: runs/runs.tsv:2: pooled: must be true or false, not 'yes'",
+                "irbench: error: runs/runs.tsv:5: run: no such file 'r04.txt'"}
+    assert {line.replace(str(tmp_path) + "/", "") for line in checked} == expected
+    # run takes a missing run as that system's failure, after the config's problems
+    assert {line.replace(str(tmp_path) + "/", "") for line in ran} == set(sorted(expected)[:1])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 
 import pytest
 
@@ -304,3 +305,237 @@ def test_a_store_under_a_file_is_refused(campaign):
         """)
     assert problems(path) == [f"{path}:4: store: '../runs/beta.txt/scores.duckdb' cannot hold "
                               f"the store: {campaign}/runs/beta.txt is a file, not a folder"]
+
+
+# ---- run tables: systems: {table: FILE} ----------------------------------------------------
+
+
+INLINE_SYSTEMS = """
+    - name: alpha
+      run: ../runs/input.alpha.gz
+      group: g1
+      type: automatic
+      description: "BM25, then a reranker"
+      priority: 1
+      pooled: true
+    - name: beta
+      run: ../runs/beta.txt
+      group: g1
+      baseline: true
+      official: false
+      priority: 2
+      pooled: false
+"""
+
+
+def table_config(campaign, systems: str, name: str = "t.yaml") -> str:
+    return write(campaign, "collection: {qrels: ../runs/qrels.txt}\nsystems: " + systems
+                 + "\nsuites: {core: [AP]}\n", name)
+
+
+@pytest.mark.parametrize("file,text", [
+    ("runs.tsv", "run\tgroup\ttype\tdescription\tpriority\tpooled\tbaseline\tofficial\n"
+                 "input.alpha.gz\tg1\tautomatic\tBM25, then a reranker\t1\ttrue\t\t\n"
+                 "beta.txt\tg1\t\t\t2\tfalse\ttrue\tfalse\n"),
+    # CSV as a spreadsheet writes it: quoted cells, TRUE/FALSE, a byte-order mark, CRLF,
+    # names given, columns in another order and capitalised, a blank line
+    ("runs.csv", '\ufeffName,Run,Group,Type,Description,Priority,Pooled,Baseline,Official\r\n'
+                 'alpha,input.alpha.gz,g1,automatic,"BM25, then a reranker",1,TRUE,,\r\n\r\n'
+                 'beta,beta.txt,g1,,,2,FALSE,TRUE,FALSE\r\n'),
+    # another extension: the delimiter is sniffed
+    ("runs.list", "run\tgroup\ttype\tdescription\tpriority\tpooled\tbaseline\tofficial\n"
+                  "input.alpha.gz\tg1\tautomatic\tBM25, then a reranker\t1\ttrue\tfalse\t\n"
+                  "beta.txt\tg1\t\t\t2\tfalse\ttrue\tfalse\n"),
+])
+def test_a_run_table_gives_the_systems_of_inline_entries(campaign, file, text):
+    (campaign / "runs" / file).write_text(text, encoding="utf-8", newline="")
+    inline = load_config(write(campaign, "collection: {qrels: ../runs/qrels.txt}\nsystems:"
+                               + textwrap.indent(textwrap.dedent(INLINE_SYSTEMS), "  ")
+                               + "suites: {core: [AP]}\n", "inline.yaml"))
+    tabled = load_config(table_config(campaign, f"{{table: ../runs/{file}}}"))
+    assert tabled.systems == inline.systems
+    assert [s.description for s in tabled.systems] == ["BM25, then a reranker", ""]
+    # the table is an input of the run, so that editing it invalidates the run stamp
+    assert tabled.tables == (str(campaign / "runs" / file),)
+    assert str(campaign / "runs" / file) in tabled.inputs()
+
+
+def test_a_run_table_beside_inline_entries_and_globs(campaign):
+    (campaign / "runs" / "runs.tsv").write_text("run\nbeta.txt\n")
+    path = table_config(campaign, """
+  - glob: ../runs/*.gz
+  - table: ../runs/runs.tsv
+  - {name: again, run: ../runs/beta.txt, type: manual}""")
+    config = load_config(path)
+    assert [(s.name, s.type) for s in config.systems] == [
+        ("alpha", ""), ("beta", ""), ("again", "manual")]
+
+
+def test_every_problem_of_a_run_table_at_once_with_its_line(campaign):
+    table = campaign / "runs" / "runs.tsv"
+    table.write_text(
+        "run\tname\tpooled\tpriority\tcolour\n"   # 1: an unknown column
+        "beta.txt\tb\tmaybe\t0\tred\n"            # 2: pooled, priority
+        "input.alpha.gz\tb\t\t\t\n"               # 3: name b again
+        "\n"                                      # 4: blank, skipped
+        "gone.txt\t\t\t\t\n"                      # 5: no such run file
+        "beta.txt\tc\ttrue\t1\tx\textra\n"        # 6: a cell too many
+        "\tnameless\n"                            # 7: no run
+        "../../outside.txt\te\n")                 # 8: leaves the campaign folder
+    path = table_config(campaign, """
+  - table: ../runs/runs.tsv
+  - {name: b, run: ../runs/beta.txt}""")
+    shown = str(table)
+    assert problems(path) == [
+        f"{path}:4: systems[1]: system name 'b' ({campaign}/runs/beta.txt) also used at "
+        f"{shown}:2 ({campaign}/runs/beta.txt)",
+        f"{shown}:1: column 5: unknown column 'colour' (a run table has run, name, group, "
+        "type, description, baseline, official, priority, pooled)",
+        f"{shown}:2: pooled: must be true or false, not 'maybe'",
+        f"{shown}:2: priority: must be a whole number >= 1 (1 first), not 0",
+        f"{shown}:3: system name 'b' ({campaign}/runs/input.alpha.gz) also used at "
+        f"{shown}:2 ({campaign}/runs/beta.txt)",
+        f"{shown}:5: run: no such file 'gone.txt'",
+        f"{shown}:6: 6 cells, the header names 5 columns",
+        f"{shown}:7: run: empty: each row names its run file",
+        f"{shown}:8: run: '../../outside.txt' leaves the campaign folder {campaign} "
+        "(write an absolute path to allow it)",
+    ]
+
+
+def test_a_run_table_names_itself_as_the_config_names_it(campaign, monkeypatch):
+    (campaign / "runs" / "runs.csv").write_text("run,pooled\nbeta.txt,perhaps\n")
+    table_config(campaign, "{table: ../runs/runs.csv}")
+    monkeypatch.chdir(campaign)
+    assert problems("configs/t.yaml") == [
+        "runs/runs.csv:2: pooled: must be true or false, not 'perhaps'"]
+
+
+def test_a_missing_run_of_a_table_is_not_fatal_for_the_runner(campaign):
+    (campaign / "runs" / "runs.tsv").write_text("run\tname\ngone.txt\tgone\nbeta.txt\tb\n")
+    path = table_config(campaign, "{table: ../runs/runs.tsv}")
+    shown = campaign / "runs" / "runs.tsv"
+    assert problems(path) == [f"{shown}:2: run: no such file 'gone.txt'"]
+    config = load_config(path, strict=False)
+    assert config.missing_runs == {"gone": f"{shown}:2: run: no such file 'gone.txt'"}
+    assert [s.name for s in config.systems] == ["gone", "b"]
+
+
+def test_a_run_table_may_not_leave_the_campaign_folder(campaign, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "runs.tsv").write_text(f"run\n{campaign}/runs/beta.txt\n")
+    path = table_config(campaign, "{table: ../../elsewhere/runs.tsv}")
+    [problem] = problems(path)
+    assert problem.startswith(f"{path}:2: systems.table: '../../elsewhere/runs.tsv' leaves "
+                              "the campaign folder")
+    # written absolute, it may (and so may its rows, written absolute)
+    config = load_config(table_config(campaign, f"[{{table: {elsewhere}/runs.tsv}}]"))
+    assert [s.path for s in config.systems] == [str(campaign / "runs" / "beta.txt")]
+    # a link out of the campaign folder is refused like a '..' path
+    os.symlink(elsewhere / "runs.tsv", campaign / "runs" / "link.tsv")
+    [problem] = problems(table_config(campaign, "{table: ../runs/link.tsv}"))
+    assert "systems.table: '../runs/link.tsv' is a link leading out of" in problem
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"", "systems.table: '../runs/bad.tsv' is empty: a run table has a header row"),
+    (b"name\tgroup\nx\ty\n", "bad.tsv:1: no 'run' column"),
+    (b"run\tgroup\n", "bad.tsv:1: no rows under the header"),
+    (b"run\tgroup\tgroup\nbeta.txt\tg\th\n", "bad.tsv:1: column 3: 'group' given twice"),
+    (b"run\t\nbeta.txt\tx\n", "bad.tsv:1: column 2 has no name"),
+    (b"run\nbeta.txt\n\xff.txt\n", "bad.tsv:3: not UTF-8 text"),
+    (b'run\n"beta.txt\n', "bad.tsv:2: not CSV/TSV"),
+])
+def test_a_table_that_is_no_run_table(campaign, content, message):
+    (campaign / "runs" / "bad.tsv").write_bytes(content)
+    found = problems(table_config(campaign, "{table: ../runs/bad.tsv}"))
+    assert any(message in p for p in found), found
+
+
+def test_table_alone_in_the_mapping_form(campaign):
+    (campaign / "runs" / "runs.tsv").write_text("run\nbeta.txt\n")
+    path = table_config(campaign, "{table: ../runs/runs.tsv, a: ../runs/input.alpha.gz}")
+    assert problems(path) == [f"{path}:2: systems.table: a run table is given alone (systems: "
+                              "{table: FILE}) or as an item of the systems list (- table: "
+                              "FILE); a system named table is written in the list form"]
+    path = table_config(campaign, "[{table: ../runs/runs.tsv, group: g}]")
+    assert problems(path) == [f"{path}:2: systems[0].group: unknown key (a run table gives "
+                              "every system key as a column: table: FILE alone)"]
+    path = table_config(campaign, "{table: s3://bucket/runs.tsv}")
+    assert problems(path) == [f"{path}:2: systems.table: a run table is a local file (its "
+                              "runs may be URLs)"]
+
+
+# ---- report options ------------------------------------------------------------------------
+
+
+def test_report_options_are_refused_with_their_line(campaign):
+    from irbench.report.analyses import report_problems
+
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems: {b: ../runs/beta.txt}
+        suites: {core: [AP]}
+        report:
+          title: 2024
+          measure: nDGC@10
+          rank_by:
+            - type
+            - grup
+            - metadata
+            - type
+          pool_depht: 10
+          reduction_design: uniform
+    """)
+    found = report_problems(load_config(path))
+    assert found == [
+        f"{path}:6: report.title: must be text, the report's heading (default: the config's "
+        "name), not 2024",
+        f"{path}:7: report.measure: unknown measure 'nDGC@10' (did you mean nDCG@10?); "
+        "'irbench measures' lists them all",
+        f"{path}:10: report.rank_by[1]: unknown system field 'grup' (did you mean group?) "
+        "(rank_by takes group, type, description, baseline, official, priority, pooled)",
+        f"{path}:11: report.rank_by[2]: unknown system field 'metadata' (rank_by takes group, "
+        "type, description, baseline, official, priority, pooled)",
+        f"{path}:12: report.rank_by[3]: type given twice",
+        f"{path}:13: report.pool_depht: unknown option (did you mean pool_depth?) (report "
+        "takes measure, pool_depth, pooled_per_group, rank_by, reduction_design, title)",
+        f"{path}:14: report.reduction_design: must be one of buckley-voorhees, sampled, "
+        "not 'uniform'",
+    ]
+
+
+def test_report_title_and_rank_by(campaign):
+    from irbench.report.analyses import report_problems
+
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems: {b: ../runs/beta.txt}
+        suites: {core: [AP]}
+        report: {title: "TREC 2024 <Deep> Learning", rank_by: [type, group, official, pooled]}
+    """)
+    config = load_config(path)
+    assert report_problems(config) == []
+    assert config.report["title"] == "TREC 2024 <Deep> Learning"
+    path = write(campaign, """
+        collection: {qrels: ../runs/qrels.txt}
+        systems: {b: ../runs/beta.txt}
+        suites: {core: [AP]}
+        report: {rank_by: type}
+    """)
+    [problem] = report_problems(load_config(path))
+    assert problem.startswith(f"{path}:5: report.rank_by: must be a list of system fields")
+
+
+def test_editing_a_run_table_is_a_change_the_run_stamp_sees(campaign, tmp_path, monkeypatch):
+    from irbench import stamp
+
+    monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    table = campaign / "runs" / "runs.tsv"
+    table.write_text("run\tgroup\nbeta.txt\tg1\n")
+    path = table_config(campaign, "{table: ../runs/runs.tsv}")
+    time.sleep(0.1)  # older than the racy window
+    assert cli.main(["run", "--workers", "1", "--quiet", path]) == 0
+    assert stamp.answer_unchanged_run(["run", "--quiet", path]) == 0
+    table.write_text("run\tgroup\nbeta.txt\tg2\n")  # same size
+    assert stamp.answer_unchanged_run(["run", "--quiet", path]) is None

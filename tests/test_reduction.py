@@ -203,7 +203,7 @@ def test_run_computes_the_analysis_the_report_only_reads(tmp_path, capsys):
     assert [d for d, r in stored()] == ["buckley-voorhees"]
     path.write_text(path.read_text().replace("buckley-voorhees", "uniform"))
     assert cli.main(["check", str(path)]) == 1
-    assert "reduction_design must be one of buckley-voorhees, sampled, not 'uniform'" in \
+    assert "report.reduction_design: must be one of buckley-voorhees, sampled, not 'uniform'" in \
         capsys.readouterr().err
 
 

@@ -255,7 +255,8 @@ def test_pool_bias_section_and_report_options(tmp_path, capsys):
     path.write_text(path.read_text().replace("report: {pool_depth: 10, pooled_per_group: 1}",
                                              "report: {pool_dept: 10}"))
     assert cli.main(["report", str(path), "--out", str(out)]) == 1
-    assert "unknown option pool_dept" in capsys.readouterr().err
+    assert "report.pool_dept: unknown option (did you mean pool_depth?)" in \
+        capsys.readouterr().err
 
 
 def test_report_measure_option(tmp_path, capsys):
@@ -268,7 +269,7 @@ def test_report_measure_option(tmp_path, capsys):
     assert "Every pair of systems on nDCG@10" in html and "nDCG@10 on each topic" in html
     path.write_text(path.read_text().replace("measure: nDCG@10", "measure: ERR@20"))
     assert cli.main(["report", str(path), "--out", str(out)]) == 1
-    assert "measure ERR@20 is in no suite" in capsys.readouterr().err
+    assert "report.measure: ERR@20 is in no suite" in capsys.readouterr().err
 
 
 def test_significance_table_exports(tmp_path, capsys):
