@@ -168,6 +168,10 @@ def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarr
     named = top + [i for i in moved if change[i] != 0][:labelled - len(top)]
     ax.set_xlabel("MAP")
     ax.set_ylabel("GMAP")
+    title = (f"Each dot is a run ({len(names)}); named: the {len(top)} best by MAP and the "
+             "runs whose rank moves most\n(+k: k places higher by GMAP than by MAP)")
+    ax.set_title(title, fontsize=8.5)
+    fig.tight_layout()  # the axes' final place: labels are placed (in pixels) after it
     texts = [ax.text(map_values[i], gmap_values[i], f"{names[i]} ({change[i]:+d})", fontsize=8,
                      zorder=3) for i in named]
     shown = _place_labels(fig, ax, texts, map_values, gmap_values)
@@ -178,11 +182,9 @@ def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarr
                         arrowprops={"arrowstyle": "-", "color": "#888888", "lw": 0.6},
                         zorder=1)
     left_out = len(named) - len(shown)
-    ax.set_title(f"Each dot is a run ({len(names)}); named: the {len(top)} best by MAP and "
-                 f"the runs whose rank moves most\n(+k: k places higher by GMAP than by MAP)"
-                 + (f"; {left_out} name{'s' if left_out > 1 else ''} left out to avoid "
-                    "overlap" if left_out else ""), fontsize=8.5)
-    fig.tight_layout()
+    if left_out:  # the same two lines: the axes keep their place
+        ax.set_title(title.replace("\n(", f"; {left_out} left out to avoid overlap\n("),
+                     fontsize=8.5)
     return _done("map-gmap", fig)
 
 
@@ -223,4 +225,5 @@ def label_boxes(figure: Figure) -> list:
 
     fig = figure.figure
     renderer = FigureCanvasAgg(fig).get_renderer()
-    return [t.get_window_extent(renderer) for ax in fig.axes for t in ax.texts]
+    return [t.get_window_extent(renderer) for ax in fig.axes for t in ax.texts
+            if t.get_text()]
