@@ -15,7 +15,8 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("report", help="write a campaign's HTML report",
                        description="Write reports/<config name>/index.html (or --out FOLDER): "
                        "a self-contained page (no network request) with the leaderboard, "
-                       "significance against the baseline, MAP against GMAP and provenance. "
+                       "rankings per run type and group, significance, per-topic values, MAP "
+                       "against GMAP, incomplete judgments and provenance. "
                        "Run 'irbench run CONFIG' first.")
     p.add_argument("config", help="campaign config (YAML)")
     p.add_argument("--out", default=None, metavar="FOLDER",
@@ -31,8 +32,10 @@ def add_parsers(sub) -> None:
                    "all-pairs significance table of report.measure, the runs ranked within "
                    "each run type (or report.rank_by field), or the best run of each group")
     p.add_argument("--participants", action="store_true",
-                   help="also one page per system (systems/NNN.html): its per-topic values "
-                   "against the best, median and worst of all systems, to send to participants")
+                   help="also the appendix: one page per run (systems/NAME.html) with its "
+                   "metadata, every measure, recall-precision graph, significance and per-topic "
+                   "values against all runs; every run name on the main page links to it "
+                   "(without this flag an earlier report's run pages are removed)")
     p.add_argument("--participants-pdf", action="store_true",
                    help="also print each run page to a PDF beside it (systems/NAME.pdf), with "
                    "headless Chromium; implies --participants")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
@@ -26,11 +26,11 @@ from ..stats.latex import labels
 from . import analyses, figures
 from .figures import Figure
 from .overview import DEFAULT_RANK_BY, Overview, overview
+from .fields import documented
 from .reduction import DESIGNS, Reduction
 
 
-def _f(text: str):
-    return field(metadata={"help": text})
+_f = documented
 
 
 @dataclass(frozen=True)

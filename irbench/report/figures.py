@@ -208,8 +208,8 @@ def _place_labels(fig, ax, texts, x: np.ndarray, y: np.ndarray) -> list:
     kept, boxes = [], []
     for text in texts:
         box = text.get_window_extent(renderer)
-        inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
-                  and box.y1 <= frame.y1)
+        inside = (box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1  # a pixel's rounding
+                  and box.y0 >= frame.y0 - 1 and box.y1 <= frame.y1 + 1)
         if not inside or any(box.overlaps(other) for other in boxes):
             text.remove()
             continue

@@ -6,13 +6,14 @@ measure; ties keep the leaderboard's order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from .fields import documented
 
 DEFAULT_RANK_BY = ("type",)
 
 
-def _f(text: str):
-    return field(metadata={"help": text})
+_f = documented
 
 
 @dataclass(frozen=True)

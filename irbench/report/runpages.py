@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..measures import PROFILE
 from . import svg
 from .context import focus_measure, run_page_names
+from .fields import documented
 
 
-def _f(text: str):
-    return field(metadata={"help": text})
+_f = documented
 
 
 @dataclass(frozen=True)

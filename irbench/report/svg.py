@@ -7,13 +7,14 @@ Jinja2 like the rest of the page.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from .fields import documented
 
-def _f(text: str):
-    return field(metadata={"help": text})
+
+_f = documented
 
 
 @dataclass(frozen=True)
