@@ -40,6 +40,12 @@ def timed(args: list[str], env: dict) -> tuple[float, float]:
     return time.perf_counter() - t0, usage.ru_maxrss / 1024
 
 
+def best_of(times: int, args: list[str], env: dict) -> tuple[float, float]:
+    """The fastest of ``times`` runs (seconds, and its peak RSS): what the code costs, less
+    the noise of a shared machine."""
+    return min(timed(args, env) for _ in range(times))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=HERE / "data" / "full" / "campaign")
@@ -60,11 +66,11 @@ def main(argv=None) -> int:
         rows.append(("`irbench run` again (nothing to do)",
                      *timed(["run", "--quiet", str(config)], env), ""))
         shutil.move(copied, Path(tmp) / "moved")  # the report never reads a run file
-        rows.append(("`irbench report` (run files moved away)",
-                     *timed(["report", str(config), "--out", f"{tmp}/report"], env), "< 20 s"))
-        rows.append(("`irbench report --participants` (+ a page per run)",
-                     *timed(["report", str(config), "--out", f"{tmp}/report",
-                             "--participants"], env), ""))
+        plain = ["report", str(config), "--out", f"{tmp}/report"]
+        rows.append(("`irbench report` (run files moved away; best of 3)",
+                     *best_of(3, plain, env), "< 20 s"))
+        rows.append(("`irbench report --participants` (+ a page per run; best of 3)",
+                     *best_of(3, plain + ["--participants"], env), ""))
         size = os.path.getsize(f"{tmp}/report/index.html")
         pages = sum(p.stat().st_size for p in Path(f"{tmp}/report/systems").glob("*.html"))
     added = rows[-1][1] - rows[-2][1]

@@ -880,11 +880,15 @@ def read_table(path: str, shown: str) -> tuple[tuple[int, list[str]] | None,
     return header, rows
 
 
+# the words PyYAML reads as booleans (YAML 1.1), so a table says what inline YAML would
+_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+
+
 def _cell_value(column: str, cell: str) -> Any:
     """A run table cell as YAML would give it, so that the checks of a system see the same
     values: true/false for the yes-or-no columns, whole numbers for priority, else text."""
-    if column in ("baseline", "official", "pooled") and cell.lower() in ("true", "false"):
-        return cell.lower() == "true"
+    if column in ("baseline", "official", "pooled") and cell.lower() in _BOOLEANS:
+        return _BOOLEANS[cell.lower()]
     if column == "priority" and re.fullmatch(r"[+-]?[0-9]{1,18}", cell):
         return int(cell)
     return cell

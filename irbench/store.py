@@ -24,7 +24,7 @@ import duckdb
 import numpy as np
 
 from .config import Config, System, load_config
-from .errors import StoreError
+from .errors import NotStoredError, StoreError
 from .measures import measure_list
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -802,6 +802,9 @@ def _view_sql(view: str, qrels, systems, measures) -> tuple[str, list]:
 
 def _filtered(sql: str, qrels, systems, measures, alias: str = "") -> tuple[str, list]:
     clauses, params, measures = [], [], measure_list(measures)
+    if isinstance(systems, (str, bytes)):  # iterated, 'groupA-1' would be its letters
+        raise NotStoredError(f"systems must be a list of system names, not the string "
+                             f"{systems!r}: write [{systems!r}]")
     if qrels is not None:
         clauses.append(f"{alias}qrels = ?")
         params.append(qrels)

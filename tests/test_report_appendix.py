@@ -153,3 +153,49 @@ def test_map_gmap_labels_never_collide():
         for b in boxes[i + 1:]:
             assert not a.overlaps(b)
     assert "Each dot is a run" in figure.svg and "a system" not in figure.svg
+
+
+def test_review_fixes_on_the_demo(tmp_path, capsys):
+    """Run pages list every suite's measures; inlined charts share no id; a difference that
+    prints as zero has no sign; pool bias rebuilds the report's pool; names are suggested
+    whatever their case; a string of systems is refused."""
+    import re
+    import shutil
+    from collections import Counter
+    from pathlib import Path
+
+    from irbench.errors import NotStoredError
+    from irbench.report.context import _signed
+
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "configs", tmp_path / "configs")
+    shutil.copytree(root / "runs" / "demo", tmp_path / "runs" / "demo",
+                    ignore=shutil.ignore_patterns("*.duckdb*"))
+    config = tmp_path / "configs" / "demo.yaml"
+    assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(config), "--out", str(out), "--participants"]) == 0
+    run_page = Page.of((out / "systems" / "groupA-1.html").read_text())
+    listed = [r[0] for r in run_page.tables[1][1:]]
+    assert "ERR@20" in listed and "AP(condensed)" in listed and "AP" in listed  # every suite
+    html = (out / "index.html").read_text()
+    ids = Counter(re.findall(r'\bid="([^"]+)"', html))
+    assert [i for i, n in ids.items() if n > 1] == []
+    for ref in re.findall(r'(?:href="#|url\(#)([^")]+)', html):
+        assert ref in ids, ref  # every reference still resolves
+    assert _signed(-0.00001) == "0.0000" and _signed(0.25) == "+0.2500"
+    assert "-0.0000" not in html and "+0.0000" not in html
+    # the overview's sentence on a campaign without run types
+    assert "within each the best" not in html
+    # pool bias: the depth and runs per group of the config's report section by default
+    capsys.readouterr()
+    assert cli.main(["pool", "bias", str(config), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["pool"]["k"] == 20 and data["coverage"]["judged"] == data["coverage"]["covered"]
+    # a name suggested whatever its case
+    assert cli.main(["scores", str(config), "--system", "groupa-1"]) == 1
+    assert "did you mean groupA-1" in capsys.readouterr().err
+    from irbench import open_store
+
+    with pytest.raises(NotStoredError, match="not the string 'groupA-1'"):
+        open_store(config).per_query(systems="groupA-1")

@@ -55,8 +55,10 @@ def add_parsers(sub) -> None:
                        "report' would refuse, with the same rules: the config (file, line and "
                        "YAML path), the topics, every qrels set and measure, every run file "
                        "(read, its topics, the submission checks, duplicates) and the report "
-                       "options. Every problem at once; nothing is scored or written. Exit 1 "
-                       "when anything would be refused.")
+                       "options. Every problem at once; nothing is scored or written. Exit 2 "
+                       "when the config itself (or a run table) has problems, which are shown "
+                       "before its inputs and report options are read; else exit 1 when any "
+                       "input or report option would be refused.")
     p.add_argument("config", help="campaign config (YAML)")
     p.add_argument("--workers", type=int, default=None,
                    help="processes reading the runs (default: one per CPU)")

@@ -222,6 +222,12 @@ def cmd_pool(args) -> int:
         print(pooling.format_simulation(sim))
         return 0
     params = _params(args.param)
+    # the judged pool as the config's report: section describes it, unless said here
+    if "k" not in params and config.report.get("pool_depth"):
+        params["k"] = config.report["pool_depth"]
+    if args.per_group is None and not args.pooled and config.report.get("pooled_per_group") \
+            and config.pooled_systems() is None:
+        args.per_group = config.report["pooled_per_group"]
     if args.top is not None and args.top < 1:
         raise UsageError(f"--top must be positive, got {args.top}")
     pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args, config),

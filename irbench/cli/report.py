@@ -23,8 +23,8 @@ def add_parsers(sub) -> None:
                    help="where to write index.html (default reports/<config name>/)")
     p.add_argument("--seed", type=int, default=0, help="seed of the significance tests (0)")
     p.add_argument("--format", choices=("html", "csv", "markdown", "json", "latex"),
-                   default="html", help="html: the page (default); the others: the "
-                   "leaderboard only, on stdout or to -o FILE")
+                   default="html", help="html: the page (default); the others: one table "
+                   "(--table), on stdout or to -o FILE")
     p.add_argument("-o", "--output", default=None, help="file for --format other than html")
     p.add_argument("--table", choices=("leaderboard", "significance", "rankings", "groups"),
                    default="leaderboard",

@@ -73,7 +73,11 @@ def check_stored(store: Store, config: Config, qrels: str | None,
 
 def _suggest(name: str, known: Sequence[str], what: str) -> str:
     """`` (did you mean X, Y?)``, else what the store has: its ``what`` (or their number)."""
-    close = difflib.get_close_matches(name, known, n=SUGGESTED)
+    exact = [k for k in known if k.casefold() == name.casefold()]  # 'groupa-1': groupA-1
+    folded = {k.casefold(): k for k in known}
+    close = exact + [folded[c] for c in difflib.get_close_matches(
+        name.casefold(), list(folded), n=SUGGESTED) if folded[c] not in exact]
+    close = close[:SUGGESTED]
     if close:
         return f" (did you mean {', '.join(close)}?)"
     if len(known) <= LISTED:

@@ -370,6 +370,13 @@ def _num(value: float | None) -> str:
     return "-" if value is None or not math.isfinite(value) else f"{value:.4f}"
 
 
+def _signed(value: float) -> str:
+    """A difference printed with its sign, 4 decimals; one that prints as zero is '0.0000'
+    (never '-0.0000' or '+0.0000')."""
+    text = f"{value:+.4f}"
+    return "0.0000" if text in ("+0.0000", "-0.0000") else text
+
+
 def _num3(value: float) -> str:
     return f"{value:.3f}" if math.isfinite(value) else "-"
 
@@ -784,7 +791,7 @@ def _pool_bias(config, store) -> PoolBias | None:
     coverage = Coverage(*data["coverage"])
     rows = tuple(BiasRow(data["runs"][i], data["unit"][i], int(data["removed"][i]),
                          int(data["removed_relevant"][i]), _num(full[i]), _num(reduced[i]),
-                         f"{change[i]:+.4f}")
+                         _signed(change[i]))
                  for i in np.argsort(change, kind="stable"))
     how = (f"{data['pooled']} run(s) declared pooled: true" if declared is not None else
            f"each group's first {per_group} run(s) by priority" if per_group else "every run")
@@ -794,7 +801,7 @@ def _pool_bias(config, store) -> PoolBias | None:
         "report.pool_depth to the judged depth)")
     return PoolBias(spec.params["depth"], str(per_group) if per_group else "all", how,
                     coverage.describe(), warning,
-                    f"{change.mean():+.4f}", f"{max(0.0, -change.min()):.4f}", rows)
+                    _signed(change.mean()), f"{max(0.0, -change.min()):.4f}", rows)
 
 
 def significance(config, store, board: Leaderboard, measure: str, seed: int = 0

@@ -137,9 +137,11 @@ def export_overview(tables, which: str, fmt: str) -> str:
         head = ["field", "value", "rank", "system", "group", measure, "overall"]
         records = [[t.field, t.value, r.rank, r.name, r.group, r.value, r.overall]
                    for t in tables.rankings for r in t.rows]
-    if fmt == "json":
-        return json.dumps({"measure": measure, "table": which,
-                           "rows": [dict(zip(head, r)) for r in records]},
+    if fmt == "json":  # values as numbers, as the leaderboard's JSON has them
+        column = head.index(measure)
+        rows = [dict(zip(head, r[:column] + [_number(r[column])] + r[column + 1:]))
+                for r in records]
+        return json.dumps({"measure": measure, "table": which, "rows": rows},
                           indent=1, ensure_ascii=False) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
@@ -164,3 +166,10 @@ def export_overview(tables, which: str, fmt: str) -> str:
     lines += [r"\bottomrule", r"\end{tabular}",
               f"% ranked by {escape_latex(measure)}; overall: the rank on the whole leaderboard"]
     return "\n".join(lines) + "\n"
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None

@@ -97,8 +97,19 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]  # inline: no XML declaration or doctype
 
 
+def _unique_ids(svg: str, prefix: str) -> str:
+    """Every id of ``svg`` (and every reference to one) prefixed, so several charts inlined in
+    one page never share an id (matplotlib numbers them per figure: figure_1, axes_1, ...)."""
+    import re
+
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    svg = re.sub(r'(xlink:href|href)="#([^"]+)"', lambda m: f'{m.group(1)}="#{prefix}-{m.group(2)}"',
+                 svg)
+    return re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m.group(1)})", svg)
+
+
 def _done(name: str, fig) -> Figure:
-    return Figure(name, _svg(fig), fig)
+    return Figure(name, _unique_ids(_svg(fig), name), fig)
 
 
 @_styled
@@ -131,7 +142,7 @@ def reduction(measures: Sequence[str], fractions: Sequence[str], tau: np.ndarray
 def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[str]) -> Figure:
     """11-point interpolated precision-recall curves: the ``highlighted`` systems coloured and
     in the legend, every other system a thin grey line."""
-    fig, ax = _new((6, 4))
+    fig, ax = _new((8, 4))
     recall = np.linspace(0, 1, 11)
     for name, ys in curves.items():
         if name not in highlighted:
@@ -144,8 +155,8 @@ def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[s
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
     ax.set_xticks(np.linspace(0, 1, 6))
-    if highlighted:
-        ax.legend(fontsize=8, loc="upper right",
+    if highlighted:  # beside the axes: never over the curves
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0,
                   title=f"best {len(highlighted)}; grey: the other {len(curves) - len(highlighted)}")
     fig.tight_layout()
     return _done("precision-recall", fig)

@@ -41,6 +41,7 @@ class Overview:
     """Section 2: rankings per run type (or other fields) and the best run per group."""
 
     measure: str = _f("the ranking measure (the leaderboard's first)")
+    description: str = _f("what the tables hold, in a sentence (computed)")
     rankings: tuple[Ranking, ...] = _f("one per (field, value), fields in report.rank_by "
                                        "order; a field with fewer than two values is left out")
     best_per_group: tuple[RankedRun, ...] = _f("each group's best run, best group first "
@@ -92,4 +93,15 @@ def overview(board, rank_by=DEFAULT_RANK_BY, systems=None) -> Overview | None:
     groups = ranked(best) if len(seen) >= 2 else ()
     if not rankings and not groups:
         return None
-    return Overview(measure, tuple(rankings), groups)
+    fields = list(dict.fromkeys(r.field for r in rankings))
+    parts = ([f"the runs ranked by {measure} within each value of {' and of '.join(fields)}"]
+             if fields else [])
+    if groups:
+        parts.append(f"the best run by {measure} of each of the {len(groups)} groups")
+    unsplit = [f for f in rank_by if f not in fields]
+    sentence = " and ".join(parts)
+    description = (sentence[:1].upper() + sentence[1:] + " (as overview papers print them); "
+                   "'overall' is the run's rank on the whole leaderboard."
+                   + (f" No ranking by {' or '.join(unsplit)}: the runs do not have two "
+                      "values of it." if unsplit else ""))
+    return Overview(measure, description, tuple(rankings), groups)

@@ -76,7 +76,8 @@ class Participant:
     previous: str = _f("the run ranked just above it (participant text), or ''")
     next: str = _f("the run ranked just below it (participant text), or ''")
     topics: tuple[ParticipantTopic, ...] = _f("every topic, in topic order")
-    measures: tuple[ParticipantMeasure, ...] = _f("every suite measure with the run's rank")
+    measures: tuple[ParticipantMeasure, ...] = _f("every measure of every suite (on the first "
+                                                  "qrels set) with the run's rank")
     curve: tuple[tuple[str, str], ...] = _f("its interpolated precision per recall point "
                                             "('0.0' ... '1.0', printed), or ()")
     curve_chart: svg.LineChart | None = _f("the recall-precision graph: the run, the median "
@@ -133,7 +134,9 @@ def participants(config, store, context) -> tuple[Participant, ...]:
         means = np.nanmean(values, axis=1)
     ranks = _ranks(means)
     by_rank = [names[i] for i in np.argsort(ranks, kind="stable")]
-    suite = list(context.leaderboard.measures)
+    spec = config.qrels[0]  # every measure of every suite that the qrels set takes
+    suite = list(dict.fromkeys(str(m) for measures in config.suites.values()
+                               for m in spec.measures(measures)))
     table = _suite_table(store, qrels, suite)
     rows = {r.name: r for r in context.leaderboard.rows}
     declared = {s.name: s for s in store.declared_systems()}
