@@ -26,13 +26,13 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-PYTREC_EVAL = """import sys
+PYTREC_EVAL = f"""import sys
 import pytrec_eval
-sys.path.insert(0, {bench!r})
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
 from workers import read_qrels_dict, read_run_dict
 evaluator = pytrec_eval.RelevanceEvaluator(read_qrels_dict(sys.argv[1]), {{"map", "P_10"}})
 evaluator.evaluate(read_run_dict(sys.argv[2]))
-""".format(bench=str(Path(__file__).resolve().parent))
+"""
 ROOT = HERE.parent
 
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from irbench import EvalOptions, PreparedQrels, rank_run, read_qrels, read_run  # noqa: E402
 from irbench.judgments.diversity import PreparedDiversity, read_diversity_qrels  # noqa: E402
 from irbench.judgments.known import PreparedKnown  # noqa: E402
-from irbench.measures.compute import compute  # noqa: E402
 from irbench.measures import parse_measure  # noqa: E402
+from irbench.measures.compute import compute  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 BASELINE = ["AP", "nDCG@10", "P@10"]

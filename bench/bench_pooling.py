@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     result = simulate(SPEC, folder)
     gen = time.perf_counter() - start
     paths = [r.path for r in result.runs]
-    lines = [f"# Pooling benchmark\n",
+    lines = ["# Pooling benchmark\n",
              f"Machine: {platform.machine()}, Python {platform.python_version()}, "
              f"numpy {np.__version__}. Campaign: {len(paths)} runs x {SPEC.topics} topics x "
              f"{SPEC.depth} documents ({sum(p.stat().st_size for p in paths) / 1e6:.0f} MB), "

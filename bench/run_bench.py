@@ -227,10 +227,10 @@ def sanity(data: Path) -> tuple[list[str], list[str]]:
     """irbench and pytrec_eval agree on MAP for the campaign's first run (to 1e-6), and more."""
     import numpy as np
     import pytrec_eval
+    from workers import read_qrels_dict, read_run_dict
 
     import irbench
     from irbench.measures import parse_trec_specs
-    from workers import read_qrels_dict, read_run_dict
 
     qrels_path = data / "campaign" / "qrels.txt"
     run_path = sorted((data / "campaign" / "runs").iterdir())[0]

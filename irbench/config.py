@@ -185,7 +185,7 @@ class Config:
     store: str
     report: dict
     missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
-    validation: "Validation | None" = None
+    validation: Validation | None = None
     known: str | None = None  # qrels of the documents users already know (Coverage, Novelty)
     # the systems' glob patterns (absolute) with the files each matched when the config was read
     globs: tuple[tuple[str, tuple[str, ...]], ...] = ()

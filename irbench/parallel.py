@@ -28,19 +28,20 @@ from __future__ import annotations
 
 import os
 import signal
-
-import numpy as np
 import sys
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from .ranked import EvalOptions, PreparedQrels, Ranked
-from .errors import ClusterError, FormatError, IrbenchError
-from .measures.compute import Evaluation, compute
-from .measures import Measure
+import numpy as np
+
 from . import trec
+from .errors import ClusterError, FormatError, IrbenchError
+from .measures import Measure
+from .measures.compute import Evaluation, compute
+from .ranked import EvalOptions, PreparedQrels, Ranked
 from .trec import _display
 
 _PARALLEL_READ_BYTES = 1 << 25  # plain run files this big are read in parts by workers
@@ -283,8 +284,8 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
     import tempfile
 
     from .measures.base import summarise
-    from .ranked import rank_run
     from .measures.compute import restrict
+    from .ranked import rank_run
 
     for m in measures:
         try:  # a summary that needs the whole ranking (num_q, runid, micro averages) fails

@@ -18,17 +18,26 @@ it is ranked as trec_eval does: one document ``ceci_nest_pas_un_docno`` with sco
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
-from .errors import DuplicateError, EvaluationError, FormatError, OptionError
 from .arrays import (
-    KeyTable, block_order, doc_hash, doc_words, duplicate_rows, index_type, lookup_topics,
-    may_repeat, segment_cumsum, stable_int_order, topic_keys,
+    KeyTable,
+    block_order,
+    doc_hash,
+    doc_words,
+    duplicate_rows,
+    index_type,
+    lookup_topics,
+    may_repeat,
+    segment_cumsum,
+    stable_int_order,
+    topic_keys,
 )
+from .errors import DuplicateError, EvaluationError, FormatError, OptionError
 from .trec import Qrels, Run, _display
 
 FAKE_DOCNO = b"ceci_nest_pas_un_docno"
@@ -103,11 +112,11 @@ class PreparedQrels:
         ).astype(np.int64)
 
     @property
-    def adhoc(self) -> "PreparedQrels":
+    def adhoc(self) -> PreparedQrels:
         """Itself: ad hoc qrels are their own ad hoc judgments (see irbench.judgments)."""
         return self
 
-    def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> "Ranked":
+    def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
         """:func:`rank_run` of ``run`` against these qrels (the method every prepared qrels has:
         ``irbench.judgments.diversity.PreparedDiversity`` and ``PreparedKnown`` rank with extra columns)."""
         return rank_run(run, self, options)
@@ -251,7 +260,7 @@ class Ranked:
             self._cache[key] = compute()
         return self._cache[key]
 
-    def at_level(self, level: int | None) -> "Ranked":
+    def at_level(self, level: int | None) -> Ranked:
         """The same ranking with relevant meaning level >= ``level`` (None: as it is)."""
         if level is None or level == self.options.relevance_level:
             return self

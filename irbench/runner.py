@@ -16,11 +16,11 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
-from typing import Callable
 
 import numpy as np
 
@@ -147,7 +147,7 @@ class _Loaded:
 
 @dataclass
 class _Context:
-    qrels: "_QrelsSets | dict[str, PreparedQrels]"
+    qrels: _QrelsSets | dict[str, PreparedQrels]
     qrels_sha: dict[str, str]
     topic_set: frozenset | None
     settings: Settings

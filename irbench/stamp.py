@@ -37,8 +37,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
 
 from . import __version__
 

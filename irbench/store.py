@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -169,7 +170,7 @@ class Store:
         else:
             self._check_version()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -859,7 +860,7 @@ def open_store(config, wait: float | None = None) -> StoreFrames:
 class _Transaction:
     """BEGIN ... COMMIT, or ROLLBACK on an exception; nested uses join the outer one."""
 
-    def __init__(self, store: "Store"):
+    def __init__(self, store: Store):
         self.store = store
         self.outer = False
 
@@ -967,11 +968,11 @@ class _Connection:
         except DAMAGE as exc:
             raise _damaged(self._path, exc) from None
 
-    def execute(self, sql: str, params=None) -> "_Connection":
+    def execute(self, sql: str, params=None) -> _Connection:
         self._call("execute", sql, *(() if params is None else (params,)))
         return self
 
-    def executemany(self, sql: str, params) -> "_Connection":
+    def executemany(self, sql: str, params) -> _Connection:
         self._call("executemany", sql, params)
         return self
 

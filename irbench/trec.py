@@ -28,8 +28,9 @@ import os
 import re
 import sys
 import zlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import IO, Any, Iterable, Iterator, Mapping, Union
+from typing import IO, Any, Union
 
 import numpy as np
 
@@ -785,7 +786,7 @@ def _frame_columns(frame, kind: str, name: str) -> list[tuple[Any, np.ndarray]]:
     out = []
     for c in wanted:
         column = frame_column(frame, c)
-        missing = (getattr(column, "isna", None) or getattr(column, "is_null"))()
+        missing = (getattr(column, "isna", None) or column.is_null)()
         mask = np.asarray(missing.to_numpy() if hasattr(missing, "to_numpy") else missing,
                           dtype=bool)
         out.append((column, mask))
@@ -817,7 +818,7 @@ def _arrow_strings(column) -> np.ndarray | None:
     return _as_strings(_token_words(buf, starts, ends), ends - starts)
 
 
-def _frame_ids(column, mask: np.ndarray, what: str, problems: "_Problems") -> np.ndarray:
+def _frame_ids(column, mask: np.ndarray, what: str, problems: _Problems) -> np.ndarray:
     if mask.any():
         problems.add(int(np.argmax(mask)) + 1, f"{what} is missing")
         return np.zeros(0, dtype="S1")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from campaigns import make_campaign
 
 from irbench import cli
-
-from campaigns import make_campaign
 
 
 def _errors(text: str) -> set[str]:
@@ -154,11 +153,11 @@ def test_a_campaign_of_a_run_table_end_to_end(tmp_path, capsys):
         ("r01", "A", "manual", "", False, 2, False),
         ("r02", "B", "automatic", "", False, 1, True),
         ("r03", "B", "automatic", "", False, 2, False)]
-    table.write_text(table.read_text().replace("\t1\ttrue\nr01", "\t1\tyes\nr01")
+    table.write_text(table.read_text().replace("\t1\ttrue\nr01", "\t1\tmaybe\nr01")
                      .replace("r03.txt", "r04.txt"))
     rc_check, checked, rc_run, ran = _check_then_run(capsys, path)
     assert rc_check == rc_run == 2  # a config problem
-    expected = {"irbench: error: runs/runs.tsv:2: pooled: must be true or false, not 'yes'",
+    expected = {"irbench: error: runs/runs.tsv:2: pooled: must be true or false, not 'maybe'",
                 "irbench: error: runs/runs.tsv:5: run: no such file 'r04.txt'"}
     assert {line.replace(str(tmp_path) + "/", "") for line in checked} == expected
     # run takes a missing run as that system's failure, after the config's problems

@@ -17,13 +17,13 @@ import pytest
 
 import irbench
 from irbench import judgments
+from irbench.errors import EvaluationError, FormatError, MeasureParameterError
 from irbench.judgments.diversity import (
     PreparedDiversity,
     collapse,
     evaluate_diversity,
     read_diversity_qrels,
 )
-from irbench.errors import EvaluationError, FormatError, MeasureParameterError
 from irbench.measures import parse_measure
 from irbench.measures.diversity import SPELLINGS
 

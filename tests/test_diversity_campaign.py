@@ -13,8 +13,8 @@ from campaigns import make_campaign
 import irbench
 from irbench import cli
 from irbench.config import load_config
-from irbench.judgments.diversity import collapse, evaluate_diversity, read_diversity_qrels
 from irbench.errors import ConfigError
+from irbench.judgments.diversity import collapse, evaluate_diversity, read_diversity_qrels
 from irbench.runner import run_campaign
 from irbench.store import Store
 

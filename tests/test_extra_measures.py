@@ -15,7 +15,7 @@ import pytest
 
 import irbench
 from irbench.errors import MeasureParameterError
-from irbench.measures import REGISTRY, Measure, parse_measure
+from irbench.measures import REGISTRY, parse_measure
 from irbench.measures.extra import bpref_ten, condense
 from irbench.measures.graded import dcg_general, ndcg_general
 from irbench.measures.sets import micro_p, micro_p_total, micro_r, micro_r_total, micro_summary

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from campaigns import make_campaign
 
 import irbench
 from irbench import cli, stats
 from irbench.errors import EvaluationError, FormatError
 from irbench.pooling import build_table
-
-from campaigns import make_campaign
 
 pd = pytest.importorskip("pandas")
 
@@ -23,7 +22,7 @@ DEMO = Path(__file__).resolve().parent.parent / "runs" / "demo"
 MEASURES = ["AP", "nDCG@10", "P@10", "RR", "Bpref", "infAP", "GMAP"]
 
 
-def _frame(path: Path, kind: str) -> "pd.DataFrame":
+def _frame(path: Path, kind: str) -> pd.DataFrame:
     """A run or qrels file as a frame, read without irbench (columns as ir_measures names)."""
     rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
     if kind == "run":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from campaigns import make_campaign
 
 from irbench.config import load_config

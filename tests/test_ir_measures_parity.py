@@ -121,9 +121,9 @@ def test_ir_measures_spellings(spelling, canonical):
 
 
 def test_a_config_takes_ir_measures_names(tmp_path, capsys):
-    from irbench import cli
-
     from campaigns import make_campaign
+
+    from irbench import cli
 
     path = make_campaign(tmp_path, suites="core: [MAP, ndcg@10, RR@10, Judged@10, SetP]",
                          extra_qrels=False)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import irbench
-from irbench.judgments.known import PreparedKnown, evaluate_known
 from irbench.errors import EvaluationError, MeasureParameterError
+from irbench.judgments.known import PreparedKnown, evaluate_known
 from irbench.measures import parse_measure
 
 TE = Path(__file__).parent / "data" / "trec_eval_test"

@@ -13,9 +13,21 @@ import pytest
 from irbench import evaluate, read_qrels, read_run
 from irbench.errors import FormatError, IrbenchError
 from irbench.pooling import (
-    STRATEGIES, JudgmentError, Oracle, PoolingError, PoolingState, UnknownStrategyError,
-    build_pool, build_table, contributing_runs, describe, leave_one_out, pool_stats,
-    read_assessor_file, simulate_budgets, write_assessor_files,
+    STRATEGIES,
+    JudgmentError,
+    Oracle,
+    PoolingError,
+    PoolingState,
+    UnknownStrategyError,
+    build_pool,
+    build_table,
+    contributing_runs,
+    describe,
+    leave_one_out,
+    pool_stats,
+    read_assessor_file,
+    simulate_budgets,
+    write_assessor_files,
 )
 from irbench.pooling.kernels import TableScorer, judged_from_qrels
 from irbench.simulate import CampaignSpec, simulate

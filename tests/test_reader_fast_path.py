@@ -19,10 +19,9 @@ import irbench
 import irbench.arrays as arrays
 import irbench.ranked as ranked
 import irbench.trec as trec
-from irbench.ranked import EvalOptions, PreparedQrels, rank_run
 from irbench.errors import EvaluationError, FormatError
 from irbench.parallel import evaluate_paths
-
+from irbench.ranked import EvalOptions, PreparedQrels, rank_run
 
 # --------------------------------------------------------------------------- reading
 

@@ -10,15 +10,14 @@ import math
 
 import numpy as np
 import pytest
+from campaigns import make_campaign
 from scipy import stats as st
 
 import irbench
 from irbench import cli
 from irbench.ranked import EvalOptions
-from irbench.report.reduction import (DESIGNS, FRACTIONS, judgment_reduction, reduced_qrels)
+from irbench.report.reduction import DESIGNS, FRACTIONS, judgment_reduction, reduced_qrels
 from irbench.trec import Qrels
-
-from campaigns import make_campaign
 
 
 def _qrels(seed: int = 3, topics: int = 50) -> Qrels:

@@ -6,7 +6,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
 from campaigns import make_campaign
 
 from irbench import cli
@@ -27,7 +26,7 @@ class Page(HTMLParser):
         self._print = 0  # inside the print-only copy of the leaderboard: not collected
 
     @classmethod
-    def of(cls, html: str) -> "Page":
+    def of(cls, html: str) -> Page:
         page = cls()
         page.feed(html)
         return page

@@ -10,7 +10,6 @@ import json
 
 import numpy as np
 import pytest
-
 from campaigns import make_campaign
 from test_report import Page
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from campaigns import make_campaign
 
-from irbench.cli import compare as compare_cli
 from irbench import stats as S
+from irbench.cli import compare as compare_cli
 from irbench.config import load_config
 from irbench.errors import EvaluationError, NotStoredError, StatisticsError, UsageError
 from irbench.runner import run_campaign

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from campaigns import hold_store, make_campaign, release
 
 from irbench import cli, stamp
 from irbench.config import load_config
 from irbench.store import MIGRATIONS, Store
-
-from campaigns import hold_store, make_campaign, release
 
 # The text of every applied migration, pinned: editing one in place leaves the stores it made
 # stamped as migrated without the change (as migration 1 once did). Add a migration instead.

@@ -12,11 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irbench.submissions import ir_metadata
 from irbench.cli import validate as validate_cli
 from irbench.errors import ConfigError, FormatError, UsageError
-from irbench.submissions import (CHECKS, KEEP_PER_CHECK, Rules, check_run, check_submissions,
-                                 load_rules, rules_from_mapping)
+from irbench.submissions import (
+    CHECKS,
+    KEEP_PER_CHECK,
+    Rules,
+    check_run,
+    check_submissions,
+    ir_metadata,
+    load_rules,
+    rules_from_mapping,
+)
 from irbench.submissions import lines as lines_module
 from irbench.topics import read_topics
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import IrbenchError

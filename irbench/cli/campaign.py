@@ -13,14 +13,15 @@ import math
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .. import stamp
 from ..config import Config, load_config
 from ..errors import UsageError
-from ..measures import parse_measure
 from ..escaping import csv_cell, terminal
-from .output import add_wait, progress_bar, json_value, text_table, warn_stale, write_text
+from ..measures import parse_measure
+from .output import add_wait, json_value, progress_bar, text_table, warn_stale, write_text
 from .selection import check_stored
 
 if TYPE_CHECKING:  # the store (and DuckDB) is imported when a command uses it

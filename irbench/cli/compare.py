@@ -15,17 +15,25 @@ import sys
 
 import numpy as np
 
+from .. import stats
 from ..config import load_config
 from ..errors import UsageError
-from ..measures import parse_measure
 from ..escaping import csv_cell
+from ..measures import parse_measure
+from ..stats.choices import (
+    ALL_PAIRS_TEST,
+    ALTERNATIVES,
+    CI_METHODS,
+    COMPARE_TESTS,
+    CORRECTIONS,
+    DEFAULT_FAMILY,
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    DEFAULT_TEST,
+    FAMILIES,
+)
 from .output import add_wait, json_value, text_table, write_text
 from .selection import check_stored
-from ..stats.choices import (ALL_PAIRS_TEST, ALTERNATIVES, CI_METHODS, COMPARE_TESTS,
-                             CORRECTIONS, DEFAULT_FAMILY, DEFAULT_SAMPLES, DEFAULT_SEED,
-                             DEFAULT_TEST, FAMILIES)
-
-from .. import stats
 
 FORMATS = ("table", "csv", "json", "latex")
 COLUMNS = ("measure", "system_a", "system_b", "mean_a", "mean_b", "mean_diff", "ci_low",
@@ -149,14 +157,14 @@ def cmd_compare(args) -> int:
 # ---- formats -------------------------------------------------------------------------------
 
 
-def _rows(result: "stats.Comparison") -> list[tuple]:
+def _rows(result: stats.Comparison) -> list[tuple]:
     return [(p.measure, p.system_a, p.system_b, p.mean_a, p.mean_b, p.result.mean_diff,
              p.result.ci_low, p.result.ci_high, p.result.effect_size, p.result.hedges_g,
              p.result.statistic, p.result.p_value, p.p_adjusted, p.significant)
             for p in result.pairs]
 
 
-def _settings(result: "stats.Comparison", qrels: str) -> dict:
+def _settings(result: stats.Comparison, qrels: str) -> dict:
     first = result.pairs[0].result if result.pairs else None
     return {"qrels": qrels, "test": result.test, "samples": first.samples if first else None,
             "seed": first.seed if first else None, "exact": first.exact if first else False,
@@ -166,13 +174,13 @@ def _settings(result: "stats.Comparison", qrels: str) -> dict:
             "confidence": first.confidence if first else None, "baseline": result.baseline}
 
 
-def _groups(result: "stats.Comparison", measure: str) -> list[list[str]]:
+def _groups(result: stats.Comparison, measure: str) -> list[list[str]]:
     if result.baseline is not None:
         return []
     return [list(g) for g in stats.equivalence_classes(result, measure)]
 
 
-def _format_table(result: "stats.Comparison", qrels: str) -> str:
+def _format_table(result: stats.Comparison, qrels: str) -> str:
     settings = _settings(result, qrels)
     how = stats.describe(result).replace("$\\alpha = ", "alpha ").replace("$", "")
     out = []
@@ -212,7 +220,7 @@ def _p(value: float) -> str:
     return "nan" if math.isnan(value) else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
 
 
-def _format_csv(result: "stats.Comparison", qrels: str) -> str:
+def _format_csv(result: stats.Comparison, qrels: str) -> str:
     settings = _settings(result, qrels)
     extra = ("test", "correction", "alternative", "samples", "seed")
     buf = io.StringIO()
@@ -223,7 +231,7 @@ def _format_csv(result: "stats.Comparison", qrels: str) -> str:
     return buf.getvalue()
 
 
-def _format_json(result: "stats.Comparison", qrels: str) -> str:
+def _format_json(result: stats.Comparison, qrels: str) -> str:
     measures = []
     for k, measure in enumerate(result.measures):
         measures.append({
@@ -238,7 +246,7 @@ def _format_json(result: "stats.Comparison", qrels: str) -> str:
     return json.dumps(doc, indent=1) + "\n"
 
 
-def _format_latex(result: "stats.Comparison", qrels: str) -> str:
+def _format_latex(result: stats.Comparison, qrels: str) -> str:
     return stats.latex_table(result)
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from ..ranked import EvalOptions
-from ..errors import DuplicateError, FormatError, UsageError
 from .. import judgments
+from ..errors import DuplicateError, FormatError, UsageError
 from ..judgments.irds import is_irds, materialise
 from ..measures import parse_trec_specs
-from .output import format_rows, rows, trec_lines, zscore
 from ..parallel import evaluate_paths
+from ..ranked import EvalOptions
 from ..trec import read_qrels, read_run, read_zscores
+from .output import format_rows, rows, trec_lines, zscore
 
 
 def add_parsers(sub) -> None:
@@ -149,7 +149,7 @@ def _check_levels(prepared, measures: list, path: str) -> None:
             print(f"irbench: warning: {path}: {problem.text}", file=sys.stderr)
 
 
-def _judgment_kind(kinds: list, measures: list, args) -> "judgments.JudgmentKind":
+def _judgment_kind(kinds: list, measures: list, args) -> judgments.JudgmentKind:
     """The kind of judgments ``-R`` reads for ``measures``: the first of ``kinds`` (those
     ``-R`` reads, e.g. ad hoc then diversity qrels) that computes them all. Measures of another
     kind name the ``-R`` value they need."""

@@ -9,14 +9,14 @@ import json
 import math
 import re
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..errors import UsageError
 from ..escaping import csv_cell, terminal
-from ..measures.compute import Evaluation
-from ..measures import Measure
-from ..measures import summarise
+from ..measures import Measure, summarise
 from ..measures.base import sequential_sum
+from ..measures.compute import Evaluation
 
 
 def trec_value(kind: str, value: Any) -> str:

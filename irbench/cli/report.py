@@ -67,9 +67,9 @@ def default_folder(config) -> str:
 
 def cmd_report(args) -> int:
     from ..config import load_config
-    from .output import warn_stale, write_text
     from ..report import build_context, write_report
     from ..store import READER_WAIT, Store
+    from .output import warn_stale, write_text
 
     config = load_config(args.config, strict=False, systems=False)  # systems: the store's
     args.participants = args.participants or args.participants_pdf
@@ -85,8 +85,7 @@ def cmd_report(args) -> int:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
             from ..report.context import focus_measure, leaderboard, significance
-            from ..report.exports import (export_leaderboard, export_overview,
-                                          export_significance)
+            from ..report.exports import export_leaderboard, export_overview, export_significance
             from ..report.overview import DEFAULT_RANK_BY, overview
 
             board = leaderboard(config, store, seed=args.seed)

@@ -5,7 +5,8 @@ error saying why and how to fix it, never an empty table."""
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import NotStoredError
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -40,15 +41,15 @@ from ..trec import (
     MAX_RELEVANCE,
     MIN_RELEVANCE,
     Qrels,
-    read_run,
     Run,
-    too_long,
     _display,
     _longest_token,
     _read_source,
     _regular_lines,
+    read_run,
     relevance_of,
     shown,
+    too_long,
 )
 
 _MAX_PROBLEMS = 20

@@ -39,8 +39,17 @@ import numpy as np
 from ..errors import EvaluationError, FormatError
 from ..measures.prefs import PREFS_KEY, PREFS_MEASURES
 from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
-from ..trec import (_FLOAT_RE, MAX_ID_BYTES, Run, _display, _longest_token, _read_source,
-                    _regular_lines, shown, too_long)
+from ..trec import (
+    _FLOAT_RE,
+    MAX_ID_BYTES,
+    Run,
+    _display,
+    _longest_token,
+    _read_source,
+    _regular_lines,
+    shown,
+    too_long,
+)
 from .diversity import DiversityQrels, collapse
 
 _MAX_PROBLEMS = 20

@@ -11,8 +11,9 @@ trec_eval-only measures keep trec_eval's output name (``relative_P_5``, ``utilit
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,7 @@ class Measure:
         return default
 
     @property
-    def definition(self) -> "Family":
+    def definition(self) -> Family:
         return REGISTRY[self.family]
 
 
@@ -124,7 +125,7 @@ class Family:
     graded: bool = False
     needs: str = "adhoc"
 
-    def level_problem(self, measure: "Measure", max_level: int) -> "LevelProblem | None":
+    def level_problem(self, measure: Measure, max_level: int) -> LevelProblem | None:
         """What is wrong with ``measure`` on judgments whose highest level is ``max_level``:
         a ``rel`` above it (every value would be 0: refused), or a family defined on graded
         judgments, or exponential gain, on binary judgments (computed, with a warning).

@@ -8,8 +8,9 @@ once per group (:mod:`irbench.measures.avgjg`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

@@ -162,7 +162,7 @@ class RunHits:
     intent: np.ndarray
     prior: np.ndarray
 
-    def top(self, k: int | None) -> "RunHits":
+    def top(self, k: int | None) -> RunHits:
         if k is None:
             return self
         keep = self.rank <= k

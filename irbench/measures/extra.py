@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import segment_cumsum, segment_reverse_cummax
-from ..ranked import Ranked
 from ..errors import MeasureParameterError
+from ..ranked import Ranked
 from .base import Family, Param, register
 from .sets import ratio
 

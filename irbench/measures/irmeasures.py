@@ -91,7 +91,7 @@ def translate(family: str, values: dict[str, Any]) -> tuple[str, dict[str, Any]]
 def object_text(obj: Any) -> str:
     """An ir_measures measure object as the name parse_measure reads, with ir_measures'
     meaning (see the module docstring)."""
-    name = str(getattr(obj, "NAME"))
+    name = str(obj.NAME)
     params = {k: v for k, v in dict(getattr(obj, "params", {}) or {}).items()
               if v is not None and not _not_provided(v)}
     if name in REFUSED:

@@ -14,17 +14,17 @@ Data flow::
 Strategies are looked up in :data:`STRATEGIES` (``describe()`` prints them with references).
 """
 
-from . import adaptive, depth, fusion, sampling  # noqa: F401  (register the strategies)
-from .build import build_pool
 from ..errors import JudgmentError, PoolingError, UnknownStrategyError
-from .pool import Pool, Provenance
-from .state import Batch, Oracle, PoolingState
-from .strategy import STRATEGIES, Param, Strategy, describe, get_strategy, register
-from .table import RunTable, build_table, contributing_runs
+from . import adaptive, depth, fusion, sampling  # noqa: F401  (register the strategies)
 from .assessor import read_assessor_file, write_assessor_files
 from .bias import Coverage, LeaveOneOut, leave_one_out, pool_coverage, unique_documents
+from .build import build_pool
+from .pool import Pool, Provenance
 from .simulation import BudgetSimulation, format_simulation, simulate_budgets
+from .state import Batch, Oracle, PoolingState
 from .stats import PoolStats, pool_stats
+from .strategy import STRATEGIES, Param, Strategy, describe, get_strategy, register
+from .table import RunTable, build_table, contributing_runs
 
 __all__ = [
     "build_table", "RunTable", "contributing_runs", "build_pool", "Pool", "Provenance",

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..trec import MAX_ID_BYTES, MAX_RELEVANCE, Qrels, _display
 from ..errors import JudgmentError, PoolingError
+from ..trec import MAX_ID_BYTES, MAX_RELEVANCE, Qrels, _display
 from .pool import Pool, judgment_values
 
 _SAFE = re.compile(r"^[A-Za-z0-9._-]+$")

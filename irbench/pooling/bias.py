@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import PoolingError
 from ..evaluation import evaluate
 from ..measures import measure_list, parse_measure
 from ..trec import Qrels
-from ..errors import PoolingError
 from .pool import Pool, judgment_values
 from .table import RunTable
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..trec import Qrels
 from ..errors import PoolingError
+from ..trec import Qrels
 from .pool import Pool
 from .state import Oracle, PoolingState
 from .strategy import get_strategy

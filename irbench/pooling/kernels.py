@@ -11,13 +11,13 @@ topics and documents: one pass per measure, no loop over runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from ..measures import measure_list, parse_measure
 from ..errors import PoolingError
+from ..measures import measure_list, parse_measure
 from .table import RunTable
 
 _NAME = re.compile(r"^(AP|RR|P@(\d+)|nDCG@(\d+))$")

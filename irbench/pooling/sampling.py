@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .depth import contributing_rows, first_reach
 from ..errors import PoolingError
+from .depth import contributing_rows, first_reach
 from .strategy import Param, StaticPlan, Strategy, register
 from .table import RunTable
 

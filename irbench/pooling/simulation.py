@@ -19,14 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import PoolingError
 from ..stats.agreement import rank_agreement
 from ..trec import Qrels, _display
-from ..errors import PoolingError
 from .kernels import Judged, TableScorer, judged_from_qrels
 from .state import Oracle, PoolingState
 from .strategy import COMMON_PARAMS, get_strategy
-from .table import RunTable
-from .table import contributing_runs
+from .table import RunTable, contributing_runs
 
 DEFAULT_STRATEGIES = ("budgeted", "mtf", "mtf-global", "mm-ns", "thompson")
 DEFAULT_FRACTIONS = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..trec import Qrels, _display, read_qrels
 from ..errors import JudgmentError, PoolingError
+from ..trec import Qrels, _display, read_qrels
 from .pool import Pool, make_pool
 from .strategy import get_strategy, resolve_params
 from .table import RunTable, contributing_runs
@@ -142,7 +142,7 @@ class PoolingState:
 
     # ---- handing out -----------------------------------------------------------------------
 
-    def next_batch(self, n: int | None = None) -> "Batch":
+    def next_batch(self, n: int | None = None) -> Batch:
         """Hand out up to ``n`` documents to judge (None: as many as the budgets allow; for
         adaptive strategies that is one step, a document for each topic with room)."""
         if n is not None and (isinstance(n, bool) or n < 1):
@@ -265,7 +265,7 @@ class PoolingState:
             todo = todo[more]
         return pos, found
 
-    def _batch(self, cands: np.ndarray) -> "Batch":
+    def _batch(self, cands: np.ndarray) -> Batch:
         t = self.table
         return Batch(query_id=t.topics[t.cand_topic[cands]], doc_id=t.docs[t.cand_doc[cands]],
                      topic=t.cand_topic[cands], candidate=cands)
@@ -320,7 +320,7 @@ class PoolingState:
             self.policy.update(src[mine], self.table.cand_topic[cands[mine]],
                                relevance[mine] >= self.relevance_level)
 
-    def run_oracle(self, oracle: "Oracle") -> "PoolingState":
+    def run_oracle(self, oracle: Oracle) -> PoolingState:
         """Judge until the budgets are spent or the pool is exhausted, asking ``oracle``."""
         if self.strategy.adaptive:
             while True:
@@ -387,7 +387,7 @@ class PoolingState:
         return d
 
     @classmethod
-    def from_dict(cls, data: Mapping, table: RunTable) -> "PoolingState":
+    def from_dict(cls, data: Mapping, table: RunTable) -> PoolingState:
         """Resume a state saved with :meth:`to_dict`, against the same ``table``."""
         if data.get("version") != STATE_VERSION:
             raise PoolingError(f"pooling state version {data.get('version')!r} is not "

@@ -10,8 +10,9 @@ the run (arm) whose next unjudged document is judged next.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -16,8 +16,9 @@ Docnos are interned once into dense integer codes; no strategy ever compares str
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

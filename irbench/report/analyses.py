@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from difflib import get_close_matches
-from typing import Callable
 
 from .. import __version__
 from ..config import System, pooled_systems, priority_order
@@ -258,8 +258,7 @@ def _reduction(config, spec: Spec, runs: dict, qrels, progress) -> dict:
 
 
 def _pool_bias(config, spec: Spec, runs: dict, qrels, progress) -> dict:
-    from ..pooling import (build_pool, build_table, contributing_runs, leave_one_out,
-                           pool_coverage)
+    from ..pooling import build_pool, build_table, contributing_runs, leave_one_out, pool_coverage
 
     params = spec.params
     if progress is not None:

@@ -15,8 +15,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .. import __version__
-from .. import stats
+from .. import __version__, stats
 from ..config import pooled_systems, priority_order
 from ..measures import PROFILE, parse_measure
 from ..measures.base import GEO_MEAN_FLOOR
@@ -24,11 +23,10 @@ from ..pooling import Coverage
 from ..stats import rank_agreement
 from ..stats.latex import labels
 from . import analyses, figures
+from .fields import documented
 from .figures import Figure
 from .overview import DEFAULT_RANK_BY, Overview, overview
-from .fields import documented
 from .reduction import DESIGNS, Reduction
-
 
 _f = documented
 

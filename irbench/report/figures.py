@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

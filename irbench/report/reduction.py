@@ -26,16 +26,16 @@ systems' means are averaged over the seeds.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from ..ranked import EvalOptions, PreparedQrels, rank_run
-from ..measures.compute import compute
 from ..measures import parse_measure
-from ..trec import Qrels
+from ..measures.compute import compute
+from ..ranked import EvalOptions, PreparedQrels, rank_run
 from ..stats import rank_agreement
+from ..trec import Qrels
 
 FRACTIONS = (1.0, 0.9, 0.7, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.03)
 SEEDS = (0, 1, 2, 3, 4)
@@ -74,7 +74,7 @@ class Reduction:
                 "rmse": self.rmse.tolist()}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Reduction":
+    def from_json(cls, data: dict) -> Reduction:
         return cls(data["design"], tuple(data["measures"]), tuple(data["fractions"]),
                    tuple(data["seeds"]), np.array(data["tau"], dtype=float),
                    np.array(data["tau_map"], dtype=float), np.array(data["rmse"], dtype=float))

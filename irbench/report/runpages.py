@@ -22,7 +22,6 @@ from . import svg
 from .context import focus_measure, run_page_names
 from .fields import documented
 
-
 _f = documented
 
 

@@ -13,7 +13,6 @@ import numpy as np
 
 from .fields import documented
 
-
 _f = documented
 
 

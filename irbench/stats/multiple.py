@@ -14,8 +14,8 @@ themselves; with them leave ``correction`` out (it is recorded as the test's nam
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy import stats as _st
@@ -23,11 +23,17 @@ from scipy import stats as _st
 from ..errors import EvaluationError, StatisticsError
 from ..trec import pandas_module
 from .anova import randomized_tukey_hsd, tukey_hsd
+from .choices import (  # noqa: F401
+    COMPARE_TESTS,
+    CORRECTIONS,
+    DEFAULT_CORRECTION,
+    DEFAULT_FAMILY,
+    FAMILIES,
+    TUKEY_TESTS,
+    default_test,
+)
 from .paired import DEFAULT_SAMPLES, DEFAULT_SEED, TestResult, paired_columns
 from .scores import Scores, check_alternative, check_choice
-
-from .choices import (COMPARE_TESTS, CORRECTIONS, DEFAULT_CORRECTION,  # noqa: F401
-                      DEFAULT_FAMILY, FAMILIES, TUKEY_TESTS, default_test)
 
 
 def adjust_p(p, method: str = DEFAULT_CORRECTION, axis: int = -1) -> np.ndarray:

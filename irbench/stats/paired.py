@@ -36,10 +36,9 @@ from scipy import stats as _st
 from scipy.special import gammaln
 
 from ..errors import StatisticsError
+from .choices import CI_METHODS, DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TESTS  # noqa: F401
 from .resampling import bootstrap, bootstrap_counts, randomization_p, sign_flips
 from .scores import check_alternative, check_choice, paired_arrays
-
-from .choices import CI_METHODS, DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST, TESTS  # noqa: F401
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,15 @@ to keep only the topics every system was scored on.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from ..errors import EvaluationError, NotStoredError, StatisticsError
 from ..trec import frame_column, frame_names
-
 from .choices import ALTERNATIVES  # noqa: F401
+
 SHOWN = 5  # topic or system names listed in an error message
 PICKED = {"measure": "measures", "qrels": "qrels sets"}  # frame columns a keyword picks from
 
@@ -49,7 +49,7 @@ class Scores:
         object.__setattr__(self, "values", values)
 
     @classmethod
-    def from_store(cls, store, qrels: str, measure: str, systems: Sequence[str] = ()) -> "Scores":
+    def from_store(cls, store, qrels: str, measure: str, systems: Sequence[str] = ()) -> Scores:
         """The stored scores of ``measure`` on the qrels set ``qrels`` (``Store.score_matrix``);
         systems sorted by name unless ``systems`` gives an order."""
         names, topics, values = store.score_matrix(qrels, measure, systems)
@@ -68,7 +68,7 @@ class Scores:
 
     @classmethod
     def from_frame(cls, frame, measure: str | None = None, *,
-                   qrels: str | None = None) -> "Scores":
+                   qrels: str | None = None) -> Scores:
         """Scores from a tidy data frame (pandas, Polars or Arrow; as :func:`irbench.to_frame`
         and ``irbench.open_store(...).per_query()`` give them): columns ``system``,
         ``query_id``, ``value`` and, when it holds several measures or qrels sets, ``measure``
@@ -119,7 +119,7 @@ class Scores:
         """Mean score of each system over the topics (NaN if any value is missing)."""
         return self.values.mean(axis=1)
 
-    def select(self, systems: Sequence[str]) -> "Scores":
+    def select(self, systems: Sequence[str]) -> Scores:
         """These systems only, in this order."""
         index = {s: i for i, s in enumerate(self.systems)}
         missing = [s for s in systems if s not in index]
@@ -129,7 +129,7 @@ class Scores:
         return Scores(self.measure, tuple(systems), self.topics,
                       self.values[[index[s] for s in systems]])
 
-    def common_topics(self) -> "Scores":
+    def common_topics(self) -> Scores:
         """Only the topics every system has a value for."""
         keep = ~np.isnan(self.values).any(axis=0)
         if not keep.any():

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Mapping, Sequence
 
-from ..trec import run_name
-from .ir_metadata import find_ir_metadata, run_fields
 from ..topics import Topics
+from ..trec import run_name
 from .content import check_content
+from .ir_metadata import find_ir_metadata, run_fields
 from .lines import Unreadable, read_file, scan
 from .problems import Collector, Problem, RunCheck, with_problems
 from .rules import Rules

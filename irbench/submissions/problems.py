@@ -7,8 +7,8 @@ A file may have a million bad lines; counts stay exact, but only the first
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 

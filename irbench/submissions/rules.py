@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
-from ..yamlfile import parse_yaml, read_text
 from ..errors import ConfigError
+from ..yamlfile import parse_yaml, read_text
 
 SEVERITIES = ("error", "warning", "off")
 
