@@ -212,9 +212,10 @@ def _place_labels(fig, ax, texts, x: np.ndarray, y: np.ndarray) -> list:
 
     canvas = FigureCanvasAgg(fig)
     if texts:
-        adjust_text(texts, x=np.asarray(x, dtype=float), y=np.asarray(y, dtype=float), ax=ax,
+        x, y = _near_labels(texts, np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+        adjust_text(texts, x=x, y=y, ax=ax,
                     expand=(1.3, 1.8), force_static=(0.6, 1.2), force_text=(0.4, 0.8),
-                    force_pull=(0.002, 0.002), iter_lim=1000, time_lim=None)
+                    force_pull=(0.002, 0.002), iter_lim=500, time_lim=None)
     renderer = canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
     kept, boxes = [], []
@@ -228,6 +229,22 @@ def _place_labels(fig, ax, texts, x: np.ndarray, y: np.ndarray) -> list:
         kept.append(text)
         boxes.append(box)
     return kept
+
+
+NEAR = 300  # points a label is kept off: the nearest to the labelled ones (adjustText's cost)
+
+
+def _near_labels(texts, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The NEAR points closest to a labelled point (on the axes' scale): the only points a
+    label can land on, so a campaign of 1,000 runs costs what one of 300 does."""
+    if len(x) <= NEAR:
+        return x, y
+    span = np.array([np.ptp(x) or 1.0, np.ptp(y) or 1.0])
+    points = np.column_stack([x, y]) / span
+    labelled = np.array([t.get_position() for t in texts]) / span
+    nearest = np.min(np.linalg.norm(points[:, None, :] - labelled[None, :, :], axis=2), axis=1)
+    keep = np.sort(np.argsort(nearest, kind="stable")[:NEAR])
+    return x[keep], y[keep]
 
 
 def label_boxes(figure: Figure) -> list:
