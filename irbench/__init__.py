@@ -1,4 +1,5 @@
-"""irbench: TREC-style retrieval evaluation campaigns, from submitted runs to the published comparison.
+"""irbench: TREC-style retrieval evaluation campaigns, from submitted runs to the published
+comparison.
 
 The names below are imported on first use, so ``import irbench`` (and the command line's start)
 does not pay for numpy and the measures until something needs them.

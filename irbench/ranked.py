@@ -118,7 +118,8 @@ class PreparedQrels:
 
     def rank(self, run: Run, options: EvalOptions = EvalOptions()) -> Ranked:
         """:func:`rank_run` of ``run`` against these qrels (the method every prepared qrels has:
-        ``irbench.judgments.diversity.PreparedDiversity`` and ``PreparedKnown`` rank with extra columns)."""
+        ``irbench.judgments.diversity.PreparedDiversity`` and ``PreparedKnown`` rank with extra
+        columns)."""
         return rank_run(run, self, options)
 
     def lookup(self, topic: np.ndarray, doc_id: np.ndarray,

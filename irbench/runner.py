@@ -489,8 +489,8 @@ class _Campaign:
 
     def measures_for(self, qrels_rows: list[dict], shas: dict) -> dict[str, tuple[Measure, ...]]:
         """The measures each usable qrels set can take (see Family.level_problem, which
-        ``irbench eval`` asks too); diversity measures are taken by diversity sets only, Coverage and Novelty (which need
-        the known documents) by ad hoc sets only."""
+        ``irbench eval`` asks too); diversity measures are taken by diversity sets only, Coverage
+        and Novelty (which need the known documents) by ad hoc sets only."""
         out = {}
         specs = {spec.name: spec for spec in self.config.qrels}
         for row in qrels_rows:

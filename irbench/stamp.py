@@ -195,7 +195,8 @@ def _still_true(stamp: dict, config: str) -> bool:
 
 
 def answer_unchanged_run(argv: Sequence[str]) -> int | None:
-    """Answer ``irbench run CONFIG`` from its stamp when nothing changed (exit code 0), else None."""
+    """Answer ``irbench run CONFIG`` from its stamp when nothing changed (exit code 0), else
+    None."""
     started = time.perf_counter()
     parsed = _run_arguments(argv)
     if parsed is None:

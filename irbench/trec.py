@@ -352,8 +352,9 @@ def read_run(source: Source | Mapping | Iterable, name: str | None = None) -> Ru
     In-memory data is ``{query_id: {doc_id: score}}`` (pytrec_eval's shape), an iterable of
     ``(query_id, doc_id, score)`` tuples (or named tuples with those fields, as ir_measures'
     ``ScoredDoc``), or a data frame (pandas, Polars, Arrow) with columns ``query_id``,
-    ``doc_id`` and ``score`` (others, e.g. ``iteration``, are ignored). Files are parsed in whole-line pieces:
-    :func:`_run_columns` (vectorised) when the piece is regular, else line by line.
+    ``doc_id`` and ``score`` (others, e.g. ``iteration``, are ignored). Files are parsed in
+    whole-line pieces: :func:`_run_columns` (vectorised) when the piece is regular, else line by
+    line.
     """
     if isinstance(source, Mapping) or (
         not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read")
@@ -612,7 +613,8 @@ def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> 
     In-memory data is ``{query_id: {doc_id: relevance}}``, ``(query_id, doc_id, relevance)``
     tuples, named tuples with those fields (ir_measures' ``Qrel``, ir_datasets' ``TrecQrel``,
     whose fourth field ``iteration`` is ignored), or a data frame (pandas, Polars, Arrow) with
-    columns ``query_id``, ``doc_id`` and ``relevance``. Duplicate ``(query_id, doc_id)`` rows are an error.
+    columns ``query_id``, ``doc_id`` and ``relevance``. Duplicate ``(query_id, doc_id)`` rows are
+    an error.
     """
     if isinstance(source, Mapping) or (
         not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read")
@@ -948,7 +950,8 @@ def _qrels_from_memory(data, name: str) -> Qrels:
 
 
 def read_zscores(source: Source) -> dict[tuple[str, str], tuple[float, float]]:
-    """Read a trec_eval ``-Z`` file: ``qid measure mean std_dev`` lines -> {(qid, measure): (mean, sd)}."""
+    """Read a trec_eval ``-Z`` file: ``qid measure mean std_dev`` lines ->
+    {(qid, measure): (mean, sd)}."""
     path, data = _read_source(source)
     problems = _Problems(path)
     table: dict[tuple[str, str], tuple[float, float]] = {}
@@ -957,7 +960,8 @@ def read_zscores(source: Source) -> dict[tuple[str, str], tuple[float, float]]:
         if not fields or fields[0].startswith(b"#"):
             continue
         if len(fields) != 4:
-            problems.add(line_no, f"expected 4 columns (qid measure mean std_dev), got {len(fields)}")
+            problems.add(line_no,
+                         f"expected 4 columns (qid measure mean std_dev), got {len(fields)}")
             continue
         if not (_FLOAT_RE.match(fields[2]) and _FLOAT_RE.match(fields[3])):
             problems.add(line_no, "mean and std_dev must be numbers")

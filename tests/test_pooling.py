@@ -354,9 +354,8 @@ def test_leave_one_out(campaign):
     pool = build_pool(table, "depth", k=result.spec.pool_depth, contributing=pooled)
     loo = leave_one_out(table, qrels, pool, by="group", measures=["AP"])
     assert loo.removed.max() > 0 and loo.change.mean() < 0   # unpooled, a group loses
-    pooled_idx = table.run_index(pooled)
     stats = pool_stats(table, pool, qrels)
-    for g, name in enumerate(table.groups):
+    for g in range(len(table.groups)):
         members = table.run_group == g
         assert np.all(loo.removed[members] == stats.group_unique[g])
     summary = loo.summary("AP", top=3)

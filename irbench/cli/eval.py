@@ -43,7 +43,8 @@ def _eval_parser(sub) -> None:
     p.add_argument("-N", type=int, default=0, metavar="N", help="collection size (for utility)")
     p.add_argument("-n", action="store_true", help="print no summary ('all') lines")
     p.add_argument("-Z", metavar="FILE", default=None,
-                   help="print z-scores from FILE ('qid measure mean std_dev' lines), as trec_eval -Z")
+                   help="print z-scores from FILE ('qid measure mean std_dev' lines), as "
+                   "trec_eval -Z")
     p.add_argument("--duplicates", choices=("error", "first"), default="error",
                    help="a docno retrieved twice for a topic: error (trec_eval) or keep the first")
     p.add_argument("--workers", type=int, default=None, metavar="N",

@@ -42,7 +42,8 @@ def materialise(ref: str, what: str) -> str:
     has, handler, rows = (("has_queries", "queries_handler", _topic_lines) if what == "topics"
                           else ("has_qrels", "qrels_handler", _qrels_lines))
     if not getattr(dataset, has)():
-        raise FormatError([f"'{ref}': the dataset has no {'queries' if what == 'topics' else what}"])
+        kind = "queries" if what == "topics" else what
+        raise FormatError([f"'{ref}': the dataset has no {kind}"])
     missing = _missing_files(getattr(dataset, handler)())
     if missing:
         raise FormatError([f"'{ref}': ir_datasets has not downloaded {', '.join(missing)}; "

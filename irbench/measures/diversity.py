@@ -2,9 +2,9 @@
 them: alpha-nDCG@k, ERR-IA@k, nERR-IA@k, P-IA@k and S-recall@k.
 
 Judgments come from a diversity qrels (``topic subtopic docno rel``, see
-``irbench.judgments.diversity``): document d is relevant to intent j when rel > 0. Judgments are binary
-per intent, as in ndeval ("binary assessment only": grades above 1 count as 1), so that values
-agree with the TREC Web track's official numbers; a grade says how relevant a document is,
+``irbench.judgments.diversity``): document d is relevant to intent j when rel > 0. Judgments are
+binary per intent, as in ndeval ("binary assessment only": grades above 1 count as 1), so that
+values agree with the TREC Web track's official numbers; a grade says how relevant a document is,
 not how much of a second intent it covers. A topic's intents are its subtopics with at least one
 relevant document (ndeval's "actual subtopics"), S of them; intent weights w_j are 1/S unless
 given. For the document at rank i, r_j(i) is the number of documents above rank i relevant to
@@ -14,8 +14,8 @@ The ideal rankings are ndeval's greedy approximation: at each rank, the judged d
 the largest gain given the documents already placed, ties going to the larger docno; computed
 for all topics at once, one rank at a time (a loop over k ranks, not over topics or documents).
 
-The ranking carries an :class:`IntentColumns` (``irbench.judgments.diversity`` attaches it); without it
-these measures raise an :class:`EvaluationError` saying that diversity qrels are needed.
+The ranking carries an :class:`IntentColumns` (``irbench.judgments.diversity`` attaches it);
+without it these measures raise an :class:`EvaluationError` saying that diversity qrels are needed.
 Topics: every qrels topic, as everywhere in irbench (ndeval averages over the topics the run
 answers unless given -c). A topic without relevant document scores 0 on every measure.
 """
@@ -146,7 +146,8 @@ def intent_columns(r, m) -> IntentColumns:
     def absent():
         raise EvaluationError(
             f"{m} needs diversity qrels (topic subtopic docno rel, as ndeval reads): give "
-            "irbench eval a diversity qrels file, or use irbench.judgments.diversity.evaluate_diversity"
+            "irbench eval a diversity qrels file, or use "
+            "irbench.judgments.diversity.evaluate_diversity"
         )
 
     return r.cached(INTENT_KEY, absent)

@@ -233,7 +233,8 @@ def _rndcg(r, m):
     N = r.num_ret
     # ideal gain g_i at steps i = 0..L (g_L is the stopping gain), previous gain g_{i-1}
     steps_topic = np.repeat(np.arange(T), L + 1)
-    step = np.arange(len(steps_topic)) - np.repeat(np.concatenate(([0], np.cumsum(L + 1)))[:-1], L + 1)
+    starts = np.concatenate(([0], np.cumsum(L + 1)))[:-1]
+    step = np.arange(len(steps_topic)) - np.repeat(starts, L + 1)
     in_ideal = step < L[steps_topic]
     gi = np.where(in_ideal, 0.0, setup.stop_gain[steps_topic])
     if len(setup.ideal_gain):
@@ -320,7 +321,8 @@ def _gain_label(name):
         if m.get("gains"):
             parts.append(f"gains={m.get('gains')}")
         if "cutoff" in dict(m.params) and m.get("cutoff") is not None:
-            return f"{name}({','.join(parts)})@{m.get('cutoff')}" if parts else f"{name}@{m.get('cutoff')}"
+            cutoff = m.get("cutoff")
+            return f"{name}({','.join(parts)})@{cutoff}" if parts else f"{name}@{cutoff}"
         return f"{name}({','.join(parts)})" if parts else name
 
     return canonical
@@ -349,9 +351,11 @@ def _missing_rbp_resid(m):
 register(Family("nDCG", "normalised DCG, linear gains, log2(rank+1) discount (ndcg, ndcg_cut_k)",
                 _ndcg, (Param("variant", str, "", "condensed: unjudged documents removed first",
                               choices=("", "condensed"), positional=True),
-                        _GAINS, GAIN, DISCOUNT, LOG_BASE, Param("cutoff", int, None, "rank cutoff k")),
+                        _GAINS, GAIN, DISCOUNT, LOG_BASE,
+                        Param("cutoff", int, None, "rank cutoff k")),
                 cutoff="cutoff",
-                citation="Järvelin & Kekäläinen, Cumulated gain-based evaluation of IR techniques, TOIS 2002"))
+                citation="Järvelin & Kekäläinen, Cumulated gain-based evaluation of IR "
+                         "techniques, TOIS 2002"))
 register(Family("DCG", "discounted cumulated gain (trec_eval dcg)", _dcg,
                 (_GAINS, GAIN, DISCOUNT, LOG_BASE, Param("cutoff", int, None, "rank cutoff k")),
                 cutoff="cutoff"))
@@ -365,7 +369,8 @@ register(Family("G", "trec_eval's G measure", _g, (_GAINS,), canonical_fn=_gain_
 register(Family("RBP", "rank-biased precision, persistence p (default 0.8 as ir_measures'; "
                 "trec_eval's rbp: 0.9)", _rbp,
                 (Param("p", float, 0.8, "persistence"), _GAINS), canonical_fn=_rbp_canonical,
-                citation="Moffat & Zobel, Rank-biased precision for measurement of retrieval effectiveness, TOIS 2008"))
+                citation="Moffat & Zobel, Rank-biased precision for measurement of retrieval "
+                         "effectiveness, TOIS 2008"))
 register(Family("rbp_resid", "RBP residual from unjudged documents", _rbp_resid,
                 (Param("p", float, 0.9, "persistence"), _GAINS), canonical_fn=_rbp_resid_canonical,
                 missing=_missing_rbp_resid))

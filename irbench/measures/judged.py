@@ -44,5 +44,6 @@ register(Family("unj", "fraction of the top k that is unjudged (trec_eval unj_k)
                 canonical_fn=lambda m: f"unj_{m.get('cutoff')}"))
 register(Family("relstring", "the relevance values of the top n documents, as text", _relstring,
                 (Param("n", int, 10, "number of ranks shown"),), aggregate="none", kind="str",
-                canonical_fn=lambda m: "relstring" if m.get("n") == 10 else f"relstring_{m.get('n')}",
+                canonical_fn=lambda m: ("relstring" if m.get("n") == 10
+                                        else f"relstring_{m.get('n')}"),
                 missing=_missing_relstring))

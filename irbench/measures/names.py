@@ -243,7 +243,8 @@ def parse_output_name(text: str) -> Measure | None:
 
 TREC_RBP_P = 0.9  # trec_eval's default persistence for rbp (m_rbp.c)
 _SPELLING_RE = re.compile(r"^[A-Za-z_][\w-]*")
-_CANON_RE = re.compile(r"^(?P<name>[A-Za-z_][\w]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<at>[^@()]+))?$")
+_CANON_RE = re.compile(r"^(?P<name>[A-Za-z_][\w]*)(?:\((?P<params>[^()]*)\))?"
+                       r"(?:@(?P<at>[^@()]+))?$")
 
 
 def parse_measure(text) -> Measure:

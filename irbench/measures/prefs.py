@@ -1,7 +1,7 @@
 """trec_eval's preference measures (``-R prefs``, ``-R qrels_prefs``): families that read the
 per-topic values :class:`irbench.judgments.preferences.PreparedPrefs` attaches to a ranked run under
-:data:`PREFS_KEY` (definitions in :mod:`irbench.judgments.preferences`). On ordinary qrels they are an
-:class:`EvaluationError`."""
+:data:`PREFS_KEY` (definitions in :mod:`irbench.judgments.preferences`). On ordinary qrels they are
+an :class:`EvaluationError`."""
 
 from __future__ import annotations
 

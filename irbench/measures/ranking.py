@@ -161,11 +161,13 @@ register_spelling("MRR", "RR")
 register(Family("Bpref", "binary preference, unjudged skipped; Bpref(ten) is bpref-10", _bpref,
                 (Param("variant", str, "", "ten: bpref-10; condensed: unjudged removed first",
                        choices=("", "condensed", "ten"), positional=True), REL),
-                citation="Buckley & Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004"))
+                citation="Buckley & Voorhees, Retrieval evaluation with incomplete information, "
+                         "SIGIR 2004"))
 register(Family("GMBpref", "geometric mean of bpref over topics (gm_bpref)", _bpref,
                 aggregate="gmean"))
 register(Family("infAP", "inferred AP from sampled judgments (-1 unjudged-in-pool)", _infap,
-                citation="Yilmaz & Aslam, Estimating average precision with incomplete and imperfect judgments, CIKM 2006"))
+                citation="Yilmaz & Aslam, Estimating average precision with incomplete and "
+                         "imperfect judgments, CIKM 2006"))
 register(Family("iprec_at_recall",
                 "interpolated precision at recall x, trec_eval 10.0's lround(x*R) rule",
                 _iprec, (Param("recall", float, 0.0, "recall level x"),),

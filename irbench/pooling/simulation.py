@@ -192,7 +192,7 @@ def format_simulation(sim: BudgetSimulation, measure: str | None = None) -> str:
     """A plain-text table: relevant found (and tau / tau_AP for one measure) by budget."""
     m = 0 if measure is None else sim.measures.index(measure)
     head = f"{'strategy':<12}" + "".join(f"{f:>8.0%}" for f in sim.fractions)
-    lines = ["relevant found (of %d official relevant)" % int(sim.relevant.sum()), head]
+    lines = [f"relevant found (of {int(sim.relevant.sum())} official relevant)", head]
     for s, name in enumerate(sim.strategies):
         lines.append(f"{name:<12}" + "".join(f"{int(x):>8d}" for x in sim.found[s].sum(axis=1)))
     lines += ["", "judgments spent", head]

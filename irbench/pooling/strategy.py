@@ -123,9 +123,10 @@ def resolve_params(strategy: Strategy, given: dict[str, Any]) -> dict[str, Any]:
         except (TypeError, ValueError):
             problems.append(f"{key} must be {param.dtype.__name__} (got {value!r})")
             continue
-        if param.minimum is not None and _compare(value, lambda v: v < param.minimum):
+        low, high = param.minimum, param.maximum  # bound now: the lambdas run at once
+        if low is not None and _compare(value, lambda v, low=low: v < low):
             problems.append(f"{key} must be >= {param.minimum} (got {value!r})")
-        if param.maximum is not None and _compare(value, lambda v: v > param.maximum):
+        if high is not None and _compare(value, lambda v, high=high: v > high):
             problems.append(f"{key} must be <= {param.maximum} (got {value!r})")
         if param.choices is not None and value not in param.choices:
             problems.append(f"{key} must be one of {', '.join(map(str, param.choices))} "

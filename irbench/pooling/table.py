@@ -6,7 +6,8 @@ Every strategy, statistic and simulation in :mod:`irbench.pooling` works on this
   descending, then docno descending as raw bytes), the order :func:`irbench.evaluate` ranks in;
 * ``run`` / ``topic`` are indices into ``runs`` / ``topics``; ``doc`` is a code into ``docs``
   (every docno of the campaign, sorted, so code order is byte order);
-* ``segments``: rows of run ``r`` on topic ``t`` are ``segments[r * T + t] : segments[r * T + t + 1]``;
+* ``segments``: rows of run ``r`` on topic ``t`` are
+  ``segments[r * T + t] : segments[r * T + t + 1]``;
 * ``cand``: the *candidate* of each row, an index into (``cand_topic``, ``cand_doc``), the
   distinct (topic, docno) pairs any run retrieved, sorted by topic then docno.
 
@@ -132,7 +133,8 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
     """Rank every run once and stack them into a :class:`RunTable`.
 
     runs: ``(name, group, run)`` tuples or objects with ``name``, ``group`` and ``run`` (a
-        :class:`~irbench.trec.Run` or a data frame with query_id, doc_id, score) or ``path`` (read with :func:`~irbench.read_run`); a run
+        :class:`~irbench.trec.Run` or a data frame with query_id, doc_id, score) or ``path``
+        (read with :func:`~irbench.read_run`); a run
         without a group is its own group. The order given is the priority order (the first
         runs of a group are its priority runs).
     topics: keep only these topics (e.g. the qrels topics); default: every topic of any run.

@@ -327,9 +327,10 @@ class ReportContext:
     figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
 
 
-CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard, RankChange, MapVsGmap, MatrixCell,
-                 Significance, Curve, PrecisionRecall, ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged,
-                 Input, Provenance, ReportContext)
+CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard,
+                 RankChange, MapVsGmap, MatrixCell, Significance, Curve, PrecisionRecall,
+                 ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged, Input,
+                 Provenance, ReportContext)
 SECTIONS = {"leaderboard": "1. Leaderboard", "overview": "2. By run type and group",
             "significance": "3. Which differences are real", "per-topic": "4. Per topic",
             "map-gmap": "5. MAP against GMAP", "judged": "6. Incomplete judgments",

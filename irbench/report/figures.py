@@ -104,8 +104,8 @@ def _unique_ids(svg: str, prefix: str) -> str:
     import re
 
     svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
-    svg = re.sub(r'(xlink:href|href)="#([^"]+)"', lambda m: f'{m.group(1)}="#{prefix}-{m.group(2)}"',
-                 svg)
+    svg = re.sub(r'(xlink:href|href)="#([^"]+)"',
+                 lambda m: f'{m.group(1)}="#{prefix}-{m.group(2)}"', svg)
     return re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m.group(1)})", svg)
 
 
@@ -158,7 +158,8 @@ def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[s
     ax.set_xticks(np.linspace(0, 1, 6))
     if highlighted:  # beside the axes: never over the curves
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0,
-                  title=f"best {len(highlighted)}; grey: the other {len(curves) - len(highlighted)}")
+                  title=f"best {len(highlighted)}; grey: the other "
+                        f"{len(curves) - len(highlighted)}")
     fig.tight_layout()
     return _done("precision-recall", fig)
 
