@@ -61,8 +61,9 @@ def markdown() -> str:
         lines.append(f"| `{nick}` | {_cell(', '.join(NICKNAMES[nick]))} |")
     lines += ["", "## ir_measures names and objects", "",
               "ir_measures' spellings and measure objects mean what they mean in ir_measures "
-              "(`irbench/measures/irmeasures.py`); tests/test_ir_measures_parity.py checks the "
-              "values against ir_measures.", "", "| ir_measures | irbench |", "|---|---|"]
+              "(`irbench/measures/irmeasures.py`); "
+              "tests/test_measures_ir_measures_parity.py checks the values against ir_measures.",
+              "", "| ir_measures | irbench |", "|---|---|"]
     for name, family in sorted(ALIASES.items()):
         lines.append(f"| `{name}` | `{family}` |")
     lines += ["", "| where they differ | |", "|---|---|"]

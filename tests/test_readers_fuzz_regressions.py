@@ -1,5 +1,5 @@
 """What fuzzing the readers found (issue 15.1, 15.12), and a second fuzzer beside
-tests/test_fuzz_readers.py that asserts more of each error: every problem is ``PATH:LINE:
+tests/test_readers_fuzz.py that asserts more of each error: every problem is ``PATH:LINE:
 reason`` (or ``PATH: reason`` for the whole file) with LINE inside the file, no message is
 megabytes long, and the peak of traced memory (tracemalloc; numpy reports its buffers to it)
 stays under ``FIXED_BYTES + PER_INPUT_BYTE x input size`` with a small fixed part, so the

@@ -1,7 +1,7 @@
 """Accuracy, BEP, Coverage, Novelty (measures/textbook.py), Q and nERR (measures/qmeasure.py).
 
 Every expected value is worked out by hand in the comments from the small collection below
-(the one of test_extra_measures.py).
+(the one of test_measures_beyond_trec_eval.py).
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def test_q_rejects_negative_beta():
 
 
 def test_nerr():
-    # ERR@4: q1 = 3/8 + (5/8)(1/8)/4 (test_extra_measures); q2 = (1/2)/3
+    # ERR@4: q1 = 3/8 + (5/8)(1/8)/4 (test_measures_beyond_trec_eval); q2 = (1/2)/3
     # ideal ERR@4, q1: levels 3 2 1 1, R = 7/8 3/8 1/8 1/8:
     #   7/8 + (1/8)(3/8)/2 + (1/8)(5/8)(1/8)/3 + (1/8)(5/8)(7/8)(1/8)/4
     # q2: x first: 1/2

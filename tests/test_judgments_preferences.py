@@ -1,5 +1,5 @@
 """Preference judgments (-R prefs, -R qrels_prefs): counts checked by hand on get_prefs.c's own
-examples; trec_eval's quicktest outputs are in test_golden.py."""
+examples; trec_eval's quicktest outputs are in test_measures_golden.py."""
 
 from __future__ import annotations
 
