@@ -17,6 +17,7 @@ it is. The state and every judgment are kept in the store.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from ..errors import UsageError
@@ -103,7 +104,7 @@ def add_parsers(sub) -> None:
         for dest in uses:
             flags, keywords = OPTIONS[dest]
             a.add_argument(*flags, **keywords)
-        a.set_defaults(handler=cmd_pool, config=None, **{  # what this subcommand does not take
+        a.set_defaults(handler=HANDLERS[action], config=None, **{  # what it does not take
             dest: keywords.get("default") for dest, (_, keywords) in OPTIONS.items()
             if dest not in uses})
 
@@ -167,80 +168,110 @@ def _contributing(table, args, config):
     return mask
 
 
-def cmd_pool(args) -> int:
-    from .. import pooling
+def _campaign(args):
+    """(config, run table, relevance level) of the subcommand's campaign."""
     from ..config import load_config
 
-    if args.action == "strategies":
-        print(pooling.describe())
-        return 0
     if args.config is None:
         raise UsageError(f"irbench pool {args.action} needs a config")
     config = load_config(args.config, strict=False)
-    table = _table(config)
-    measures = args.measure or ["AP"]
-    level = config.settings.relevance_level
-    if args.action == "build":
-        strategy = pooling.get_strategy(args.strategy)
-        oracle = _qrels(config, args.qrels) if strategy.adaptive else None
-        if strategy.adaptive and args.qrels is None:
-            print(f"irbench: warning: {args.strategy} judges as it goes; the qrels set "
-                  f"'{config.qrels[0].name}' answers for the assessors (--qrels)",
-                  file=sys.stderr)
-        contributing = _contributing(table, args, config)
-        pool = pooling.build_pool(table, args.strategy, contributing=contributing,
-                                  budget=args.budget, total=args.total, oracle=oracle,
-                                  seed=args.seed, relevance_level=level, **_params(args.param))
-        stats = pooling.pool_stats(table, pool, relevance_level=level)
-        print(f"{args.strategy} pool (seed {args.seed}): {stats.total} documents over "
-              f"{len(stats.topics)} topics, {int(stats.to_judge.sum())} to judge")
-        for name, contributed, unique in zip(stats.runs, stats.run_contributed,
-                                             stats.run_unique):
-            print(f"  {name}\tcontributed {int(contributed)}\tunique {int(unique)}")
-        if args.out:
-            written = pooling.write_assessor_files(pool, args.out)
-            print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
-        if args.name:
-            _store_built(config, args.name, pool, args.wait)
-            print(f"stored the pool as '{args.name}' with its provenance in {config.store}",
-                  file=sys.stderr)
-        return 0
-    if args.action in ("start", "next", "judge", "status"):
-        return _judging(args, config, table, level)
+    return config, _table(config), config.settings.relevance_level
+
+
+def cmd_strategies(args) -> int:
+    from .. import pooling
+
+    print(pooling.describe())
+    return 0
+
+
+def cmd_build(args) -> int:
+    from .. import pooling
+
+    config, table, level = _campaign(args)
+    strategy = pooling.get_strategy(args.strategy)
+    oracle = _qrels(config, args.qrels) if strategy.adaptive else None
+    if strategy.adaptive and args.qrels is None:
+        print(f"irbench: warning: {args.strategy} judges as it goes; the qrels set "
+              f"'{config.qrels[0].name}' answers for the assessors (--qrels)", file=sys.stderr)
+    contributing = _contributing(table, args, config)
+    pool = pooling.build_pool(table, args.strategy, contributing=contributing,
+                              budget=args.budget, total=args.total, oracle=oracle,
+                              seed=args.seed, relevance_level=level, **_params(args.param))
+    stats = pooling.pool_stats(table, pool, relevance_level=level)
+    print(f"{args.strategy} pool (seed {args.seed}): {stats.total} documents over "
+          f"{len(stats.topics)} topics, {int(stats.to_judge.sum())} to judge")
+    for name, contributed, unique in zip(stats.runs, stats.run_contributed, stats.run_unique):
+        print(f"  {name}\tcontributed {int(contributed)}\tunique {int(unique)}")
+    if args.out:
+        written = pooling.write_assessor_files(pool, args.out)
+        print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
+    if args.name:
+        _store_built(config, args.name, pool, args.wait)
+        print(f"stored the pool as '{args.name}' with its provenance in {config.store}",
+              file=sys.stderr)
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from .. import pooling
+
+    config, table, level = _campaign(args)
     qrels = _qrels(config, args.qrels)
-    if args.action == "simulate":
-        strategies = (tuple(s.strip() for s in args.strategies.split(",") if s)
-                      if args.strategies else pooling.simulation.DEFAULT_STRATEGIES)
-        with progress_bar("strategy") as bar:
-            sim = pooling.simulate_budgets(table, qrels, measures=tuple(measures),
-                                           contributing=_contributing(table, args, config),
-                                           per_group=None, seed=args.seed,
-                                           relevance_level=level, strategies=strategies,
-                                           params=pooling.simulation.split_params(
-                                               strategies, _params(args.param)),
-                                           progress=bar)
-        print(pooling.format_simulation(sim))
-        return 0
+    strategies = (tuple(s.strip() for s in args.strategies.split(",") if s)
+                  if args.strategies else pooling.simulation.DEFAULT_STRATEGIES)
+    with progress_bar("strategy") as bar:
+        sim = pooling.simulate_budgets(table, qrels, measures=tuple(args.measure or ["AP"]),
+                                       contributing=_contributing(table, args, config),
+                                       per_group=None, seed=args.seed,
+                                       relevance_level=level, strategies=strategies,
+                                       params=pooling.simulation.split_params(
+                                           strategies, _params(args.param)),
+                                       progress=bar)
+    print(pooling.format_simulation(sim))
+    return 0
+
+
+def _judged_pool(args):
+    """(config, run table, qrels, the depth pool as judged, relevance level): the depth and
+    the runs per group of the config's report: section unless given here, so that stats and
+    bias rebuild the pool the report's section 6c does."""
+    from .. import pooling
+
+    config, table, level = _campaign(args)
+    qrels = _qrels(config, args.qrels)
     params = _params(args.param)
-    # the judged pool as the config's report: section describes it, unless said here
     if "k" not in params and config.report.get("pool_depth"):
         params["k"] = config.report["pool_depth"]
     if args.per_group is None and not args.pooled and config.report.get("pooled_per_group") \
             and config.pooled_systems() is None:
         args.per_group = config.report["pooled_per_group"]
-    if args.top is not None and args.top < 1:
-        raise UsageError(f"--top must be positive, got {args.top}")
     pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args, config),
                               relevance_level=level, **params)
-    if args.action == "stats":
-        return _print_stats(pooling.pool_stats(table, pool, qrels, relevance_level=level))
+    return config, table, qrels, pool, level
+
+
+def cmd_stats(args) -> int:
+    from .. import pooling
+
+    _, table, qrels, pool, level = _judged_pool(args)
+    return _print_stats(pooling.pool_stats(table, pool, qrels, relevance_level=level))
+
+
+def cmd_bias(args) -> int:
+    from .. import pooling
+
+    if args.top is not None and args.top < 1:
+        raise UsageError(f"--top must be positive, got {args.top}")
+    _, table, qrels, pool, level = _judged_pool(args)
     coverage = pooling.pool_coverage(pool, qrels)
     if not coverage.exact:
         print(f"irbench: warning: {coverage.describe()}: not the pool that was judged, so the "
               "bias figures are unreliable (declare 'pooled: true|false' per system, or give "
               "--pooled / --per-group and k as judged)", file=sys.stderr)
     with progress_bar(args.by) as bar:
-        result = pooling.leave_one_out(table, qrels, pool, by=args.by, measures=tuple(measures),
+        result = pooling.leave_one_out(table, qrels, pool, by=args.by,
+                                       measures=tuple(args.measure or ["AP"]),
                                        relevance_level=level, progress=bar)
     write_text(args.output, BIAS_FORMATS[args.format](result, coverage, pool.params, args.top))
     return 0
@@ -311,55 +342,89 @@ BIAS_FORMATS = {"table": _bias_table, "csv": _bias_csv, "json": _bias_json}
 # ---- judging over days ---------------------------------------------------------------------
 
 
-def _judging(args, config, table, level) -> int:
-    from ..pooling import PoolingState, read_assessor_file
-    from ..pooling.persist import decode_state, encode_state
+@contextlib.contextmanager
+def _pool_being_judged(args, create: bool = False):
+    """(config, run table, level, store, saved state or None) of the pool ``--name`` in the
+    campaign's store, open for the block."""
     from ..store import Store
 
     if not args.name:
         raise UsageError(f"irbench pool {args.action} needs --name POOL")
+    config, table, level = _campaign(args)
     with Store(config.store, wait=args.wait) as store:
         saved = store.load_pool(args.name)
-        if args.action == "start":
-            if saved is not None:
-                raise UsageError(f"a pool '{args.name}' exists already in {config.store}")
-            state = PoolingState(table, args.strategy,
-                                 contributing=_contributing(table, args, config),
-                                 budget=args.budget, total=args.total, seed=args.seed,
-                                 relevance_level=level, **_params(args.param))
-            store.save_pool(args.name, args.strategy, *encode_state(state.to_dict()))
-            print(f"pool '{args.name}': {args.strategy} (seed {args.seed}) over "
-                  f"{len(table.runs)} runs; 'irbench pool next' hands out the first batch")
-            return 0
-        if saved is None:
+        if saved is None and not create:
             raise UsageError(f"no pool '{args.name}' in {config.store} (irbench pool start)")
-        state = PoolingState.from_dict(decode_state(*saved), table)
-        if args.action == "next":
-            if not args.out:
-                raise UsageError("irbench pool next needs -o FILE (the assessor file)")
-            batch = state.next_batch(args.batch)
-            _write_batch(args.out, batch.pairs())
-            store.save_pool(args.name, state.strategy.name, *encode_state(state.to_dict()))
-            print(f"pool '{args.name}': {len(batch)} documents to judge in {args.out}"
-                  + (" (the pool is complete)" if len(batch) == 0 else ""))
-            return 0
-        if args.action == "judge":
-            if not args.judgments:
-                raise UsageError("irbench pool judge needs -j FILE (assessor files)")
-            recorded = 0
-            for path in args.judgments:  # each file is recorded whole, or not at all
-                judged = read_assessor_file(path)
-                recorded += state.record(judged)
-                rows = [(_text(q), _text(d), int(r)) for q, d, r in
-                        zip(judged.query_id, judged.doc_id, judged.relevance)]
-                store.save_pool(args.name, state.strategy.name, *encode_state(state.to_dict()),
-                                judgments=rows, source=str(path))
-            print(f"pool '{args.name}': {recorded} new judgments recorded")
-            return 0
-        print(f"pool '{args.name}': {state.strategy.name}, {state.judged_total} judged, "
-              f"{state.pending_total} handed out and waiting, "
-              f"{'complete' if state.done else 'more to judge'}")
-        return 0
+        yield config, table, level, store, saved
+
+
+def _state(saved, table):
+    from ..pooling import PoolingState
+    from ..pooling.persist import decode_state
+
+    return PoolingState.from_dict(decode_state(*saved), table)
+
+
+def _save(store, name: str, state, **keywords) -> None:
+    from ..pooling.persist import encode_state
+
+    store.save_pool(name, state.strategy.name, *encode_state(state.to_dict()), **keywords)
+
+
+def cmd_start(args) -> int:
+    from ..pooling import PoolingState
+
+    with _pool_being_judged(args, create=True) as (config, table, level, store, saved):
+        if saved is not None:
+            raise UsageError(f"a pool '{args.name}' exists already in {config.store}")
+        state = PoolingState(table, args.strategy,
+                             contributing=_contributing(table, args, config),
+                             budget=args.budget, total=args.total, seed=args.seed,
+                             relevance_level=level, **_params(args.param))
+        _save(store, args.name, state)
+    print(f"pool '{args.name}': {args.strategy} (seed {args.seed}) over "
+          f"{len(table.runs)} runs; 'irbench pool next' hands out the first batch")
+    return 0
+
+
+def cmd_next(args) -> int:
+    if not args.out:
+        raise UsageError("irbench pool next needs -o FILE (the assessor file)")
+    with _pool_being_judged(args) as (_, table, _, store, saved):
+        state = _state(saved, table)
+        batch = state.next_batch(args.batch)
+        _write_batch(args.out, batch.pairs())
+        _save(store, args.name, state)
+    print(f"pool '{args.name}': {len(batch)} documents to judge in {args.out}"
+          + (" (the pool is complete)" if len(batch) == 0 else ""))
+    return 0
+
+
+def cmd_judge(args) -> int:
+    from ..pooling import read_assessor_file
+
+    if not args.judgments:
+        raise UsageError("irbench pool judge needs -j FILE (assessor files)")
+    with _pool_being_judged(args) as (_, table, _, store, saved):
+        state = _state(saved, table)
+        recorded = 0
+        for path in args.judgments:  # each file is recorded whole, or not at all
+            judged = read_assessor_file(path)
+            recorded += state.record(judged)
+            rows = [(_text(q), _text(d), int(r)) for q, d, r in
+                    zip(judged.query_id, judged.doc_id, judged.relevance)]
+            _save(store, args.name, state, judgments=rows, source=str(path))
+    print(f"pool '{args.name}': {recorded} new judgments recorded")
+    return 0
+
+
+def cmd_status(args) -> int:
+    with _pool_being_judged(args) as (_, table, _, _, saved):
+        state = _state(saved, table)
+    print(f"pool '{args.name}': {state.strategy.name}, {state.judged_total} judged, "
+          f"{state.pending_total} handed out and waiting, "
+          f"{'complete' if state.done else 'more to judge'}")
+    return 0
 
 
 def _text(value) -> str:
@@ -424,3 +489,9 @@ def _print_stats(stats) -> int:
         print(f"{run}\t{int(contributed)}\t{int(unique)}\t{int(unique_rel)}\t"
               + "\t".join(f"{v:.3f}" for v in judged))
     return 0
+
+
+# each subcommand's parser dispatches to its handler (add_parsers sets it)
+HANDLERS = {"build": cmd_build, "stats": cmd_stats, "simulate": cmd_simulate, "bias": cmd_bias,
+            "strategies": cmd_strategies, "start": cmd_start, "next": cmd_next,
+            "judge": cmd_judge, "status": cmd_status}
