@@ -361,7 +361,7 @@ def test_figures_for_a_paper(tmp_path, capsys):
 
 def test_the_significance_matrix_shows_the_best_and_a_csv_holds_every_pair(tmp_path,
                                                                              monkeypatch):
-    from irbench.report import context as report_context
+    from irbench.report import leaderboard as report_context
 
     monkeypatch.setattr(report_context, "MATRIX_SYSTEMS", 3)
     path = make_campaign(tmp_path, systems=5, extra_qrels=False)

@@ -105,7 +105,7 @@ def reduction(tau, rmse, tau_map=None, measures=("AP", "Bpref", "infAP"),
 
 
 def test_reduction_findings_follow_the_numbers():
-    from irbench.report.context import reduction_findings
+    from irbench.report.incomplete import reduction_findings
 
     # infAP equal to AP at every fraction: said, with the reason, and left out of the ranking
     found = reduction_findings(reduction([[1, .8, .5], [1, .9, .8], [1, .8, .5]],
@@ -164,7 +164,7 @@ def test_review_fixes_on_the_demo(tmp_path, capsys):
     from pathlib import Path
 
     from irbench.errors import NotStoredError
-    from irbench.report.context import _signed
+    from irbench.report.numbers import signed as _signed
 
     root = Path(__file__).resolve().parent.parent
     shutil.copytree(root / "configs", tmp_path / "configs")

@@ -84,7 +84,8 @@ def cmd_report(args) -> int:
         if config.qrels:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
-            from ..report.context import focus_measure, leaderboard, significance
+            from ..report.choices import focus_measure
+            from ..report.leaderboard import leaderboard, significance
             from ..report.exports import export_leaderboard, export_overview, export_significance
             from ..report.overview import DEFAULT_RANK_BY, overview
 

@@ -3,7 +3,7 @@
 ``irbench analyse``). Submodules are imported when first used: ``irbench run`` asks
 ``analyses`` what the config wants without importing the report's statistics and charts."""
 
-_EXPORTS = {"ReportContext": "context", "build_context": "context",
+_EXPORTS = {"ReportContext": "contract", "build_context": "context",
             "undocumented_fields": "contract", "render": "render", "write_report": "render"}
 
 __all__ = ["ReportContext", "build_context", "render", "write_report", "undocumented_fields"]

@@ -1,14 +1,333 @@
-"""The report contexts' contract: every field of every dataclass a template reads says what it
-holds (``metadata["help"]``); a test fails on any that does not."""
+"""The report's contract: every dataclass a template reads (``index.html`` and its partials),
+each field saying what it holds (``metadata["help"]``); a test fails on any that does not
+(:func:`undocumented_fields`). The sections' modules compute them: ``leaderboard.py``,
+``overview.py``, ``topics.py``, ``incomplete.py``, ``provenance.py``; ``context.py`` puts the
+page together. Everything from participants (system names, tags, metadata, topic ids) is plain
+text here and escaped by Jinja2.
+"""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import dataclass, fields
 
-from .context import CONTEXT_TYPES
-from .overview import OVERVIEW_TYPES
+import numpy as np
+
+from .fields import documented
+from .figures import Figure
+from .overview import OVERVIEW_TYPES, Overview
 from .runpages import PAGE_TYPES
 from .svg import SVG_TYPES
+
+_f = documented
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One leaderboard value."""
+
+    value: float | None = _f("the mean over topics (trec_eval's 'all' value), or None")
+    text: str = _f("the value printed with 4 decimals, or '-'")
+    ci: str = _f("the 95% t-interval of the mean, printed, or '' (none for geometric means)")
+    best: bool = _f("the best value of its column")
+    mark: str = _f("'▲' / '▼' significantly above / below the baseline, else ''")
+    p_adjusted: str = _f("the adjusted p-value against the baseline, printed, or ''")
+
+
+@dataclass(frozen=True)
+class SystemRow:
+    """One system of the leaderboard."""
+
+    rank: int = _f("rank by the first measure (1 best)")
+    name: str = _f("system name (participant text)")
+    group: str = _f("group (participant text)")
+    type: str = _f("manual / automatic / ... (participant text)")
+    baseline: bool = _f("the config's baseline system")
+    official: bool = _f("an official run (else unofficial)")
+    pooled: str = _f("'yes' / 'no' whether it contributed to the pool (its pooled: flag, "
+                     "else report.pooled_per_group and the priorities), '' when unknown")
+    cells: tuple[Cell, ...] = _f("one cell per measure, in the leaderboard's measure order")
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Section 1: systems x suite measures."""
+
+    qrels: str = _f("the qrels set the values are computed on")
+    measures: tuple[str, ...] = _f("canonical measure names, in suite order")
+    rows: tuple[SystemRow, ...] = _f("systems, best first by the first measure")
+    topics: int = _f("number of topics averaged over")
+    baseline: str = _f("the baseline system, or '' (no significance marks)")
+    test: str = _f("how significance was decided, in words")
+
+
+@dataclass(frozen=True)
+class RankChange:
+    """One system under MAP and GMAP."""
+
+    name: str = _f("system name (participant text)")
+    map: str = _f("MAP, printed")
+    map_rank: int = _f("rank by MAP")
+    gmap: str = _f("GMAP, printed")
+    gmap_rank: int = _f("rank by GMAP")
+    change: int = _f("MAP rank - GMAP rank (positive: GMAP ranks it higher)")
+    worst_topics: str = _f("its three lowest-AP topics, printed 'topic (AP)'")
+
+
+@dataclass(frozen=True)
+class MapVsGmap:
+    """Section 5: MAP against GMAP (Robertson 2006)."""
+
+    rows: tuple[RankChange, ...] = _f("systems by MAP rank")
+    tau: str = _f("Kendall's tau between the two rankings, printed")
+    tau_ap: str = _f("Yilmaz et al.'s tau_AP, printed")
+    swaps: int = _f("pairs of systems the two rankings order differently")
+    floor: str = _f("the AP floor GMAP uses (trec_eval's 1e-5)")
+    strips: tuple[Chart, ...] = _f("per-topic AP of each system on a log scale (what GMAP "
+                                   "weighs), STRIP_ROWS systems per chart, each with its axis")
+    findings: tuple[str, ...] = _f("what the two rankings show, computed: the same leader or "
+                                   "not, the largest rank changes")
+    scatter: Figure = _f("each system at (MAP, GMAP), drawn by matplotlib (.svg inline)")
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """One pair of the significance matrix."""
+
+    text: str = _f("the adjusted p-value, printed, or '' on the diagonal")
+    detail: str = _f("mean difference and effect size d_z (row minus column), printed")
+    shade: str = _f("a CSS colour: darker for smaller p (green: row better, red: row worse)")
+    p: float = _f("the adjusted p-value (NaN on the diagonal)")
+    diff: float = _f("mean difference, row minus column (NaN on the diagonal)")
+    effect: float = _f("effect size d_z, row minus column (NaN on the diagonal)")
+
+
+@dataclass(frozen=True)
+class Significance:
+    """Section 3: all pairs on the first measure."""
+
+    measure: str = _f("the measure compared")
+    test: str = _f("the test, in words")
+    systems: tuple[str, ...] = _f("every system, best first (participant text)")
+    matrix: tuple[tuple[MatrixCell, ...], ...] = _f("the first MATRIX_SYSTEMS systems' rows "
+                                                    "and columns, in ``systems`` order")
+    groups: tuple[str, ...] = _f("groups not significantly different, best first, printed")
+    membership: tuple[str, ...] = _f("per system (``systems`` order): the letters of the groups "
+                                     "it is in, e.g. 'ab' when it sits in two that overlap")
+    p: np.ndarray = _f("(S, S) adjusted p-values of every pair, in ``systems`` order")
+    diff: np.ndarray = _f("(S, S) mean differences, row minus column")
+    effect: np.ndarray = _f("(S, S) effect sizes d_z, row minus column")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One system's 11-point interpolated precision-recall curve."""
+
+    name: str = _f("system name (participant text)")
+    values: str = _f("the 11 precisions, printed")
+    colour: str = _f("its line colour ('' for the grey background lines)")
+
+
+@dataclass(frozen=True)
+class PrecisionRecall:
+    """Section 7: interpolated precision at recall 0, 0.1 ... 1 (trec_eval's)."""
+
+    curves: tuple[Curve, ...] = _f("every system; the first few coloured and listed")
+    figure: Figure = _f("the curves, drawn by matplotlib (.svg inline)")
+
+
+@dataclass(frozen=True)
+class ReductionRow:
+    """One measure in the judgment-reduction experiment."""
+
+    measure: str = _f("canonical measure name")
+    tau: tuple[str, ...] = _f("Kendall's tau with the same measure's full-judgment ranking, "
+                              "per fraction")
+    tau_map: tuple[str, ...] = _f("Kendall's tau with the ranking by MAP on the full "
+                                  "judgments, per fraction")
+    rmse: tuple[str, ...] = _f("RMS error of the systems' means per fraction")
+    colour: str = _f("its line colour in the figure")
+
+
+@dataclass(frozen=True)
+class ReductionSection:
+    """Section 6b: the judgment-reduction experiment (Buckley & Voorhees 2004)."""
+
+    design: str = _f("the reduction design's name (report option reduction_design)")
+    how: str = _f("what the design keeps and drops")
+    citation: str = _f("where the design is published")
+    fractions: tuple[str, ...] = _f("fractions of each topic's judgments kept, printed")
+    seeds: str = _f("the seeds averaged over, printed")
+    rows: tuple[ReductionRow, ...] = _f("one per measure")
+    figure: Figure = _f("tau against the fraction kept, drawn by matplotlib (.svg inline)")
+    findings: tuple[str, ...] = _f("what the stored numbers show, in sentences computed from "
+                                   "them (which measures hold, which equal another)")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One drawn element of a chart, in SVG units."""
+
+    x: float = _f("x (or left edge)")
+    y: float = _f("y (or top edge)")
+    size: float = _f("radius of a dot, or height of a bar")
+    colour: str = _f("CSS colour")
+    title: str = _f("tooltip text (participant text possible)")
+
+
+@dataclass(frozen=True)
+class ChartRow:
+    """One system's row of a chart."""
+
+    name: str = _f("system name (participant text)")
+    y: float = _f("the row's baseline y")
+    marks: tuple[Mark, ...] = _f("its dots or bars")
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart with one row per system (strip plot of per-topic values, or difference bars)."""
+
+    title: str = _f("what the chart shows")
+    width: int = _f("SVG width")
+    height: int = _f("SVG height")
+    axis: tuple[Mark, ...] = _f("axis ticks: x and label (in ``title``)")
+    rows: tuple[ChartRow, ...] = _f("systems, top to bottom")
+
+
+@dataclass(frozen=True)
+class BiasRow:
+    """One system when its group is left out of the pool."""
+
+    name: str = _f("system name (participant text)")
+    group: str = _f("the group left out (participant text)")
+    removed: int = _f("judgments only that group's runs contributed")
+    removed_relevant: int = _f("of them relevant")
+    full: str = _f("AP with all judgments, printed")
+    reduced: str = _f("AP without the group's unique documents, printed")
+    change: str = _f("reduced - full, printed with its sign")
+
+
+@dataclass(frozen=True)
+class PoolBias:
+    """Section 6c: leave-one-group-out pool bias (Zobel 1998; NIST's procedure)."""
+
+    depth: int = _f("the pool depth k the qrels were built with (config report.pool_depth)")
+    per_group: str = _f("pooled runs per group, printed ('all' when every run was pooled)")
+    pooled: str = _f("which runs the pool was rebuilt from, printed")
+    coverage: str = _f("how much of the qrels the rebuilt pool holds, printed")
+    warning: str = _f("why the figures may be wrong (the rebuilt pool is not the judged one), "
+                      "or ''")
+    mean_change: str = _f("mean change of AP over systems, printed")
+    max_drop: str = _f("the largest drop, printed")
+    rows: tuple[BiasRow, ...] = _f("systems, most affected first")
+
+
+@dataclass(frozen=True)
+class TopicRow:
+    """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
+
+    query_id: str = _f("topic id")
+    text: str = _f("the topic's title or first words")
+    best: str = _f("the best value over systems, printed")
+    best_system: str = _f("a system with the best value (participant text)")
+    median: str = _f("the median over systems, printed")
+    worst: str = _f("the worst value over systems, printed")
+
+
+@dataclass(frozen=True)
+class PerTopic:
+    """Section 4: the first measure per topic across systems."""
+
+    measure: str = _f("the measure shown")
+    rows: tuple[TopicRow, ...] = _f("topics, hardest first (lowest median)")
+    strips: tuple[Chart, ...] = _f("each system's per-topic values as dots, median marked; "
+                                   "STRIP_ROWS systems per chart, each with its axis")
+    differences: tuple[Chart, ...] = _f("per system: per-topic difference from the baseline")
+
+
+@dataclass(frozen=True)
+class JudgedRow:
+    """How much of one system's ranking is judged."""
+
+    name: str = _f("system name (participant text)")
+    judged_10: str = _f("judged@10, printed")
+    judged_100: str = _f("judged@100, printed")
+    flagged: bool = _f("judged@10 below the threshold: its scores rest on unjudged documents")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Section 6: incomplete judgments."""
+
+    qrels: str = _f("the qrels set")
+    rows: tuple[JudgedRow, ...] = _f("systems, least judged first")
+    threshold: str = _f("the judged@10 below which a system is flagged, printed")
+    finding: str = _f("how many systems are flagged and which (or that none is), computed")
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input file."""
+
+    kind: str = _f("topics, qrels or run")
+    name: str = _f("its name in the config (participant text for runs)")
+    path: str = _f("its path")
+    sha256: str = _f("sha256 of its content, or '' if never read")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Section 8: what the numbers come from."""
+
+    config: str = _f("the config file's path")
+    config_sha256: str = _f("sha256 of the config")
+    config_text: str = _f("the config's text")
+    options: str = _f("the evaluation options, as stored with every score (JSON)")
+    version: str = _f("the irbench version of this report")
+    last_run: str = _f("start, end and status of the last 'irbench run', printed")
+    seed: int = _f("the seed of every random draw of the report")
+    inputs: tuple[Input, ...] = _f("every input file with its sha256")
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """Everything ``index.html`` shows."""
+
+    title: str = _f("the campaign's title: report.title, else its name (config text)")
+    campaign: str = _f("the campaign's name (config name:, else the config file's name)")
+    links: dict[str, str] = _f("{system: its run page, relative to index.html} when run "
+                               "pages are written with the report, else {}")
+    toc: tuple[tuple[str, str], ...] = _f("(section id, heading) of every section shown")
+    overview: Overview | None = _f("section 2: rankings per run type and best run per group, "
+                                   "None when there is nothing to split")
+    generated_at: str = _f("when the report was made (UTC)")
+    leaderboard: Leaderboard = _f("section 1")
+    significance: Significance | None = _f("section 3, None with fewer than 3 systems")
+    per_topic: PerTopic | None = _f("section 4, None without scores")
+    map_vs_gmap: MapVsGmap | None = _f("section 5, None without AP scores")
+    judged: Judged | None = _f("section 6, None when the store keeps no profiles (made by "
+                               "'irbench run' for ad hoc qrels)")
+    precision_recall: PrecisionRecall | None = _f("section 7, None without stored profiles")
+    reduction: ReductionSection | None = _f("section 6b, None unless the store holds it for "
+                                            "its current inputs")
+    pool_bias: PoolBias | None = _f("section 6c, None unless the config's report gives "
+                                    "pool_depth and the store holds it for its current inputs")
+    not_shown: tuple[str, ...] = _f("why an analysis is missing (not computed, or stale)")
+    provenance: Provenance = _f("section 8")
+    figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
+
+
+CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard,
+                 RankChange, MapVsGmap, MatrixCell, Significance, Curve, PrecisionRecall,
+                 ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged, Input,
+                 Provenance, ReportContext)
+
+
+SECTIONS = {"leaderboard": "1. Leaderboard", "overview": "2. By run type and group",
+            "significance": "3. Which differences are real", "per-topic": "4. Per topic",
+            "map-gmap": "5. MAP against GMAP", "judged": "6. Incomplete judgments",
+            "reduction": "6b. Fewer judgments", "pool-bias": "6c. Pool bias",
+            "precision-recall": "7. Precision and recall", "provenance": "8. Provenance"}
 
 
 def undocumented_fields() -> list[str]:

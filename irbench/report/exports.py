@@ -8,7 +8,7 @@ import json
 
 from ..escaping import csv_cell, markdown_cell
 from ..stats import escape_latex
-from .context import Leaderboard, Significance
+from .contract import Leaderboard, Significance
 
 EXPORT_FORMATS = ("csv", "markdown", "json", "latex")
 

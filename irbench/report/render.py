@@ -10,7 +10,7 @@ import tempfile
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from ..errors import OutputError
-from .context import ReportContext
+from .contract import ReportContext
 
 
 def _environment() -> Environment:

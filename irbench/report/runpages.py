@@ -19,7 +19,7 @@ import numpy as np
 
 from ..measures import PROFILE
 from . import svg
-from .context import focus_measure, run_page_names
+from .choices import focus_measure, run_page_names
 from .fields import documented
 
 _f = documented

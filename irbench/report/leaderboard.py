@@ -1,0 +1,148 @@
+"""Sections 1 and 3: the leaderboard (means, intervals, marks against the baseline) and the
+all-pairs significance test with its equivalence groups."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import stats
+from ..config import pooled_systems, priority_order
+from ..measures import parse_measure
+from ..stats.latex import labels
+from .contract import Cell, Leaderboard, MatrixCell, Significance, SystemRow
+from .numbers import ci95, num
+
+MATRIX_SYSTEMS = 30  # the significance matrix shows the best 30; significance.csv every pair
+
+
+def leaderboard(config, store, seed: int = 0) -> Leaderboard:
+    """Section 1 alone (for the exports), on the config's first qrels set."""
+    return leaderboard_on(config, store, config.qrels[0].name, seed)
+
+
+def leaderboard_on(config, store, qrels: str, seed: int) -> Leaderboard:
+
+    spec = next(q for q in config.qrels if q.name == qrels)
+    measures = [str(m) for m in spec.measures(next(iter(config.suites.values())))]
+    _, rows = store.means(qrels, measures=measures)
+    means: dict[tuple[str, str], float] = {(r[0], r[2]): r[3] for r in rows}
+    systems = sorted({r[0] for r in rows})
+    declared = store.declared_systems()
+    meta = {s.name: s for s in declared}
+    matrices = {m: store.score_matrix(qrels, m) for m in measures}
+    first = measures[0]
+    systems.sort(key=lambda s: (-(means.get((s, first)) or -math.inf), s))
+    baseline = next((s.name for s in declared if s.baseline and s.name in systems), "")
+    marks: dict[tuple[str, str], tuple[str, float]] = {}
+    how = "no baseline marked in the config: no significance marks"
+    if baseline and len(systems) > 1:
+        scores = [stats.Scores(m, tuple(names), tuple(topics), values)
+                  for m, (names, topics, values) in matrices.items()
+                  if len(names) and not np.isnan(values).any()]
+        comparison = stats.compare(scores, baseline=baseline, seed=seed, family="measure")
+        for pair in comparison.pairs:
+            other = pair.system_a if pair.system_b == baseline else pair.system_b
+            diff = pair.mean_a - pair.mean_b if pair.system_b == baseline else \
+                pair.mean_b - pair.mean_a
+            mark = ("▲" if diff > 0 else "▼") if pair.significant else ""
+            marks[(other, pair.measure)] = (mark, pair.p_adjusted)
+        how = (f"against {baseline}: paired randomisation test, 10,000 samples, seed {seed}, "
+               "Holm correction over the systems of each measure (the family: per measure), "
+               "alpha 0.05")
+    best = {m: max((means[(s, m)] for s in systems if (s, m) in means
+                    and means[(s, m)] is not None and math.isfinite(means[(s, m)])),
+                   default=None) for m in measures}
+    pooled = pooled_flags(config, declared)
+    table = []
+    for rank, name in enumerate(systems, 1):
+        cells = []
+        for m in measures:
+            value = means.get((name, m))
+            names, _, values = matrices[m]
+            family = parse_measure(m).definition
+            arithmetic = family.aggregate == "mean"  # not GMAP's
+            ci = ci95(values[names.index(name)]) if name in names and arithmetic else None
+            mark, p = marks.get((name, m), ("", float("nan")))
+            shown = (str(int(round(value))) if family.kind == "int" and value is not None
+                     and math.isfinite(value) else num(value))  # counts print whole
+            cells.append(Cell(value, shown,
+                              f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "",
+                              value is not None and value == best[m], mark,
+                              "" if math.isnan(p) else f"{p:.4f}"))
+        s = meta.get(name)
+        table.append(SystemRow(rank, name, s.group if s else "", s.type if s else "",
+                               name == baseline, s.official if s else True,
+                               pooled.get(name, ""), tuple(cells)))
+    topics = len(matrices[first][1]) if matrices else 0
+    return Leaderboard(qrels, tuple(measures), tuple(table), topics, baseline, how)
+
+
+def pooled_flags(config, systems) -> dict[str, str]:
+    """{system: 'yes'/'no'}: the systems declared ``pooled:`` when any is, else the first
+    report.pooled_per_group runs of each group by priority (then config order); {} when the
+    config does not say."""
+    declared = pooled_systems(systems)
+    if declared is not None:
+        return {s.name: "yes" if s.name in declared else "no" for s in systems}
+    per_group = config.report.get("pooled_per_group")
+    if not per_group:
+        return {}
+
+    out, taken = {}, {}
+    for s in priority_order(systems):
+        group = s.group or s.name
+        taken[group] = taken.get(group, 0) + 1
+        out[s.name] = "yes" if taken[group] <= per_group else "no"
+    return out
+
+
+def significance(config, store, board: Leaderboard, measure: str, seed: int = 0
+                 ) -> Significance | None:
+    """Section 3 alone (for the exports), on the config's first qrels set."""
+    return significance_on(store, config.qrels[0].name, board, measure, seed)
+
+
+def significance_on(store, qrels: str, board: Leaderboard, measure: str,
+                  seed: int) -> Significance | None:
+
+    if len(board.rows) < 3 or not board.measures:
+        return None
+    names, topics, values = store.score_matrix(qrels, measure)
+    if not names:
+        return None
+    if np.isnan(values).any():
+        return None
+    order = [r.name for r in board.rows if r.name in names]
+    scores = stats.Scores(measure, tuple(names), tuple(topics), values).select(order)
+    comparison = stats.compare(scores, test="randomized-tukey-hsd", seed=seed)
+    p = stats.pairwise_matrix(comparison, measure, "p_adjusted").values
+    diff = stats.pairwise_matrix(comparison, measure, "mean_diff").values
+    effect = stats.pairwise_matrix(comparison, measure, "effect_size").values
+    matrix = []
+    shown = min(len(order), MATRIX_SYSTEMS)  # a readable matrix; every pair in the CSV
+    for i in range(shown):
+        row = []
+        for j in range(shown):
+            if i == j or not np.isfinite(p[i, j]):
+                row.append(MatrixCell("", "", "transparent", math.nan, math.nan, math.nan))
+                continue
+            strength = max(0.0, min(1.0, -math.log10(max(p[i, j], 1e-4)) / 4))
+            hue = 130 if diff[i, j] > 0 else 0
+            row.append(MatrixCell(f"{p[i, j]:.3f}",
+                                  f"difference {diff[i, j]:+.4f}, effect size d_z "
+                                  f"{effect[i, j]:+.2f}",
+                                  f"hsl({hue}, 60%, {95 - 45 * strength:.0f}%)",
+                                  float(p[i, j]), float(diff[i, j]), float(effect[i, j])))
+        matrix.append(tuple(row))
+    classes = stats.equivalence_classes(comparison, measure)
+    groups = tuple(", ".join(g) for g in classes)
+    letters = labels(len(classes))
+    sep = "," if len(classes) > 26 else ""
+    membership = tuple(sep.join(letters[k] for k, g in enumerate(classes) if name in g)
+                       for name in order)
+    return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}; "
+                        f"family: all {len(order) * (len(order) - 1) // 2:,} pairs of "
+                        f"{measure} (the test controls the family-wise error over them)",
+                        tuple(order), tuple(matrix), groups, membership, p, diff, effect)
