@@ -85,8 +85,8 @@ def cmd_report(args) -> int:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
             from ..report.choices import focus_measure
-            from ..report.leaderboard import leaderboard, significance
             from ..report.exports import export_leaderboard, export_overview, export_significance
+            from ..report.leaderboard import leaderboard, significance
             from ..report.overview import DEFAULT_RANK_BY, overview
 
             board = leaderboard(config, store, seed=args.seed)
