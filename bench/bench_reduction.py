@@ -21,8 +21,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from irbench import read_qrels, read_run  # noqa: E402
+from irbench.analyses.reduction import DESIGNS, FRACTIONS, MEASURES, judgment_reduction  # noqa: E402
 from irbench.ranked import EvalOptions  # noqa: E402
-from irbench.report.reduction import DESIGNS, FRACTIONS, MEASURES, judgment_reduction  # noqa: E402
 from irbench.simulate import CampaignSpec, simulate  # noqa: E402
 
 

@@ -790,8 +790,8 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
 
 def _analyse(camp: _Campaign, store: Store) -> list[str]:
     """The report analyses the config's ``report:`` asks for, computed when the store lacks
-    them for its current inputs (see irbench.report.analyses); a failure is the campaign's."""
-    from .report import analyses
+    them for its current inputs (see irbench.analyses); a failure is the campaign's."""
+    from . import analyses
 
     try:
         return analyses.compute_missing(camp.config, store, progress=camp.progress)

@@ -470,7 +470,7 @@ def test_table_alone_in_the_mapping_form(campaign):
 
 
 def test_report_options_are_refused_with_their_line(campaign):
-    from irbench.report.analyses import report_problems
+    from irbench.report.options import report_problems
 
     path = write(campaign, """
         collection: {qrels: ../runs/qrels.txt}
@@ -506,7 +506,7 @@ def test_report_options_are_refused_with_their_line(campaign):
 
 
 def test_report_title_and_rank_by(campaign):
-    from irbench.report.analyses import report_problems
+    from irbench.report.options import report_problems
 
     path = write(campaign, """
         collection: {qrels: ../runs/qrels.txt}

@@ -15,8 +15,8 @@ from scipy import stats as st
 
 import irbench
 from irbench import cli
+from irbench.analyses.reduction import DESIGNS, FRACTIONS, judgment_reduction, reduced_qrels
 from irbench.ranked import EvalOptions
-from irbench.report.reduction import DESIGNS, FRACTIONS, judgment_reduction, reduced_qrels
 from irbench.trec import Qrels
 
 
@@ -217,6 +217,7 @@ def test_the_experiment_reports_its_progress():
 
 
 def test_the_analyses_name_the_default_design_without_importing_it():
-    from irbench.report import analyses, reduction
+    from irbench import analyses
+    from irbench.analyses import reduction
 
     assert analyses.DEFAULT_DESIGN == reduction.DEFAULT_DESIGN

@@ -96,7 +96,7 @@ def test_rankings_need_two_values(tmp_path, capsys):
 
 def reduction(tau, rmse, tau_map=None, measures=("AP", "Bpref", "infAP"),
               design="buckley-voorhees"):
-    from irbench.report.reduction import Reduction
+    from irbench.analyses.reduction import Reduction
 
     tau = np.array(tau, dtype=float)
     return Reduction(design, tuple(measures), (1.0, 0.5, 0.1), (0, 1), tau,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..report.analyses import report_problems
+from ..report.options import report_problems
 from .output import add_wait, progress_bar
 
 __all__ = ["add_parsers", "default_folder", "report_problems"]  # report_problems: for check
@@ -147,9 +147,9 @@ def cmd_report(args) -> int:
 
 
 def cmd_analyse(args) -> int:
+    from .. import analyses
     from ..config import load_config
     from ..errors import UsageError
-    from ..report import analyses
     from ..store import Store
 
     config = load_config(args.config, strict=False)

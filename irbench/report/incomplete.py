@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import analyses
+from ..analyses.reduction import DESIGNS, Reduction
 from ..measures import PROFILE
 from ..pooling import Coverage
-from . import analyses, figures
+from . import figures
 from .contract import (
     BiasRow,
     Curve,
@@ -20,7 +22,6 @@ from .contract import (
     ReductionSection,
 )
 from .numbers import join_names, num, num3, signed
-from .reduction import DESIGNS, Reduction
 
 JUDGED_FLAG = 0.5  # judged@10 under this: most of the top 10 is unjudged
 

@@ -1,4 +1,5 @@
-"""The analyses a report shows beside the scores, computed from the run files and stored.
+"""The analyses stage: what a report shows beside the scores, computed from the run files by
+``irbench run`` (or ``irbench analyse``) and stored; the report only reads them.
 
 Two experiments need the runs themselves, not only their scores:
 
@@ -22,12 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, fields
-from difflib import get_close_matches
+from dataclasses import dataclass
 
 from .. import __version__
-from ..config import System, pooled_systems, priority_order
+from ..config import pooled_systems, priority_order
 from ..errors import AnalysisError
+from ..report import options
 from ..trec import read_run
 
 REDUCTION, POOL_BIAS = "judgment-reduction", "leave-one-group-out"
@@ -104,67 +105,6 @@ def specs(config, store, every: bool = False) -> list[Spec]:
     return [s for s in wanted if s is not None]
 
 
-REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group", "rank_by", "reduction_design",
-                  "title")
-# what report.rank_by may name: the fields of a system but its name, run path and metadata
-# (one value per system, or a mapping)
-RANK_FIELDS = tuple(f.name for f in fields(System) if f.name not in ("name", "path", "metadata"))
-
-
-def report_problems(config) -> list[str]:
-    """Why the config's ``report:`` section cannot be used (``irbench report``, ``irbench
-    run`` before its analyses, and ``irbench check`` ask the same): every problem, each as
-    ``FILE:LINE: report.OPTION: reason`` like the config's own."""
-    from ..errors import MeasureParameterError, UnknownMeasureError
-    from ..measures import parse_measure
-    from .reduction import DESIGNS
-
-    report = config.report
-    problems: list[tuple[int, str]] = []
-
-    def problem(where: tuple, reason: str) -> None:
-        where = ("report",) + where
-        problems.append((config.line(*where), f"{config.at(*where)}: {reason}"))
-
-    for option in report:
-        if option not in REPORT_OPTIONS:
-            close = get_close_matches(option, REPORT_OPTIONS, n=1)
-            problem((option,), "unknown option" + (f" (did you mean {close[0]}?)" if close else "")
-                    + f" (report takes {', '.join(REPORT_OPTIONS)})")
-    if report.get("measure") is not None:
-        try:
-            chosen = str(parse_measure(str(report["measure"])))
-        except (UnknownMeasureError, MeasureParameterError) as exc:
-            problem(("measure",), str(exc))
-        else:
-            if chosen not in [str(m) for m in config.measures]:
-                problem(("measure",), f"{chosen} is in no suite")
-    design = report.get("reduction_design")
-    if design is not None and design not in DESIGNS:
-        problem(("reduction_design",), f"must be one of {', '.join(DESIGNS)}, not {design!r}")
-    for option in ("pool_depth", "pooled_per_group"):
-        value = report.get(option)
-        if value is not None and (type(value) is not int or value < 1):
-            problem((option,), f"must be a whole number >= 1, not {value!r}")
-    title = report.get("title")
-    if title is not None and (not isinstance(title, str) or not title.strip()):
-        problem(("title",), "must be text, the report's heading (default: the config's name), "
-                            f"not {title!r}")
-    rank_by = report.get("rank_by")
-    if rank_by is not None and not isinstance(rank_by, list):
-        problem(("rank_by",), "must be a list of system fields, e.g. [type] or [type, group] "
-                              f"(of {', '.join(RANK_FIELDS)}), not {rank_by!r}")
-    for i, name in enumerate(rank_by if isinstance(rank_by, list) else []):
-        if name not in RANK_FIELDS:
-            close = get_close_matches(name, RANK_FIELDS, n=1) if isinstance(name, str) else []
-            problem(("rank_by", i), f"unknown system field {name!r}"
-                    + (f" (did you mean {close[0]}?)" if close else "")
-                    + f" (rank_by takes {', '.join(RANK_FIELDS)})")
-        elif name in rank_by[:i]:
-            problem(("rank_by", i), f"{name} given twice")
-    return [text for _, text in sorted(problems, key=lambda p: p[0])]
-
-
 def load(store, spec: Spec) -> dict | None:
     """The stored result of ``spec`` when it was computed from exactly these inputs."""
     saved = store.load_analysis(spec.key)
@@ -184,7 +124,7 @@ def compute_missing(config, store, every: bool = False,
     problems."""
     if not config.report and not every:
         return []
-    problems = report_problems(config)
+    problems = options.report_problems(config)
     if problems:
         raise AnalysisError("\n".join(problems))
     todo = [s for s in specs(config, store, every) if load(store, s) is None]
