@@ -895,7 +895,8 @@ class _Transaction:
 
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
-NO_EXTENSIONS: dict[str, str | bool | int | float | list[str]] = {"autoload_known_extensions": False, "autoinstall_known_extensions": False}
+NO_EXTENSIONS: dict[str, str | bool | int | float | list[str]] = {
+    "autoload_known_extensions": False, "autoinstall_known_extensions": False}
 DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationException,
           duckdb.InvalidInputException, duckdb.FatalException, duckdb.CatalogException)
 ADVICE = ("restore it from a backup, or move it away and run 'irbench run CONFIG' to score "

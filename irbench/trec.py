@@ -37,7 +37,6 @@ import numpy as np
 from .errors import DuplicateError, FormatError, OutputError
 
 
-
 class Readable(Protocol):
     """Anything with a ``read()`` of the whole content (a file object, or a file already in
     memory with a ``name``)."""
