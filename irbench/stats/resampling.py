@@ -144,6 +144,18 @@ class BootstrapOutcome:
     ci_low: np.ndarray | None
     ci_high: np.ndarray | None
 
+    def tested(self) -> np.ndarray:
+        """The p-values of a bootstrap asked for the test."""
+        if self.p_value is None:
+            raise ValueError("this bootstrap was not asked for the test")
+        return self.p_value
+
+    def interval(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ci_low, ci_high) of a bootstrap asked for an interval."""
+        if self.ci_low is None or self.ci_high is None:
+            raise ValueError("this bootstrap was not asked for an interval")
+        return self.ci_low, self.ci_high
+
 
 def bootstrap(D: np.ndarray, counts: Resamples, alternative: str, test: bool,
               ci: str | None, confidence: float) -> BootstrapOutcome:
