@@ -515,7 +515,8 @@ def _pooled(config, systems) -> dict[str, str]:
     if not per_group:
         return {}
 
-    out, taken = {}, {}
+    out: dict[str, str] = {}
+    taken: dict[str, int] = {}
     for s in priority_order(systems):
         group = s.group or s.name
         taken[group] = taken.get(group, 0) + 1
@@ -641,7 +642,7 @@ def _per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
     ranked = [n for n in order if n in names] + [n for n in names if n not in order]
     index = [names.index(n) for n in ranked]
     strips = strip_charts(f"{measure} per topic", ranked, topics, values[index])
-    differences = ()
+    differences: tuple[Chart, ...] = ()
     if baseline in names:
         base = values[names.index(baseline)]
         differences = tuple(difference_chart(n, baseline, topics, values[names.index(n)] - base)
@@ -781,7 +782,7 @@ def _pool_bias(config, store) -> PoolBias | None:
     reported, with a warning when it is not the judged pool."""
     spec = analyses.pool_bias_spec(config, store)
     data = analyses.load(store, spec) if spec is not None else None
-    if data is None:
+    if spec is None or data is None:
         return None
     declared, per_group = spec.params["declared"], spec.params["per_group"]
     full, reduced = np.array(data["full"]), np.array(data["reduced"])
