@@ -6,6 +6,8 @@ Nothing here knows about runs or qrels: inputs and outputs are numpy arrays.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 
@@ -155,7 +157,7 @@ def lookup_topics(query_id: np.ndarray, topics: np.ndarray) -> np.ndarray:
     return np.repeat(block_topic, np.diff(np.append(starts, n)))
 
 
-def block_order(topic: np.ndarray) -> np.ndarray | bool | None:
+def block_order(topic: np.ndarray) -> np.ndarray | Literal[False] | None:
     """The permutation putting topic blocks in topic order, when each topic is one block of
     consecutive rows: None if they already are in order, False if some topic is split."""
     n = len(topic)

@@ -492,6 +492,7 @@ class _Builder:
         value = self.data.get("systems")
         if value is None:
             return ()
+        items: list[tuple[tuple[str | int, ...], Any]]
         if isinstance(value, dict) and list(value) == ["table"] and not isinstance(
                 value["table"], dict):  # systems: {table: FILE}
             items = [(("systems",), value)]
@@ -569,7 +570,7 @@ class _Builder:
         at_header = ("systems", TableRow(shown, line))
         columns: list[str | None] = []  # per cell: its column, None for one not taken
         for i, written in enumerate(names, 1):
-            name = written.strip().lower()
+            name: str | None = written.strip().lower()
             if name not in TABLE_COLUMNS:
                 self.problem(at_header, f"column {i}: unknown column {_shown(written.strip())} "
                                         f"(a run table has {', '.join(TABLE_COLUMNS)})" if name
@@ -863,7 +864,9 @@ def read_table(path: str, shown: str) -> tuple[tuple[int, list[str]] | None,
         except csv.Error:
             delimiter = "\t" if "\t" in text.split("\n", 1)[0] else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    header, rows, done = None, [], 0
+    header: tuple[int, list[str]] | None = None
+    rows: list[tuple[int, list[str]]] = []
+    done = 0
     try:
         for cells in reader:
             line, done = done + 1, reader.line_num

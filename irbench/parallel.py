@@ -216,6 +216,8 @@ def _init_worker(state: tuple) -> None:
 
 def _evaluate_in_worker(path: str) -> RunResult:
     """:func:`_evaluate` in a worker (its errors pickle whole: see :mod:`irbench.errors`)."""
+    if _STATE is None:
+        raise RuntimeError("_evaluate_in_worker outside a worker initialised by _init_worker")
     return _evaluate(_STATE, path)
 
 
@@ -332,7 +334,8 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
         if num_docs == 0:
             raise FormatError([f"{path}:1: empty run: no result lines"])
         qrels_shard = topic_shards(qrels.query_id, shards)
-        topics, values = [], {m: [] for m in measures}
+        topics = []
+        values: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
         for k in range(shards):
             parts = [np.load(os.path.join(spill, f"{k}-{f}.npz")) for f in range(flushes)
                      if os.path.exists(os.path.join(spill, f"{k}-{f}.npz"))]
@@ -346,7 +349,8 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
             else:  # every judged topic of this shard is missing from the run
                 empty = np.zeros(0, dtype="S1")
                 columns = [empty, empty, np.zeros(0), np.zeros(0, np.int64)]
-            run = trec.Run(os.path.basename(path), trec._display(runid), *columns, path=path)
+            q, d, sc, ln = columns
+            run = trec.Run(os.path.basename(path), trec._display(runid), q, d, sc, ln, path=path)
             ranked = rank_run(run, PreparedQrels(sub), options)
             if intersection:
                 ranked = restrict(ranked, ~ranked.missing)

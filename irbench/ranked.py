@@ -95,7 +95,7 @@ class PreparedQrels:
         self.topics = query_id[first]
         self.row_topic = np.cumsum(first) - 1
         key = topic_keys(self.row_topic, doc_hash(self.doc_id), len(self.topics))
-        self._table = KeyTable(key)
+        self._table: KeyTable | None = KeyTable(key)
         if np.any(self._table.sorted_keys[1:] == self._table.sorted_keys[:-1]):
             self._table = None  # two docnos of a topic share a key: compare strings
         judged = self.relevance >= 0

@@ -21,11 +21,12 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from typing import Any
 
 import numpy as np
 
 from . import __version__, judgments
-from .config import Config, QrelsSet, Settings
+from .config import Config, QrelsSet, Settings, Validation
 from .errors import EvaluationError, FormatError, IrbenchError
 from .measures import PROFILE, Measure, parse_measure
 from .measures.compute import compute, restrict
@@ -34,7 +35,7 @@ from .ranked import PreparedQrels
 from .store import Evaluated, Store
 from .submissions import check_run, report_lines
 from .submissions.ir_metadata import find_ir_metadata, run_fields
-from .topics import read_topics
+from .topics import Topics, read_topics
 from .trec import _display, is_url, read_qrels, read_run, read_url, url_stat
 
 _PROFILE = "profile:"  # a task's measure name for a value kept for the report only
@@ -152,8 +153,8 @@ class _Context:
     topic_set: frozenset | None
     settings: Settings
     done: dict  # (run sha256, qrels sha256) -> measures the store has
-    topics: object = None  # the Topics, for the submission checks
-    validation: object = None  # config.Validation, or None: no submission checks
+    topics: Topics | None = None  # the Topics, for the submission checks
+    validation: Validation | None = None  # None: no submission checks
     shard_bytes: int = 0  # a run file bigger than this is scored in topic shards (0: never)
 
 
@@ -186,12 +187,15 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
     """Read one run, check its topics, and evaluate it on every qrels set it needs (with
     ``ctx``, else this process's context)."""
     ctx = ctx if ctx is not None else _CONTEXT
+    if ctx is None:
+        raise RuntimeError("_score_system outside a worker initialised by _init_worker")
     stat = _stat(task.path)
     if ctx.shard_bytes and stat[0] > ctx.shard_bytes and not is_url(task.path) and all(
             isinstance(ctx.qrels[q], PreparedQrels) for q in task.measures):
         return _score_in_shards(task, ctx, stat)
     sha, data = _sha256_file(task.path)
-    todo, reused = task.measures, ()
+    todo = task.measures
+    reused: tuple[str, ...] = ()
     if not task.hashed:  # e.g. a touched file: compute only what the store lacks
         todo = {q: tuple(n for n in names if n not in ctx.done.get((sha, ctx.qrels_sha[q]), ()))
                 for q, names in task.measures.items()}
@@ -201,7 +205,7 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
     metadata = find_ir_metadata(data).data
     validation = _check_submission(ctx, task.path)
     if validation is not None and validation[0] == "rejected" and \
-            ctx.validation.on_error == "fail":
+            ctx.validation is not None and ctx.validation.on_error == "fail":
         return _Outcome(task.system, task.path, sha, stat, "", (), 0, metadata=metadata,
                         validation=validation,
                         error="rejected by the submission checks:\n" + "\n".join(validation[2]))
@@ -262,7 +266,9 @@ def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outc
         for q, names in task.measures.items()}
     reused = tuple(q for q, names in todo.items() if not names)
     shards = -(-stat[0] // ctx.shard_bytes)
-    results, answered, num_docs, runid = [], (), 0, ""
+    results: list[Evaluated] = []
+    answered: tuple[str, ...] = ()
+    num_docs, runid = 0, ""
     try:
         for qrels_name, names in todo.items():
             if not names:
@@ -358,7 +364,7 @@ def _level_counts(prepared) -> list[int]:
 
 
 class _Campaign:
-    def __init__(self, config: Config, store: Store, workers: int | None, fail_fast: bool,
+    def __init__(self, config: Config, store: Store | None, workers: int | None, fail_fast: bool,
                  progress: Callable[[int, int, str], None] | None, rehash: bool):
         self.config = config
         self.store = store
@@ -424,7 +430,7 @@ class _Campaign:
         prepared = _QrelsSets(self.known)
         shas, rows = {}, []
         for spec in self.config.qrels:
-            row = {"name": spec.name, "path": spec.path, "kind": spec.kind,
+            row: dict[str, Any] = {"name": spec.name, "path": spec.path, "kind": spec.kind,
                    "intent_weights": spec.intent_weights}
             rows.append(row)
             sha = _known_hash(spec.path, cache, self.rehash)
@@ -478,7 +484,7 @@ class _Campaign:
             self.fail(subject, str(exc))
             return None
         self.new_hashes.append((spec.path, *stat, sha))
-        if weights_sha is not None:
+        if weights_sha is not None and spec.intent_weights is not None:
             self.new_hashes.append((spec.intent_weights, *weights_stat, weights_sha))
         qrels = prep.qrels
         stray = _unknown_topics(spec.path, qrels.query_id, qrels.line, topic_set)
@@ -637,9 +643,10 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
 
     ``cluster`` (else the config's ``execution:`` address): score the runs on that Dask
     cluster (a scheduler's address, or ``local`` / ``local:N``); the store is written here."""
-    from contextlib import nullcontext
+    from contextlib import AbstractContextManager, nullcontext
 
     cluster = cluster or config.cluster
+    engine: AbstractContextManager[Any]
     if cluster is not None:
         from .parallel import dask_client
 

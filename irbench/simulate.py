@@ -217,7 +217,8 @@ def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult
     titles = _titles(rng, n_topics)
     group_quality = rng.normal(_GROUP_QUALITY, _GROUP_QUALITY_SD, n_groups)
     manual = rng.random(n_runs) < _MANUAL_RATE
-    quality = np.repeat(group_quality, per_group) + rng.normal(0.0, _RUN_QUALITY_SD, n_runs)
+    quality: np.ndarray = np.repeat(group_quality, per_group) + rng.normal(0.0, _RUN_QUALITY_SD,
+                                                                            n_runs)
     quality = np.round(np.maximum(quality + _MANUAL_BOOST * manual, _MIN_QUALITY), 4)
     score_offset = np.round(rng.uniform(-10.0, 20.0, n_runs), 2)
     score_scale = np.round(rng.uniform(0.5, 4.0, n_runs), 2)

@@ -148,6 +148,8 @@ class Evaluated:
 class Store:
     """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
 
+    _in_transaction: bool = False  # set by _Transaction while BEGIN ... COMMIT is open
+
     def __init__(self, path: str, read_only: bool = False, wait: float | None = None, *,
                  _in_place: bool = False):
         """wait: seconds to wait for another process holding the store; None: READER_WAIT
@@ -179,7 +181,8 @@ class Store:
     def close(self) -> None:
         if self.con is not None:
             self.con.close()
-            self.con = None
+            # a closed store has no connection; typed non-optional as every other use is open
+            self.con = None  # type: ignore[assignment]
 
     # -- schema
 
@@ -395,7 +398,7 @@ class Store:
             return self._ids[key]
         eid = self._next_id
         self._next_id += 1
-        if getattr(self, "_in_transaction", False):
+        if self._in_transaction:
             self._pending["evaluations"].append((eid, *key, runner_id))
         else:
             self.con.execute("INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?)",
@@ -556,8 +559,8 @@ class Store:
             self.con.unregister("irbench_rows")
 
     def _clear_pending(self) -> None:
-        self._pending = {"evaluations": [], "scores": [], "summaries": [], "profiles": [],
-                         "current": [], "systems": {}}
+        self._pending: dict[str, Any] = {"evaluations": [], "scores": [], "summaries": [],
+                                         "profiles": [], "current": [], "systems": {}}
 
     def collect_garbage(self) -> int:
         """Delete evaluations no (system, qrels set) shows any more; returns how many."""
@@ -892,7 +895,8 @@ class _Transaction:
 
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
-NO_EXTENSIONS = {"autoload_known_extensions": False, "autoinstall_known_extensions": False}
+NO_EXTENSIONS: dict[str, str | bool | int | float | list[str]] = {
+    "autoload_known_extensions": False, "autoinstall_known_extensions": False}
 DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationException,
           duckdb.InvalidInputException, duckdb.FatalException, duckdb.CatalogException)
 ADVICE = ("restore it from a backup, or move it away and run 'irbench run CONFIG' to score "

@@ -38,8 +38,9 @@ _XML_ID_TAGS = (b"num", b"number", b"identifier", b"qid")
 _XML_TEXT_TAGS = (b"query", b"title")
 _XML_DESC_TAGS = (b"description", b"desc")
 _NUMBER_RE = re.compile(rb"\A\s*Number:", re.I)
-_ELEMENT_OPEN_RES = {names: re.compile(rb"<(" + b"|".join(names) + rb")\b", re.I)
-                     for names in (_XML_ID_TAGS, _XML_TEXT_TAGS, _XML_DESC_TAGS)}
+_ELEMENT_OPEN_RES: dict[tuple[bytes, ...], re.Pattern[bytes]] = {
+    names: re.compile(rb"<(" + b"|".join(names) + rb")\b", re.I)
+    for names in (_XML_ID_TAGS, _XML_TEXT_TAGS, _XML_DESC_TAGS)}
 _TAG_RE = re.compile(rb"<[^>]*>")
 _CDATA_OPEN, _CDATA_CLOSE = b"<![CDATA[", b"]]>"
 
@@ -127,7 +128,9 @@ def _id_problem(qid: str) -> str | None:
 
 
 def _trec_topics(data: bytes):
-    ids, texts, lines = [], [], []
+    ids: list[str] = []
+    texts: list[str] = []
+    lines: list[tuple[int, str | None]] = []  # (line, problem or None)
     line_of = _Lines(data)
     for match, block in _blocks(data, _TOP_OPEN_RE, _TOP_CLOSE_RE):
         line = line_of(match.start())
@@ -152,7 +155,9 @@ def _trec_topics(data: bytes):
 
 
 def _xml_topics(data: bytes):
-    ids, texts, lines = [], [], []
+    ids: list[str] = []
+    texts: list[str] = []
+    lines: list[tuple[int, str | None]] = []  # (line, problem or None)
     line_of = _Lines(data)
     for match, block in _blocks(data, _XML_OPEN_RE, _XML_CLOSE_RE):
         line = line_of(match.start())
@@ -217,7 +222,9 @@ def _clean_xml(raw: bytes) -> str:
 
 
 def _tsv_topics(data: bytes):
-    ids, texts, lines = [], [], []
+    ids: list[str] = []
+    texts: list[str] = []
+    lines: list[tuple[int, str | None]] = []  # (line, problem or None)
     for line, raw in enumerate(data.split(b"\n"), 1):
         raw = raw.rstrip(b"\r")
         if not raw.strip() or raw.startswith(b"#"):

@@ -28,15 +28,28 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import IO, Any, Union
+from typing import IO, Any, Protocol, TypeGuard, Union
 
 import numpy as np
 
 from .errors import DuplicateError, FormatError, OutputError
 
-Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str]]
+
+class Readable(Protocol):
+    """Anything with a ``read()`` of the whole content (a file object, or a file already in
+    memory with a ``name``)."""
+
+    def read(self) -> bytes | str: ...
+
+
+Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str], Readable]
+
+
+def _is_source(source: object) -> TypeGuard[Source]:
+    """True for a path or something readable; False for in-memory data."""
+    return isinstance(source, (str, os.PathLike)) or hasattr(source, "read")
 
 _CHUNK = 1 << 22  # bytes per parsing piece: bounds memory, keeps columns in cache
 _MAX_PROBLEMS = 20
@@ -356,9 +369,7 @@ def read_run(source: Source | Mapping | Iterable, name: str | None = None) -> Ru
     whole-line pieces: :func:`_run_columns` (vectorised) when the piece is regular, else line by
     line.
     """
-    if isinstance(source, Mapping) or (
-        not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read")
-    ):
+    if isinstance(source, Mapping) or not _is_source(source):
         return _run_from_memory(source, name or "run")
     path, pieces = _run_pieces(source)
     return _run_of_parts(path, [_parse_run(pieces)], name)
@@ -616,9 +627,7 @@ def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> 
     columns ``query_id``, ``doc_id`` and ``relevance``. Duplicate ``(query_id, doc_id)`` rows are
     an error.
     """
-    if isinstance(source, Mapping) or (
-        not isinstance(source, (str, os.PathLike)) and not hasattr(source, "read")
-    ):
+    if isinstance(source, Mapping) or not _is_source(source):
         return _qrels_from_memory(source, name or "qrels")
     path, data = _read_source(source)
     problems = _Problems(path)
@@ -993,13 +1002,14 @@ def run_tag(path: str) -> str:
     """The tag (sixth column) of the first result line of a run file (or URL), or ''."""
     import io
 
-    opener = gzip.open if path.endswith(".gz") else open
+    opener: Callable[..., Any] = gzip.open if path.endswith(".gz") else open
+    source: str | io.BytesIO = path
     try:
         if is_url(path):
             data = io.BytesIO(read_url(path))
-            opener, path = (gzip.open if data.getvalue()[:2] == _GZIP_MAGIC else
-                            (lambda f, mode: f)), data
-        with opener(path, "rb") as fh:
+            opener, source = (gzip.open if data.getvalue()[:2] == _GZIP_MAGIC else
+                              (lambda f, mode: f)), data
+        with opener(source, "rb") as fh:
             for _ in range(1000):
                 line = fh.readline()
                 if not line:

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import stamp
 from ..config import Config, load_config
@@ -307,7 +307,8 @@ def _pivot(rows: Sequence[tuple], measures: Sequence[str]) -> list[tuple]:
         if measure in counts and value is not None and math.isfinite(value):
             value = int(round(value))  # counts print as whole numbers
         by_system.setdefault(system, {})[measure] = value
-    table = [(s, *[v.get(m) for m in measures]) for s, v in by_system.items()]
+    table: list[tuple[Any, ...]] = [(s, *[v.get(m) for m in measures])
+                                    for s, v in by_system.items()]
     table.sort(key=lambda r: (-(r[1] if r[1] is not None and not math.isnan(r[1]) else -math.inf),
                               r[0]))
     return table

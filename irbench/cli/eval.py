@@ -110,7 +110,7 @@ def _cmd_eval(args) -> int:
         results = evaluate_paths(prepared, args.runs, measures, options,
                                  workers=args.workers, keep_ranked=args.Z is not None)
         for result in results:
-            if result.stage == "read":
+            if result.stage == "read" and isinstance(result.error, FormatError):
                 problems.extend(result.error.problems)
                 more += result.error.more
                 errors.add(type(result.error))
@@ -123,6 +123,8 @@ def _cmd_eval(args) -> int:
         if result.error is not None:
             raise result.error
         ev = result.evaluation
+        if ev is None:  # no error: RunResult has the evaluation
+            raise RuntimeError(f"{result.path}: neither evaluated nor failed")
         if table is not None:
             ev = zscore(ev, labelled, table, result.ranked)
         if args.format == "trec":

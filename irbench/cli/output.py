@@ -248,7 +248,9 @@ class ProgressBar:
     the first report (when the total is known); a new total starts a new bar."""
 
     def __init__(self, unit: str = "step"):
-        self.bar, self.unit, self.total = None, unit, None
+        self.bar: Any = None  # a tqdm bar (tqdm has no type stubs)
+        self.unit = unit
+        self.total: int | None = None
 
     def __call__(self, done: int, total: int, what: str) -> None:
         if self.bar is None or total != self.total:

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from typing import Any
 
 from ..errors import UsageError
 from ..escaping import csv_cell
 from .output import json_value, plain, progress_bar, text_table, write_text
 
-OPTIONS = {  # dest -> (flags, add_argument keywords); each subcommand takes some of them
+# dest -> (flags, add_argument keywords); each subcommand takes some of them
+OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "strategy": (("--strategy",), {"default": "depth",
                                    "help": "pooling strategy (default depth)"}),
     "param": (("--param",), {"action": "append", "default": [], "metavar": "KEY=VALUE",
@@ -110,7 +112,7 @@ def add_parsers(sub) -> None:
 
 
 def _params(items: list[str]) -> dict:
-    params = {}
+    params: dict[str, int | float | str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:

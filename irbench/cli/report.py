@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..report.options import report_problems
 from .output import add_wait, progress_bar
+
+if TYPE_CHECKING:
+    from ..report.runpages import Participant
 
 __all__ = ["add_parsers", "default_folder", "report_problems"]  # report_problems: for check
 
@@ -118,7 +122,7 @@ def cmd_report(args) -> int:
             print(f"irbench: warning: pool bias: {context.pool_bias.warning}", file=sys.stderr)
         for note in context.not_shown:
             print(f"irbench: note: {note}", file=sys.stderr)
-        pages = ()
+        pages: tuple[Participant, ...] = ()
         if args.participants:
             from ..report.runpages import participants
 

@@ -36,8 +36,11 @@ class Prepared(Protocol):
     order with whatever columns this kind's measures read attached (``Ranked.cached``).
     """
 
-    topics: np.ndarray
-    adhoc: PreparedQrels
+    @property
+    def topics(self) -> np.ndarray: ...
+
+    @property
+    def adhoc(self) -> PreparedQrels: ...
 
     def rank(self, run: Run, options: EvalOptions = ...) -> Ranked: ...
 

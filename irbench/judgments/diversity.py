@@ -118,7 +118,11 @@ def _as_bytes(value) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode("utf-8")
 
 
-def _columns_of_rows(rows: list[tuple], where: str, second: str = "subtopic") -> tuple:
+# query_id, subtopic, doc_id, relevance, line
+_Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _columns_of_rows(rows: list[tuple], where: str, second: str = "subtopic") -> _Columns:
     problems = []
     for i, row in enumerate(rows, 1):
         if len(row) != 4:
@@ -140,14 +144,16 @@ def _bytes(values: list[bytes]) -> np.ndarray:
     return np.array(values, dtype=bytes) if values else np.zeros(0, dtype="S1")
 
 
-def _parse(data: bytes, path: str, second: str = "subtopic") -> tuple:
+def _parse(data: bytes, path: str, second: str = "subtopic") -> _Columns:
     """Columns of a diversity qrels file: whole-array when every line is 4 plain fields,
     else line by line with every problem reported."""
     fast = _parse_regular(data) if _longest_token(data) <= MAX_ID_BYTES else None
     if fast is not None:
         return fast
-    problems, more = [], 0
-    rows, lines = [], []
+    problems: list[str] = []
+    more = 0
+    rows: list[tuple] = []
+    lines: list[int] = []
     for line_no, raw in enumerate(data.split(b"\n"), 1):
         if raw.startswith(b"#"):
             continue
@@ -180,7 +186,7 @@ def _out_of_range(rel: int) -> str:
             f"{MAX_RELEVANCE})")
 
 
-def _parse_regular(data: bytes) -> tuple | None:
+def _parse_regular(data: bytes) -> _Columns | None:
     """The columns when no line is a comment and every non-blank line has 4 fields and an
     integer relevance; None otherwise (the line-by-line path then says what is wrong)."""
     lines = _regular_lines(data, 4, hash_anywhere=True)

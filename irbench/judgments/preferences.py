@@ -90,9 +90,13 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
     if columns is not None:
         if qrels_form:
             columns = columns[:2] + [np.full(len(columns[0]), b"0")] + columns[2:]
-        return Prefs(label, *columns, path=path)
+        query_id, jg, jsg, doc_id, rel_level, line = columns
+        return Prefs(label, query_id, jg, jsg, doc_id, rel_level, line, path=path)
     shape = "qid jg docno rel_level" if qrels_form else "qid jg jsg docno rel_level"
-    rows, lines, problems, more = [], [], [], 0
+    rows: list[list] = []
+    lines: list[int] = []
+    problems: list[str] = []
+    more = 0
     for line_no, raw in enumerate(data.split(b"\n"), 1):
         fields = raw.split()
         if not fields or fields[0].startswith(b"#"):
@@ -123,9 +127,9 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
     if not rows:
         raise FormatError([f"{path}:1: no preference lines"])
     columns = list(zip(*rows))
-    return Prefs(label, *(np.array(c) for c in columns[:4]),
-                 np.array(columns[4], dtype=np.float64), np.array(lines, dtype=np.int64),
-                 path=path)
+    query_id, jg, jsg, doc_id = (np.array(c) for c in columns[:4])
+    return Prefs(label, query_id, jg, jsg, doc_id, np.array(columns[4], dtype=np.float64),
+                 np.array(lines, dtype=np.int64), path=path)
 
 
 def _regular_columns(data: bytes, width: int) -> list | None:

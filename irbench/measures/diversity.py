@@ -23,6 +23,7 @@ answers unless given -c). A topic without relevant document scores 0 on every me
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, overload
 
 import numpy as np
 
@@ -190,6 +191,14 @@ def run_hits(r, m) -> RunHits:
         return RunHits(r.topic_index[hit_pos], r.rank[hit_pos], intent, prior)
 
     return r.cached(("diversity", "hits"), compute)
+
+
+@overload
+def _cutoff(m, required: Literal[True] = True) -> int: ...
+
+
+@overload
+def _cutoff(m, required: bool) -> int | None: ...
 
 
 def _cutoff(m, required: bool = True) -> int | None:

@@ -46,14 +46,16 @@ TRUE = ("true", "True", "1")
 def family_name(name: str) -> str | None:
     """The irbench family an ir_measures or irbench name stands for: exactly, then regardless
     of case when that leaves one family; None when none."""
-    for table in (REGISTRY, SPELLINGS, ALIASES):
+    if name in REGISTRY:
+        return name
+    for table in (SPELLINGS, ALIASES):
         if name in table:
-            return name if table is REGISTRY else table[name]
-    folded = {}
-    for table in (REGISTRY, SPELLINGS, ALIASES):
+            return table[name]
+    folded = {key: key for key in REGISTRY if key.lower() == name.lower()}
+    for table in (SPELLINGS, ALIASES):
         for key in table:
             if key.lower() == name.lower():
-                folded[key] = key if table is REGISTRY else table[key]
+                folded[key] = table[key]
     families = set(folded.values())
     return families.pop() if len(families) == 1 else None
 

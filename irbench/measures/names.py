@@ -36,6 +36,12 @@ class TrecFamily:
     param: str | None = None
     defaults: tuple = ()
 
+    def param_value(self, value: Any) -> dict[str, Any]:
+        """``{param: value}``, the keyword of ``Family.make`` for the kinds with a parameter."""
+        if self.param is None:  # as **{None: value} would be
+            raise TypeError(f"{self.name} takes no parameter")
+        return {self.param: value}
+
 
 _P_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_POINTS = tuple(round(0.1 * i, 1) for i in range(11))
@@ -160,16 +166,16 @@ def expand(tf: TrecFamily, raw: str | None) -> list[tuple[str, Measure]]:
         items = raw.split(",") if raw else [str(v) for v in tf.defaults]
         if tf.kind == "long_cutoffs":
             cuts = _sorted_unique(tf, [atol(x) for x in items])
-            return [(f"{tf.name}_{k}", family.make(**{tf.param: k})) for k in cuts]
+            return [(f"{tf.name}_{k}", family.make(**tf.param_value(k))) for k in cuts]
         cuts = _sorted_unique(tf, [atof(x) for x in items])
-        return [(f"{tf.name}_{x:3.2f}", family.make(**{tf.param: x})) for x in cuts]
+        return [(f"{tf.name}_{x:3.2f}", family.make(**tf.param_value(x))) for x in cuts]
     label = tf.name if raw is None else f"{tf.name}_{raw}"
     if tf.kind == "float_params":
         if raw is None:
             return [(label, family.make())]
         return [(label, family.make(values=",".join(_fmt(atof(x)) for x in raw.split(","))))]
     if tf.kind == "long_param":
-        return [(label, family.make() if raw is None else family.make(**{tf.param: atol(raw)}))]
+        return [(label, family.make() if raw is None else family.make(**tf.param_value(atol(raw))))]
     values = {} if raw is None else _pairs(tf, raw)
     if tf.family == "RBP":
         values.setdefault("p", TREC_RBP_P)  # trec_eval's rbp; irbench's RBP is ir_measures'
@@ -226,9 +232,9 @@ def parse_output_name(text: str) -> Measure | None:
                 return None
             try:
                 if tf.kind == "long_cutoffs":
-                    return REGISTRY[tf.family].make(**{tf.param: int(suffix)})
+                    return REGISTRY[tf.family].make(**tf.param_value(int(suffix)))
                 if tf.kind == "float_cutoffs":
-                    return REGISTRY[tf.family].make(**{tf.param: float(suffix)})
+                    return REGISTRY[tf.family].make(**tf.param_value(float(suffix)))
             except (ValueError, MeasureParameterError):
                 return None
             try:
@@ -265,7 +271,7 @@ def parse_measure(text) -> Measure:
         text = SPELLINGS[head.group(0)] + text[head.end():]
     match = _CANON_RE.match(text)
     exact = match and (match.group("name") in REGISTRY or match.group("name") in ALIASES)
-    if exact:
+    if match and exact:
         return _make(match)
     measure = parse_output_name(text)
     if measure is not None:
@@ -286,7 +292,10 @@ def measure_list(measures) -> list:
 
 
 def _make(match: re.Match) -> Measure:
-    family = REGISTRY[family_name(match.group("name"))]
+    name = family_name(match.group("name"))
+    if name is None:  # callers check the name first
+        raise UnknownMeasureError(unknown_message(match.string))
+    family = REGISTRY[name]
     values: dict[str, Any] = {}
     if match.group("params"):
         for item in match.group("params").split(","):

@@ -8,6 +8,8 @@ hits(k) relevant documents in the top k. Definitions follow trec_eval 10.0 (``m_
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import MeasureParameterError
@@ -15,8 +17,11 @@ from .base import Family, Param, register
 from .extra import condense
 from .sets import micro_p, micro_p_total, micro_r, micro_r_total, micro_summary
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+
+def safe_div(num: ArrayLike, den: ArrayLike) -> np.ndarray:
     """num / den, with 0 where den is 0."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)

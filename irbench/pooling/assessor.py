@@ -107,7 +107,10 @@ def read_assessor_file(path: str | os.PathLike, pool: Pool | None = None) -> Qre
                             f"(first at line {seen[(qid, doc)]})")
             continue
         seen[(qid, doc)] = line
-        q.append(qid), d.append(doc), r.append(int(value)), ln.append(line)
+        q.append(qid)
+        d.append(doc)
+        r.append(int(value))
+        ln.append(line)
     qrels = Qrels(name=os.path.basename(path),
                   query_id=np.array([s.encode() for s in q], dtype=np.bytes_) if q else
                   np.zeros(0, "S1"),

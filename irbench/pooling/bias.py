@@ -183,10 +183,10 @@ def leave_one_out(table: RunTable, qrels: Qrels, pool: Pool, *, by: str = "run",
         keep = ~drop
         sub = Qrels(f"{qrels.name}-without-{u}", qrels.query_id[keep], qrels.doc_id[keep],
                     qrels.relevance[keep], qrels.line[keep], qrels.path)
-        for r in members:
-            ev = evaluate(sub, table.sources[r], names, complete=True,
+        for member in members:
+            ev = evaluate(sub, table.sources[member], names, complete=True,
                           relevance_level=relevance_level)
-            reduced[:, r] = [ev.summary(m) for m in names]
+            reduced[:, member] = [ev.summary(m) for m in names]
     untouched = ~np.isin(unit_of_run, unit_of_run[pool.contributing])
     reduced[:, untouched] = full[:, untouched]
     unit_names = table.runs if by == "run" else tuple(table.groups[g] for g in table.run_group)

@@ -86,6 +86,8 @@ class TableScorer:
 
 def _parse(name: str) -> tuple[str, int]:
     m = _NAME.match(name)
+    if m is None:  # names come through TableScorer.check
+        raise PoolingError(f"measure {name!r} has no pooling kernel; use AP, P@k, RR or nDCG@k")
     if m.group(2):
         return "P", int(m.group(2))
     if m.group(3):

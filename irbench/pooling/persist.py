@@ -28,7 +28,8 @@ def encode_state(data: dict) -> tuple[str, bytes]:
 
     text = json.dumps(plain(data, "state"), sort_keys=True)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
+    # numpy's stub types **kwds as its own keyword allow_pickle: bool; these are arrays by name
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
     return text, buf.getvalue()
 
 

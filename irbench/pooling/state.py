@@ -77,6 +77,8 @@ class PoolingState:
         if self.strategy.adaptive:
             self._init_adaptive()
         else:
+            if self.strategy.plan is None:  # register() refuses a strategy with neither
+                raise ValueError(f"{self.strategy.name}: a static strategy without a plan")
             plan = self.strategy.plan(table, self.contributing, self.params, self.rng)
             self.pooled = plan.pooled
             self.sampling = plan.sampled is not None
@@ -89,6 +91,8 @@ class PoolingState:
     def _init_adaptive(self) -> None:
         table = self.table
         R, T = table.num_runs, table.num_topics
+        if self.strategy.policy is None:  # register() refuses a strategy with neither
+            raise ValueError(f"{self.strategy.name}: an adaptive strategy without a policy")
         self.policy = self.strategy.policy(R, T, self.params)
         start, end = table.segments[:-1].copy(), table.segments[1:].copy()
         if self.params.get("max_depth") is not None:

@@ -17,6 +17,7 @@ Docnos are interned once into dense integer codes; no strategy ever compares str
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -150,8 +151,7 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
     if not entries:
         raise PoolingError("no runs to pool")
     names = [e[0] for e in entries]
-    seen: set[str] = set()
-    repeated = sorted({n for n in names if n in seen or seen.add(n)})
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
     if repeated:
         raise PoolingError(f"run names must be unique: {', '.join(repeated)}")
     sources: list[Run] = []

@@ -14,11 +14,14 @@ import functools
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import OutputError
+
+if TYPE_CHECKING:
+    from matplotlib.transforms import Bbox
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
              "#000000")
@@ -75,6 +78,7 @@ def _style():
     settings are left as they were."""
     try:
         import matplotlib
+        from matplotlib.rcsetup import cycler  # what matplotlib.cycler is
     except ModuleNotFoundError:
         from ..errors import OutputError
 
@@ -86,7 +90,7 @@ def _style():
         "svg.fonttype": "none",  # text stays text: searchable and printed as text
         "svg.hashsalt": "irbench",  # the same ids every time
         "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
-        "axes.prop_cycle": matplotlib.cycler(color=OKABE_ITO),
+        "axes.prop_cycle": cycler(color=OKABE_ITO),
     })
 
 
@@ -219,7 +223,8 @@ def _place_labels(fig, ax, texts, x: np.ndarray, y: np.ndarray) -> list:
                     force_pull=(0.002, 0.002), iter_lim=500, time_lim=None)
     renderer = canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
-    kept, boxes = [], []
+    kept: list = []
+    boxes: list[Bbox] = []
     for text in texts:
         box = text.get_window_extent(renderer)
         inside = (box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1  # a pixel's rounding

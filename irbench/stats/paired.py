@@ -248,7 +248,7 @@ def paired_columns(X: np.ndarray, Y: np.ndarray, test: str | None, *,
         out = bootstrap(D, counts, alternative, True, None if ci == "t" else ci, confidence)
         with np.errstate(divide="ignore", invalid="ignore"):
             statistic = np.where(mean == 0, 0.0, mean / (sd / np.sqrt(n)))
-        p = out.p_value
+        p = out.tested()
         used_samples, used_seed, is_exact = counts.samples, counts.seed, counts.exact
     if test is not None:
         statistic = np.where(zero, 0.0, statistic)
@@ -256,11 +256,11 @@ def paired_columns(X: np.ndarray, Y: np.ndarray, test: str | None, *,
     if ci == "t":
         low, high = _t_interval(D, alternative, confidence)
     elif test == "bootstrap":
-        low, high = out.ci_low, out.ci_high
+        low, high = out.interval()
     else:
         counts = bootstrap_counts(n, samples, seed)
         out = bootstrap(D, counts, alternative, False, ci, confidence)
-        low, high = out.ci_low, out.ci_high
+        low, high = out.interval()
         if used_samples is None:
             used_samples, used_seed = counts.samples, counts.seed
     return Columns(statistic, p, mean, low, high, effect, _hedges(X, Y), used_samples,

@@ -144,6 +144,18 @@ class BootstrapOutcome:
     ci_low: np.ndarray | None
     ci_high: np.ndarray | None
 
+    def tested(self) -> np.ndarray:
+        """The p-values of a bootstrap asked for the test."""
+        if self.p_value is None:
+            raise ValueError("this bootstrap was not asked for the test")
+        return self.p_value
+
+    def interval(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ci_low, ci_high) of a bootstrap asked for an interval."""
+        if self.ci_low is None or self.ci_high is None:
+            raise ValueError("this bootstrap was not asked for an interval")
+        return self.ci_low, self.ci_high
+
 
 def bootstrap(D: np.ndarray, counts: Resamples, alternative: str, test: bool,
               ci: str | None, confidence: float) -> BootstrapOutcome:
@@ -168,7 +180,7 @@ def bootstrap(D: np.ndarray, counts: Resamples, alternative: str, test: bool,
             t_obs = np.where(mean == 0, 0.0, mean / (sd / np.sqrt(n)))
     for cols in _chunks(B, pairs, factor=3):
         M = counts.weights @ Z[:, cols] / n  # bootstrap means, shifted to the null
-        if test:
+        if test and p is not None:
             ss = counts.weights @ (Z[:, cols] ** 2)
             var = np.maximum(ss - n * M**2, 0.0) / (n - 1)
             tiny = 1e-12 * (np.abs(Z[:, cols]).max(axis=0) + 1e-300)
@@ -176,7 +188,7 @@ def bootstrap(D: np.ndarray, counts: Resamples, alternative: str, test: bool,
                 t_star = M / np.sqrt(var / n)
             t_star = np.where(np.abs(M) <= tiny, 0.0, t_star)  # no shift: 0 (also 0/0)
             p[cols] = _p_values(_extreme(t_star, t_obs[cols], alternative), counts)
-        if ci:
+        if ci and lo is not None and hi is not None:
             means = M + mean[cols]
             lo[cols], hi[cols] = _interval(means, D[:, cols], mean[cols], ci, confidence,
                                            alternative, counts)

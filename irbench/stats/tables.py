@@ -3,7 +3,8 @@ of systems not significantly different from the best, as overview papers print t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,7 +24,7 @@ class PairwiseMatrix:
     measure: str
     field: str
     systems: tuple[str, ...]
-    values: np.ndarray = field(repr=False)
+    values: np.ndarray = dataclasses.field(repr=False)  # the field above hides field()
 
 
 def pairwise_matrix(comparison: Comparison, measure: str, field: str = "p_adjusted"

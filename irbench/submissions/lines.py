@@ -13,6 +13,7 @@ Comment lines (first field starting with ``#``) and blank lines are skipped, as 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -110,7 +111,7 @@ class _Scanner:
         # aggregated problems: (first line, count, example)
         self.crlf = [0, 0]
         self.lone_cr = [0, 0]
-        self.q0 = [0, 0, b""]
+        self.q0: list[Any] = [0, 0, b""]  # the example: column 2 as written
 
     def piece(self, piece: bytes, first: int) -> None:
         buf = np.frombuffer(piece, dtype=np.uint8)
@@ -203,9 +204,10 @@ class _Scanner:
         if self.tag is None:
             self.tag = bytes(tags[0])
             self.tag_line = int(line[0])
-        other = np.flatnonzero(tags != self.tag)
+        tag = self.tag
+        other = np.flatnonzero(tags != tag)
         self.out.add_many("tag", line[other], lambda i: (
-            f"run tag '{text_of(tags[other[i]])}' differs from '{text_of(self.tag)}' "
+            f"run tag '{text_of(tags[other[i]])}' differs from '{text_of(tag)}' "
             f"(line {self.tag_line})"))
 
     def _q0(self, buf, s, e, line) -> None:
