@@ -148,7 +148,7 @@ def pool_bias(config, store) -> PoolBias | None:
     reported, with a warning when it is not the judged pool."""
     spec = analyses.pool_bias_spec(config, store)
     data = analyses.load(store, spec) if spec is not None else None
-    if data is None:
+    if spec is None or data is None:
         return None
     declared, per_group = spec.params["declared"], spec.params["per_group"]
     full, reduced = np.array(data["full"]), np.array(data["reduced"])

@@ -90,7 +90,8 @@ def pooled_flags(config, systems) -> dict[str, str]:
     if not per_group:
         return {}
 
-    out, taken = {}, {}
+    out: dict[str, str] = {}
+    taken: dict[str, int] = {}
     for s in priority_order(systems):
         group = s.group or s.name
         taken[group] = taken.get(group, 0) + 1

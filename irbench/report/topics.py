@@ -131,7 +131,7 @@ def per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
     ranked = [n for n in order if n in names] + [n for n in names if n not in order]
     index = [names.index(n) for n in ranked]
     strips = strip_charts(f"{measure} per topic", ranked, topics, values[index])
-    differences = ()
+    differences: tuple[Chart, ...] = ()
     if baseline in names:
         base = values[names.index(baseline)]
         differences = tuple(difference_chart(n, baseline, topics, values[names.index(n)] - base)
