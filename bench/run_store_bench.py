@@ -7,7 +7,7 @@ Times, as whole fresh processes (median of --reps):
 2. `irbench run CONFIG` from scratch (a new store): the same evaluation plus hashing, the
    store's transactions and the leaderboard (target: at most 25% over 1);
 3. `irbench run CONFIG` again with nothing changed (target: under 5% of 2): answered from the
-   run stamp (irbench/stamp.py) without importing numpy or DuckDB;
+   run stamp (irbench/runner/stamp.py) without importing numpy or DuckDB;
 4. the same without the stamp (as after another command wrote the store): the store is opened
    and the sha256 cache (path, size, mtime) decides, nothing is read;
 5. the same with ``--rehash``: every input hashed again (what a rerun costs after touching
@@ -110,7 +110,7 @@ Data: {len(runs)} runs ({total_mb:.0f} MB) against one qrels, the 10-measure cor
 Store size on disk: {statistics.median(sizes) / 1e6:.1f} MB for {len(runs)} systems x 50 topics x
 {len(CORE)} measures.
 
-The unchanged rerun is answered from the run stamp that the first run left (irbench/stamp.py):
+The unchanged rerun is answered from the run stamp that the first run left (irbench/runner/stamp.py):
 the config's sha256 and the size, mtime, ctime and inode of all {len(runs) + 1} inputs and of the
 store are compared, with the standard library only. Without a stamp (or when a fact differs),
 `irbench run` opens the store and takes each file's sha256 from its cache when size and mtime

@@ -16,7 +16,7 @@ _EXPORTS = {
     "EvaluationError": "errors", "FormatError": "errors", "IrbenchError": "errors",
     "MeasureParameterError": "errors", "UnknownMeasureError": "errors",
     "Evaluation": "evaluation", "evaluate": "evaluation", "to_frame": "evaluation",
-    "open_store": "store",
+    "open_store": "notebook",
     "Measure": "measures", "parse_measure": "measures",
     "Qrels": "trec", "Run": "trec", "read_qrels": "trec", "read_run": "trec",
 }

@@ -26,8 +26,9 @@ from .errors import ConfigError, FormatError, IrbenchError
 from .judgments.irds import is_irds, materialise
 from .measures import Measure, parse_measure
 from .ranked import EvalOptions
-from .stamp import glob_matches
+from .runner.stamp import glob_matches
 from .submissions import Rules, build_rules, load_rules
+from .system import System
 from .trec import glob_url, is_url, run_name, run_tag
 from .yamlfile import LineReader, line_of, parse_yaml, read_text, yaml_path
 
@@ -74,22 +75,6 @@ class QrelsSet:
     def measures(self, measures) -> list[Measure]:
         """Those of ``measures`` this set scores, in their order."""
         return [m for m in measures if self.takes(m)]
-
-
-@dataclass(frozen=True)
-class System:
-    """A submitted run and what the config says about it."""
-
-    name: str
-    path: str
-    group: str = ""
-    type: str = ""
-    description: str = ""
-    baseline: bool = False
-    official: bool = True
-    priority: int | None = None  # pooling order within a group: 1 first
-    pooled: bool | None = None  # its top documents were judged (None: not declared)
-    metadata: dict = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass(frozen=True)

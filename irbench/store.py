@@ -24,9 +24,9 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from .config import Config, System, load_config
 from .errors import NotStoredError, StoreError
 from .measures import measure_list
+from .system import System
 
 MIGRATIONS: list[tuple[str, str]] = [
     ("create the score store", """
@@ -757,7 +757,10 @@ class Store:
             'SELECT name, path, coalesce("group", \'\'), coalesce(type, \'\'), '
             "coalesce(description, ''), coalesce(baseline, false), coalesce(official, true), "
             "priority, pooled FROM systems ORDER BY position NULLS LAST, name").fetchall()
-        return [System(*row) for row in rows]
+        return [System(name=name, path=path, group=group, type=kind, description=description,
+                       baseline=baseline, official=official, priority=priority, pooled=pooled)
+                for name, path, group, kind, description, baseline, official, priority, pooled
+                in rows]
 
     def shown_systems(self, qrels: str) -> list[tuple[str, str, str]]:
         """(name, run file path, sha256) of the systems with results shown on ``qrels``, in
@@ -824,40 +827,6 @@ def _filtered(sql: str, qrels, systems, measures, alias: str = "") -> tuple[str,
 def _sql_string(text: str) -> str:
     """A path quoted for a SQL string literal (COPY TO takes no parameter for its target)."""
     return text.replace("'", "''")
-
-
-class StoreFrames:
-    """A campaign's stored scores as pandas DataFrames, for notebooks:
-    ``irbench.open_store("configs/demo.yaml").per_query()``. Each call opens the store
-    read-only for the time of one read (waiting up to ``wait`` seconds, default
-    :data:`READER_WAIT`, for a running ``irbench run``), so a notebook never holds the store."""
-
-    def __init__(self, path: str, wait: float | None = None):
-        self.path = path
-        self.wait = wait
-
-    def per_query(self, qrels: str | None = None, systems: Sequence[str] = (),
-                  measures: Sequence[str] = ()):
-        """Columns system, qrels, measure, query_id, value: one row per score."""
-        with Store(self.path, read_only=True, wait=self.wait) as store:
-            return store.frame("per_query", qrels, systems, measures)
-
-    def means(self, qrels: str | None = None, systems: Sequence[str] = (),
-              measures: Sequence[str] = ()):
-        """Columns system, qrels, measure, value, num_topics: trec_eval's ``all`` values."""
-        with Store(self.path, read_only=True, wait=self.wait) as store:
-            return store.frame("means", qrels, systems, measures)
-
-
-def open_store(config, wait: float | None = None) -> StoreFrames:
-    """The stored scores of a campaign: ``config`` is a campaign config (its path or a
-    :class:`~irbench.config.Config`) or the store's own path."""
-    if isinstance(config, Config):
-        return StoreFrames(config.store, wait)
-    path = os.fspath(config)
-    if path.lower().endswith((".yaml", ".yml")):
-        return StoreFrames(load_config(path, strict=False).store, wait)
-    return StoreFrames(path, wait)
 
 
 class _Transaction:

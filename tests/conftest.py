@@ -12,6 +12,6 @@ def data_dir() -> Path:
 
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path_factory, monkeypatch):
-    """Each test keeps irbench's run stamps (irbench.stamp) in a folder of its own, never in
+    """Each test keeps irbench's run stamps (irbench.runner.stamp) in a folder of its own, never in
     the user's ~/.cache; subprocesses inherit it."""
     monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("irbench-cache")))

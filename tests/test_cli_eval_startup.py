@@ -13,7 +13,7 @@ import pytest
 from irbench import cli
 
 HEAVY = ("yaml", "duckdb", "scipy", "jinja2", "multiprocessing", "irbench.config",
-         "irbench.store", "irbench.stamp", "irbench.submissions", "irbench.stats",
+         "irbench.store", "irbench.runner.stamp", "irbench.submissions", "irbench.stats",
          "irbench.pooling", "irbench.report", "irbench.cli.campaign", "irbench.cli.compare")
 
 PROBE = """

@@ -528,7 +528,7 @@ def test_report_title_and_rank_by(campaign):
 
 
 def test_editing_a_run_table_is_a_change_the_run_stamp_sees(campaign, tmp_path, monkeypatch):
-    from irbench import stamp
+    from irbench.runner import stamp
 
     monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path / "cache"))
     table = campaign / "runs" / "runs.tsv"

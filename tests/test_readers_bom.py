@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import irbench
-from irbench import parallel, trec
+from irbench import trec
+from irbench.runner import parallel
 from irbench.topics import read_topics
 
 BOM = b"\xef\xbb\xbf"

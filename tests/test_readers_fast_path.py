@@ -20,8 +20,8 @@ import irbench.arrays as arrays
 import irbench.ranked as ranked
 import irbench.trec as trec
 from irbench.errors import EvaluationError, FormatError
-from irbench.parallel import evaluate_paths
 from irbench.ranked import EvalOptions, PreparedQrels, rank_run
+from irbench.runner.parallel import evaluate_paths
 
 # --------------------------------------------------------------------------- reading
 
@@ -340,7 +340,7 @@ def test_evaluate_paths_matches_evaluate(tmp_path):
 
 def _read_both(path, monkeypatch, workers=3):
     """(parallel read_run's outcome, read_run's outcome): a Run or the FormatError's text."""
-    import irbench.parallel as parallel
+    import irbench.runner.parallel as parallel
 
     monkeypatch.setattr(parallel, "_PARALLEL_READ_BYTES", 10)
     monkeypatch.setattr(trec, "_CHUNK", 50)

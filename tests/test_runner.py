@@ -15,9 +15,10 @@ import pytest
 from campaigns import hold_store, make_campaign, release, write_run
 
 import irbench
-from irbench import cli, runner
+from irbench import cli
 from irbench.config import load_config
 from irbench.errors import StoreError
+from irbench.runner import campaign as runner
 from irbench.runner import run_campaign
 from irbench.store import Store
 

@@ -158,7 +158,7 @@ def _closed_port() -> int:
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, capsys):
     path = make_campaign(tmp_path, systems=2, topics=3)
     address = f"tcp://127.0.0.1:{_closed_port()}"
-    from irbench import parallel
+    from irbench.runner import parallel
 
     with pytest.raises(ClusterError, match="cannot reach the Dask scheduler at " + address):
         with parallel.dask_client(address, connect_timeout=2):

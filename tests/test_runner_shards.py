@@ -12,8 +12,8 @@ import irbench
 from irbench.errors import FormatError, IrbenchError
 from irbench.measures import parse_measure
 from irbench.measures.names import parse_trec_specs
-from irbench.parallel import evaluate_sharded, topic_shards
 from irbench.ranked import EvalOptions
+from irbench.runner.parallel import evaluate_sharded, topic_shards
 
 MEASURES = ["AP", "GMAP", "Bpref", "infAP", "Rprec", "RR", "P@10", "nDCG", "nDCG@10",
             "R@100", "judged@10", "ERR@20", "num_ret", "num_rel_ret"] + \
@@ -117,9 +117,8 @@ def test_irbench_run_scores_big_runs_in_shards_with_the_same_results(tmp_path, m
 
     from campaigns import make_campaign
 
-    from irbench import parallel
     from irbench.config import load_config
-    from irbench.runner import run_campaign
+    from irbench.runner import parallel, run_campaign
 
     path = make_campaign(tmp_path / "whole", systems=3, topics=12, depth=30,
                          suites="core: [AP, nDCG@10, P@10, GMAP, Bpref, RR, ERR@20]")

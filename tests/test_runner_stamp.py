@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from campaigns import make_campaign
 
-from irbench import cli, stamp
+from irbench import cli
 from irbench.config import load_config
+from irbench.runner import stamp
 from irbench.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -22,7 +23,7 @@ PROBE = textwrap.dedent("""\
     import sys
     from irbench import cli
     code = cli.main(sys.argv[1:])
-    print("heavy:", sorted(m for m in ("numpy", "duckdb", "yaml", "irbench.runner")
+    print("heavy:", sorted(m for m in ("numpy", "duckdb", "yaml", "irbench.runner.campaign")
                            if m in sys.modules), file=sys.stderr)
     sys.exit(code)
     """)

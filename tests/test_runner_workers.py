@@ -18,7 +18,7 @@ PARENT = """
 import os, sys
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
-from irbench.parallel import die_with_parent
+from irbench.runner.parallel import die_with_parent
 
 def work():
     return os.getpid()
@@ -103,7 +103,7 @@ def test_a_worker_killed_mid_run_is_a_message_naming_the_run():
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from irbench import runner
+    from irbench.runner import campaign as runner
 
     future = Future()
     future.set_exception(BrokenProcessPool("A process in the process pool was terminated"))

@@ -17,8 +17,9 @@ import duckdb
 import pytest
 from campaigns import hold_store, make_campaign, release
 
-from irbench import cli, stamp
+from irbench import cli
 from irbench.config import load_config
+from irbench.runner import stamp
 from irbench.store import MIGRATIONS, Store
 
 # The text of every applied migration, pinned: editing one in place leaves the stores it made

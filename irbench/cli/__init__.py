@@ -3,7 +3,7 @@ with each error class's exit code.
 
 Each command module imports what its command needs inside the command's function: the
 parser is built without numpy, DuckDB or the measures, so an unchanged ``irbench run`` (see
-:mod:`irbench.stamp`) and ``--help`` start at once. These are lazy imports for start-up
+:mod:`irbench.runner.stamp`) and ``--help`` start at once. These are lazy imports for start-up
 time; no import circle exists to hide (tests/test_architecture.py counts them).
 """
 
@@ -38,9 +38,9 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "run":
-        from ..stamp import answer_unchanged_run
+        from ..runner.stamp import answer_unchanged_run
 
-        answered = answer_unchanged_run(argv)  # before any heavy import: see irbench.stamp
+        answered = answer_unchanged_run(argv)  # before any heavy import: see irbench.runner.stamp
         if answered is not None:
             return answered
     # 'irbench eval', a drop-in for trec_eval called in loops, imports its own module only

@@ -16,11 +16,11 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import stamp
 from ..config import Config, load_config
 from ..errors import UsageError
 from ..escaping import csv_cell, terminal
 from ..measures import parse_measure
+from ..runner import stamp
 from .output import add_wait, json_value, progress_bar, text_table, warn_stale, write_text
 from .selection import check_stored
 

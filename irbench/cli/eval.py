@@ -8,8 +8,8 @@ from .. import judgments
 from ..errors import DuplicateError, FormatError, UsageError
 from ..judgments.irds import is_irds, materialise
 from ..measures import parse_trec_specs
-from ..parallel import evaluate_paths
 from ..ranked import EvalOptions
+from ..runner.parallel import evaluate_paths
 from ..trec import read_qrels, read_run, read_zscores
 from .output import format_rows, rows, trec_lines, zscore
 

@@ -25,18 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, judgments
-from .config import Config, QrelsSet, Settings, Validation
-from .errors import EvaluationError, FormatError, IrbenchError
-from .measures import PROFILE, Measure, parse_measure
-from .measures.compute import compute, restrict
+from .. import __version__, judgments
+from ..config import Config, QrelsSet, Settings, Validation
+from ..errors import EvaluationError, FormatError, IrbenchError
+from ..measures import PROFILE, Measure, parse_measure
+from ..measures.compute import compute, restrict
+from ..ranked import PreparedQrels
+from ..store import Evaluated, Store
+from ..submissions import check_run, report_lines
+from ..submissions.ir_metadata import find_ir_metadata, run_fields
+from ..topics import Topics, read_topics
+from ..trec import _display, is_url, read_qrels, read_run, read_url, url_stat
 from .parallel import die_with_parent
-from .ranked import PreparedQrels
-from .store import Evaluated, Store
-from .submissions import check_run, report_lines
-from .submissions.ir_metadata import find_ir_metadata, run_fields
-from .topics import Topics, read_topics
-from .trec import _display, is_url, read_qrels, read_run, read_url, url_stat
 
 _PROFILE = "profile:"  # a task's measure name for a value kept for the report only
 _PROFILE_NAMES = tuple(_PROFILE + name for name in PROFILE)
@@ -249,8 +249,8 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
 
 def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outcome:
     """A run file too big to hold: hashed as a stream and scored in topic shards
-    (:func:`irbench.parallel.evaluate_sharded`), one qrels set at a time. Its submission checks
-    are not run (they read the whole file)."""
+    (:func:`irbench.runner.parallel.evaluate_sharded`), one qrels set at a time. Its submission
+    checks are not run (they read the whole file)."""
     from .parallel import evaluate_sharded
 
     digest = hashlib.sha256()
@@ -798,7 +798,7 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
 def _analyse(camp: _Campaign, store: Store) -> list[str]:
     """The report analyses the config's ``report:`` asks for, computed when the store lacks
     them for its current inputs (see irbench.analyses); a failure is the campaign's."""
-    from . import analyses
+    from .. import analyses
 
     try:
         return analyses.compute_missing(camp.config, store, progress=camp.progress)

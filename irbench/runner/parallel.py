@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from . import trec
-from .errors import ClusterError, FormatError, IrbenchError
-from .measures import Measure
-from .measures.compute import Evaluation, compute
-from .ranked import EvalOptions, PreparedQrels, Ranked
-from .trec import _display
+from .. import trec
+from ..errors import ClusterError, FormatError, IrbenchError
+from ..measures import Measure
+from ..measures.compute import Evaluation, compute
+from ..ranked import EvalOptions, PreparedQrels, Ranked
+from ..trec import _display
 
 _PARALLEL_READ_BYTES = 1 << 25  # plain run files this big are read in parts by workers
 
@@ -285,9 +285,9 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
     :class:`FormatError`). ``intersection``: score only the topics the run answers."""
     import tempfile
 
-    from .measures.base import summarise
-    from .measures.compute import restrict
-    from .ranked import rank_run
+    from ..measures.base import summarise
+    from ..measures.compute import restrict
+    from ..ranked import rank_run
 
     for m in measures:
         try:  # a summary that needs the whole ranking (num_q, runid, micro averages) fails

@@ -40,7 +40,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from . import __version__
+from .. import __version__
 
 FORMAT = 2
 STORE_SCHEMA = 10  # len(irbench.store.MIGRATIONS), without importing DuckDB (a test checks)
