@@ -9,7 +9,7 @@ from .judgments import Prepared
 from .measures import Measure
 from .measures.compute import Evaluation, as_measures, compute
 from .ranked import EvalOptions, PreparedQrels
-from .trec import Qrels, Run, _display, is_frame, pandas_module, read_qrels, read_run
+from .trec import Qrels, Run, display, is_frame, pandas_module, read_qrels, read_run
 
 
 def _prepared(qrels) -> Prepared:
@@ -52,7 +52,7 @@ def evaluate(
     return Evaluation(
         run_name=run.name,
         runid=run.runid,
-        topics=tuple(_display(t) for t in ranked.topics),
+        topics=tuple(display(t) for t in ranked.topics),
         values=values,
         summaries=summaries,
         options=options,

@@ -38,7 +38,7 @@ from .arrays import (
     topic_keys,
 )
 from .errors import DuplicateError, EvaluationError, FormatError, OptionError
-from .trec import Qrels, Run, _display
+from .trec import Qrels, Run, display
 
 FAKE_DOCNO = b"ceci_nest_pas_un_docno"
 MAX_LEVEL_CELLS = 1 << 26  # judgments are counted per topic and level 0..max: 512 MB at most
@@ -455,7 +455,7 @@ def _topic_slices(topic: np.ndarray, size: int) -> list[tuple[int, int]]:
 
 
 def _raise_missing(run: Run, absent: np.ndarray) -> None:
-    names = [_display(t) for t in absent]
+    names = [display(t) for t in absent]
     shown = ", ".join(f"'{n}'" for n in names[:10])
     more = f" and {len(names) - 10} more" if len(names) > 10 else ""
     raise EvaluationError(
@@ -469,8 +469,8 @@ def _raise_duplicates(run, topics, topic, doc_id, line, dups, firsts) -> None:
     path = run.path or run.name
     order_d = np.argsort(line[dups], kind="stable")
     problems = [
-        f"{path}:{int(line[d])}: docno '{_display(doc_id[d])}' retrieved twice for "
-        f"topic '{_display(topics[topic[d]])}' (first at line {int(line[f])}); "
+        f"{path}:{int(line[d])}: docno '{display(doc_id[d])}' retrieved twice for "
+        f"topic '{display(topics[topic[d]])}' (first at line {int(line[f])}); "
         "use --duplicates first to keep the first occurrence"
         for d, f in zip(dups[order_d], firsts[order_d])
     ]

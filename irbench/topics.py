@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import FormatError
-from .trec import _read_source, too_long
+from .trec import read_source, too_long
 
 _TOP_OPEN_RE = re.compile(rb"<top>", re.I)
 _TOP_CLOSE_RE = re.compile(rb"</top>", re.I)
@@ -72,7 +72,7 @@ def read_topics(source) -> Topics:
     Raises :class:`FormatError` naming the file and line of every problem: a block without
     its id, a TSV line without a tab, a repeated topic id, no topics at all.
     """
-    path, data = _read_source(source)
+    path, data = read_source(source)
     if re.search(rb"<top>", data, re.I):
         ids, texts, lines = _trec_topics(data)
     elif re.search(rb"<topic[\s>]", data, re.I):

@@ -51,13 +51,13 @@ def _is_source(source: object) -> TypeGuard[Source]:
     """True for a path or something readable; False for in-memory data."""
     return isinstance(source, (str, os.PathLike)) or hasattr(source, "read")
 
-_CHUNK = 1 << 22  # bytes per parsing piece: bounds memory, keeps columns in cache
+CHUNK = 1 << 22  # bytes per parsing piece: bounds memory, keeps columns in cache
 _MAX_PROBLEMS = 20
-_FLOAT_RE = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+FLOAT_RE = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _INT_RE = re.compile(rb"[+-]?\d+\Z")
 MIN_RELEVANCE, MAX_RELEVANCE = -(2**31), 2**31 - 1  # trec_eval keeps levels in a C long
 _WS = b" \t\n\r\x0b\x0c"
-_GZIP_MAGIC = b"\x1f\x8b"
+GZIP_MAGIC = b"\x1f\x8b"
 MAX_ID_BYTES = 1024  # a topic id or docno longer than this is an error (columns are as wide
                      # as their longest value: one huge docno would widen every row)
 GUNZIP_RATIO, GUNZIP_FLOOR = 100, 1 << 28  # a gzip file may expand to max(100x, 256 MiB)
@@ -121,7 +121,7 @@ class _Problems:
             raise error(self.shown, self.more)
 
 
-def _display(text: bytes) -> str:
+def display(text: bytes) -> str:
     return text.decode("utf-8", "backslashreplace")
 
 
@@ -131,11 +131,11 @@ SHOWN_BYTES = 64  # a field quoted in a message is cut here: it may be megabytes
 def shown(text: bytes) -> str:
     """``text`` for a message: decoded, its first SHOWN_BYTES bytes and its length if longer."""
     if len(text) <= SHOWN_BYTES:
-        return _display(text)
-    return f"{_display(text[:SHOWN_BYTES])}... ({len(text):,} bytes)"
+        return display(text)
+    return f"{display(text[:SHOWN_BYTES])}... ({len(text):,} bytes)"
 
 
-def _read_source(source: Source) -> tuple[str, bytes]:
+def read_source(source: Source) -> tuple[str, bytes]:
     """Return (display path, raw bytes), decompressing gzip."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
@@ -162,7 +162,7 @@ def _read_source(source: Source) -> tuple[str, bytes]:
         data = source.read()
         if isinstance(data, str):
             data = data.encode("utf-8")
-    if data[:2] == _GZIP_MAGIC or path.endswith(".gz"):
+    if data[:2] == GZIP_MAGIC or path.endswith(".gz"):
         data = _gunzip(path, data)
     data = without_bom(data)
     nul = data.find(b"\x00")
@@ -218,11 +218,11 @@ def _gunzip(path: str, data: bytes) -> bytes:
 
 
 def _chunks(data: bytes) -> Iterable[tuple[int, bytes]]:
-    """Split ``data`` at line ends into pieces of about ``_CHUNK`` bytes: (first line no, piece)."""
+    """Split ``data`` at line ends into pieces of about ``CHUNK`` bytes: (first line no, piece)."""
     start, line = 0, 1
     n = len(data)
     while start < n:
-        end = min(start + _CHUNK, n)
+        end = min(start + CHUNK, n)
         if end < n:
             cut = data.rfind(b"\n", start, end)
             end = cut + 1 if cut >= start else (data.find(b"\n", end) + 1 or n)
@@ -232,7 +232,7 @@ def _chunks(data: bytes) -> Iterable[tuple[int, bytes]]:
         start = end
 
 
-def _regular_lines(piece: bytes, ncols: int, hash_anywhere: bool):
+def regular_lines(piece: bytes, ncols: int, hash_anywhere: bool):
     """Vectorised check that every non-blank line has exactly ``ncols`` fields and is no comment.
 
     Returns the 0-based line index (within ``piece``) of each content line, or None when the
@@ -266,7 +266,7 @@ def _regular_lines(piece: bytes, ncols: int, hash_anywhere: bool):
     return content
 
 
-def _longest_token(piece: bytes) -> int:
+def longest_token(piece: bytes) -> int:
     """The length of the longest whitespace-free stretch of ``piece``."""
     buf = np.frombuffer(piece, dtype=np.uint8)
     at = np.flatnonzero((buf == 32) | ((buf >= 9) & (buf <= 13)))
@@ -318,16 +318,16 @@ def _bytes_array(tokens: list[bytes]) -> np.ndarray:
 
 
 def _run_pieces(source: Source) -> tuple[str, Iterator[bytes]]:
-    """(display path, the source's bytes in whole-line pieces of about ``_CHUNK`` bytes).
+    """(display path, the source's bytes in whole-line pieces of about ``CHUNK`` bytes).
 
     A plain file is read a piece at a time, so it is never in memory whole; gzip files,
-    stdin and file objects are read whole first (see :func:`_read_source`).
+    stdin and file objects are read whole first (see :func:`read_source`).
     """
     if isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-" \
             and not is_url(source):
         path = os.fspath(source)
         return path, _file_pieces(path)
-    path, data = _read_source(source)
+    path, data = read_source(source)
     return path, _cut(data)
 
 
@@ -335,8 +335,8 @@ def _file_pieces(path: str) -> Iterator[bytes]:
     """Whole-line pieces of the file at ``path``; a gzip file is decompressed whole."""
     try:
         with open(path, "rb") as fh:
-            piece = fh.read(_CHUNK)
-            if piece[:2] == _GZIP_MAGIC or path.endswith(".gz"):
+            piece = fh.read(CHUNK)
+            if piece[:2] == GZIP_MAGIC or path.endswith(".gz"):
                 yield from _cut(without_bom(_gunzip(path, piece + fh.read())))
                 return
             piece = without_bom(piece)
@@ -344,7 +344,7 @@ def _file_pieces(path: str) -> Iterator[bytes]:
                 if not piece.endswith(b"\n"):
                     piece += fh.readline()  # finish the last line
                 yield piece
-                piece = fh.read(_CHUNK)
+                piece = fh.read(CHUNK)
     except FileNotFoundError:
         raise FormatError([f"{path}: no such file"]) from None
     except IsADirectoryError:
@@ -354,7 +354,7 @@ def _file_pieces(path: str) -> Iterator[bytes]:
 
 
 def _cut(data: bytes) -> Iterator[bytes]:
-    """``data`` in consecutive whole-line pieces of about ``_CHUNK`` bytes."""
+    """``data`` in consecutive whole-line pieces of about ``CHUNK`` bytes."""
     for _, piece in _chunks(data):
         yield piece
 
@@ -372,7 +372,7 @@ def read_run(source: Source | Mapping | Iterable, name: str | None = None) -> Ru
     if isinstance(source, Mapping) or not _is_source(source):
         return _run_from_memory(source, name or "run")
     path, pieces = _run_pieces(source)
-    return _run_of_parts(path, [_parse_run(pieces)], name)
+    return run_of_parts(path, [parse_run(pieces)], name)
 
 
 @dataclass
@@ -388,7 +388,7 @@ class _RunPart:
     nul_line: int | None = None
 
 
-def _parse_run(pieces: Iterable[bytes]) -> _RunPart:
+def parse_run(pieces: Iterable[bytes]) -> _RunPart:
     """Parse whole-line pieces, each with :func:`_run_columns` or else line by line."""
     problems = _Problems("")
     parts: list[tuple[np.ndarray, ...]] = []
@@ -411,11 +411,11 @@ def _parse_run(pieces: Iterable[bytes]) -> _RunPart:
         if len(s):
             parts.append((q, d, s, ln))
             runid = tag
-    columns = tuple(_concat(list(c)) for c in zip(*parts)) if parts else None
+    columns = tuple(concat(list(c)) for c in zip(*parts)) if parts else None
     return _RunPart(columns, runid, line - 1, problems.items, problems.more)
 
 
-def _run_of_parts(path: str, parts: list[_RunPart], name: str | None) -> Run:
+def run_of_parts(path: str, parts: list[_RunPart], name: str | None) -> Run:
     """The run made of consecutive parts of the file at ``path``, or its problems raised.
 
     A NUL byte is an error on its own (earlier problems are dropped, as when the whole file
@@ -426,13 +426,13 @@ def _run_of_parts(path: str, parts: list[_RunPart], name: str | None) -> Run:
     joined.problems.raise_if_any()
     if not columns:
         raise FormatError([f"{path}:1: empty run: no result lines"])
-    q, d, s, ln = (_concat(list(c)) for c in zip(*columns))
-    return Run(name=name or _default_name(path), runid=_display(joined.runid), query_id=q,
+    q, d, s, ln = (concat(list(c)) for c in zip(*columns))
+    return Run(name=name or _default_name(path), runid=display(joined.runid), query_id=q,
                doc_id=d, score=s, line=ln, path=path)
 
 
 class PartJoiner:
-    """Consecutive parts of one run file (:func:`_parse_run` of its pieces) joined as one read
+    """Consecutive parts of one run file (:func:`parse_run` of its pieces) joined as one read
     of the file: :meth:`add` gives a part's columns with the file's line numbers and collects
     its problems (a NUL byte raises at once); ``runid`` is the tag of the last result line."""
 
@@ -606,7 +606,7 @@ def _parse_run_lines(piece: bytes, first_line: int, problems: _Problems):
             problems.add(line, long)
             continue
         text = fields[4]
-        score = float(text) if _FLOAT_RE.match(text) else math.nan
+        score = float(text) if FLOAT_RE.match(text) else math.nan
         if not math.isfinite(score):
             problems.add(line, f"score '{shown(text)}' is not a finite number")
             continue
@@ -629,12 +629,12 @@ def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> 
     """
     if isinstance(source, Mapping) or not _is_source(source):
         return _qrels_from_memory(source, name or "qrels")
-    path, data = _read_source(source)
+    path, data = read_source(source)
     problems = _Problems(path)
     qids, docs, rels, lines = [], [], [], []
     for first_line, piece in _chunks(data):
-        content = None if b"_" in piece or _longest_token(piece) > MAX_ID_BYTES else (
-            _regular_lines(piece, 4, hash_anywhere=False))
+        content = None if b"_" in piece or longest_token(piece) > MAX_ID_BYTES else (
+            regular_lines(piece, 4, hash_anywhere=False))
         if content is not None:
             tokens = piece.split()
             values = _to_int(tokens[3::4])
@@ -658,8 +658,8 @@ def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> 
         raise FormatError([f"{path}:1: empty qrels: no judgment lines"])
     qrels = Qrels(
         name=name or _default_name(path),
-        query_id=_concat(qids),
-        doc_id=_concat(docs),
+        query_id=concat(qids),
+        doc_id=concat(docs),
         relevance=np.concatenate(rels),
         line=np.concatenate(lines),
         path=path,
@@ -713,13 +713,13 @@ def _check_qrels_duplicates(qrels: Qrels) -> None:
     for i, o in zip(dup, owner):
         problems.add(
             int(first_line[i]),
-            f"duplicate judgment of docno '{_display(d[i])}' for topic '{_display(q[i])}'"
+            f"duplicate judgment of docno '{display(d[i])}' for topic '{display(q[i])}'"
             f" (first at line {int(first_line[o])})",
         )
     problems.raise_if_any(DuplicateError)
 
 
-def _concat(parts: list[np.ndarray]) -> np.ndarray:
+def concat(parts: list[np.ndarray]) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype="S1")
     if len(parts) == 1:
@@ -961,7 +961,7 @@ def _qrels_from_memory(data, name: str) -> Qrels:
 def read_zscores(source: Source) -> dict[tuple[str, str], tuple[float, float]]:
     """Read a trec_eval ``-Z`` file: ``qid measure mean std_dev`` lines ->
     {(qid, measure): (mean, sd)}."""
-    path, data = _read_source(source)
+    path, data = read_source(source)
     problems = _Problems(path)
     table: dict[tuple[str, str], tuple[float, float]] = {}
     for line_no, raw in enumerate(data.split(b"\n"), 1):
@@ -972,10 +972,10 @@ def read_zscores(source: Source) -> dict[tuple[str, str], tuple[float, float]]:
             problems.add(line_no,
                          f"expected 4 columns (qid measure mean std_dev), got {len(fields)}")
             continue
-        if not (_FLOAT_RE.match(fields[2]) and _FLOAT_RE.match(fields[3])):
+        if not (FLOAT_RE.match(fields[2]) and FLOAT_RE.match(fields[3])):
             problems.add(line_no, "mean and std_dev must be numbers")
             continue
-        table[(_display(fields[0]), _display(fields[1]))] = (float(fields[2]), float(fields[3]))
+        table[(display(fields[0]), display(fields[1]))] = (float(fields[2]), float(fields[3]))
     problems.raise_if_any()
     return table
 
@@ -1007,7 +1007,7 @@ def run_tag(path: str) -> str:
     try:
         if is_url(path):
             data = io.BytesIO(read_url(path))
-            opener, source = (gzip.open if data.getvalue()[:2] == _GZIP_MAGIC else
+            opener, source = (gzip.open if data.getvalue()[:2] == GZIP_MAGIC else
                               (lambda f, mode: f)), data
         with opener(source, "rb") as fh:
             for _ in range(1000):

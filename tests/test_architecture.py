@@ -142,3 +142,22 @@ def test_only_the_store_speaks_sql():
         found = [n for n, line in enumerate(path.read_text().splitlines(), 1)
                  if pattern.search(line)]
         assert found == [], f"{path}: SQL on lines {found}"
+
+
+def test_no_private_name_crosses_a_module():
+    """A module's private names (``_x``) are its own: no other module of irbench imports them
+    (``from .trec import _x``) or reaches for them (``trec._x``)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or
+                                                     (node.module or "").startswith("irbench")):
+                found += [f"{path.relative_to(PACKAGE)}: imports {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and isinstance(node.value, ast.Name)
+                    and (PACKAGE / f"{node.value.id}.py").exists()
+                    and path.stem != node.value.id):
+                found.append(f"{path.relative_to(PACKAGE)}: {node.value.id}.{node.attr}")
+    assert found == []

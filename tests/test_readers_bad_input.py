@@ -504,7 +504,7 @@ def test_line_numbers_across_parsing_chunks(tmp_path, capsys, monkeypatch, qrels
     plain = _write(tmp_path, "good.run", good)
     bad = _write(tmp_path, "bad.run", "".join(lines))
     whole = _ok(capsys, "-c", "-q", *MEASURES, qrels, plain)
-    monkeypatch.setattr("irbench.trec._CHUNK", 97)
+    monkeypatch.setattr("irbench.trec.CHUNK", 97)
     assert _ok(capsys, "-c", "-q", *MEASURES, qrels, plain) == whole
     rc, _, err = _eval(capsys, qrels, bad)
     assert rc == 2

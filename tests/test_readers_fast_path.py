@@ -83,7 +83,7 @@ TRICKY = {
 @pytest.mark.parametrize("chunk", [None, 7, 64])
 def test_read_run_matches_line_by_line(name, chunk, tmp_path, monkeypatch):
     if chunk:
-        monkeypatch.setattr(trec, "_CHUNK", chunk)
+        monkeypatch.setattr(trec, "CHUNK", chunk)
     data = TRICKY[name]
     path = tmp_path / "run"
     path.write_bytes(data)
@@ -114,7 +114,7 @@ def test_bad_scores_reported_as_before(score, tmp_path):
 
 
 def test_nul_byte_in_a_later_piece(tmp_path, monkeypatch):
-    monkeypatch.setattr(trec, "_CHUNK", 32)
+    monkeypatch.setattr(trec, "CHUNK", 32)
     path = tmp_path / "run"
     path.write_bytes(b"q1 Q0 d1 1 x t\n" + _lines(BASIC) * 3 + b"q1 Q0 d\x00 1 1 t\n")
     with pytest.raises(FormatError) as info:
@@ -126,7 +126,7 @@ def test_random_runs_match_line_by_line(tmp_path, monkeypatch):
     rng = random.Random(7)
     seps = [" ", "  ", "\t", " \t", "\x0b"]
     for case in range(40):
-        monkeypatch.setattr(trec, "_CHUNK", rng.choice([16, 100, 1 << 20]))
+        monkeypatch.setattr(trec, "CHUNK", rng.choice([16, 100, 1 << 20]))
         lines = []
         for _ in range(rng.randrange(1, 60)):
             fields = [rng.choice(["q1", "q22", "3", "01"]), "Q0",
@@ -343,7 +343,7 @@ def _read_both(path, monkeypatch, workers=3):
     import irbench.runner.parallel as parallel
 
     monkeypatch.setattr(parallel, "_PARALLEL_READ_BYTES", 10)
-    monkeypatch.setattr(trec, "_CHUNK", 50)
+    monkeypatch.setattr(trec, "CHUNK", 50)
 
     def outcome(read):
         try:

@@ -53,7 +53,7 @@ def test_sharded_equals_one_evaluation(tmp_path, intersection):
             assert keep.sum() == len(got.topics) < len(whole.topics)
         else:
             keep = np.ones(len(whole.topics), bool)
-        assert [irbench.trec._display(t) for t in got.topics] == list(np.asarray(whole.topics)[keep])
+        assert [irbench.trec.display(t) for t in got.topics] == list(np.asarray(whole.topics)[keep])
         for m in measures:
             np.testing.assert_array_equal(got.values[m], whole[str(m)][keep])
             if not intersection:

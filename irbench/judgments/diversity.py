@@ -36,17 +36,17 @@ from ..measures.diversity import (
 )
 from ..ranked import NOT_IN_QRELS, EvalOptions, PreparedQrels, Ranked, rank_run
 from ..trec import (
-    _FLOAT_RE,
+    FLOAT_RE,
     MAX_ID_BYTES,
     MAX_RELEVANCE,
     MIN_RELEVANCE,
     Qrels,
     Run,
-    _display,
-    _longest_token,
-    _read_source,
-    _regular_lines,
+    display,
+    longest_token,
     read_run,
+    read_source,
+    regular_lines,
     relevance_of,
     shown,
     too_long,
@@ -96,7 +96,7 @@ def read_diversity_qrels(source, name: str | None = None, *,
         columns = _columns_of_rows(rows, f"<{label}>", second)
         path = None
     else:
-        path, data = _read_source(source)
+        path, data = read_source(source)
         columns = _parse(data, path, second)
         label = name or os.path.basename(path)
     where = path or f"<{label}>"
@@ -147,7 +147,7 @@ def _bytes(values: list[bytes]) -> np.ndarray:
 def _parse(data: bytes, path: str, second: str = "subtopic") -> _Columns:
     """Columns of a diversity qrels file: whole-array when every line is 4 plain fields,
     else line by line with every problem reported."""
-    fast = _parse_regular(data) if _longest_token(data) <= MAX_ID_BYTES else None
+    fast = _parse_regular(data) if longest_token(data) <= MAX_ID_BYTES else None
     if fast is not None:
         return fast
     problems: list[str] = []
@@ -189,7 +189,7 @@ def _out_of_range(rel: int) -> str:
 def _parse_regular(data: bytes) -> _Columns | None:
     """The columns when no line is a comment and every non-blank line has 4 fields and an
     integer relevance; None otherwise (the line-by-line path then says what is wrong)."""
-    lines = _regular_lines(data, 4, hash_anywhere=True)
+    lines = regular_lines(data, 4, hash_anywhere=True)
     if lines is None or len(lines) == 0:
         return None
     tokens = data.split()
@@ -214,8 +214,8 @@ def _check_duplicates(q: DiversityQrels, where: str, second: str = "subtopic") -
         return
     lines = q.line[order]
     problems = [
-        f"{where}:{int(lines[i])}: duplicate judgment of docno '{_display(d[i])}' for topic "
-        f"'{_display(t[i])}' {second} '{_display(s[i])}' (first at line {int(lines[i - 1])})"
+        f"{where}:{int(lines[i])}: duplicate judgment of docno '{display(d[i])}' for topic "
+        f"'{display(t[i])}' {second} '{display(s[i])}' (first at line {int(lines[i - 1])})"
         for i in dup[:_MAX_PROBLEMS]
     ]
     raise DuplicateError(problems, max(0, len(dup) - _MAX_PROBLEMS))
@@ -255,7 +255,7 @@ def read_intent_weights(source) -> dict[str, dict[str, float]]:
     """Intent weights from ``topic subtopic weight`` lines (or a mapping, returned as is)."""
     if isinstance(source, Mapping):
         return {str(t): {str(s): float(w) for s, w in subs.items()} for t, subs in source.items()}
-    path, data = _read_source(source)
+    path, data = read_source(source)
     weights: dict[str, dict[str, float]] = {}
     problems = []
     for line_no, raw in enumerate(data.split(b"\n"), 1):
@@ -266,12 +266,12 @@ def read_intent_weights(source) -> dict[str, dict[str, float]]:
             problems.append(f"{path}:{line_no}: expected 3 columns (topic subtopic weight), "
                             f"got {len(fields)}")
             continue
-        value = float(fields[2]) if _FLOAT_RE.match(fields[2]) else math.nan
+        value = float(fields[2]) if FLOAT_RE.match(fields[2]) else math.nan
         if not math.isfinite(value):
             problems.append(f"{path}:{line_no}: weight '{shown(fields[2])}' is not a finite "
                             "number")
             continue
-        weights.setdefault(_display(fields[0]), {})[_display(fields[1])] = value
+        weights.setdefault(display(fields[0]), {})[display(fields[1])] = value
     if problems:
         raise FormatError(problems[:_MAX_PROBLEMS], max(0, len(problems) - _MAX_PROBLEMS))
     return weights
@@ -491,7 +491,7 @@ def _weights(given, topics, intent_topic, intent_label, intent_offsets, qrels):
         lo, hi = intent_offsets[idx], intent_offsets[idx + 1]
         values = []
         for j in range(lo, hi):  # the intents of one listed topic (a handful)
-            label = _display(intent_label[j])
+            label = display(intent_label[j])
             w = subs.get(label)
             if w is None or not np.isfinite(w) or w < 0:
                 problems.append(f"intent weights: topic '{t}' subtopic '{label}': "
@@ -538,5 +538,5 @@ def evaluate_diversity(
 def evaluation_of(ranked: Ranked, run: Run, measures, options: EvalOptions) -> Evaluation:
     values, summaries = compute(ranked, as_measures(measures))
     return Evaluation(run_name=run.name, runid=run.runid,
-                      topics=tuple(_display(t) for t in ranked.topics), values=values,
+                      topics=tuple(display(t) for t in ranked.topics), values=values,
                       summaries=summaries, options=options)

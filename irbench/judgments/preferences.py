@@ -40,13 +40,13 @@ from ..errors import EvaluationError, FormatError
 from ..measures.prefs import PREFS_KEY, PREFS_MEASURES
 from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_run
 from ..trec import (
-    _FLOAT_RE,
+    FLOAT_RE,
     MAX_ID_BYTES,
     Run,
-    _display,
-    _longest_token,
-    _read_source,
-    _regular_lines,
+    display,
+    longest_token,
+    read_source,
+    regular_lines,
     shown,
     too_long,
 )
@@ -83,10 +83,10 @@ def read_qrels_prefs(source, name: str | None = None) -> Prefs:
 
 
 def _read(source, name: str | None, qrels_form: bool) -> Prefs:
-    path, data = _read_source(source)
+    path, data = read_source(source)
     width = 4 if qrels_form else 5
     label = name or os.path.basename(path)
-    columns = _regular_columns(data, width) if _longest_token(data) <= MAX_ID_BYTES else None
+    columns = _regular_columns(data, width) if longest_token(data) <= MAX_ID_BYTES else None
     if columns is not None:
         if qrels_form:
             columns = columns[:2] + [np.full(len(columns[0]), b"0")] + columns[2:]
@@ -109,7 +109,7 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
         elif too_long(zip(names, fields)) is not None:
             reason = too_long(zip(names, fields))
         else:
-            level = float(fields[-1]) if _FLOAT_RE.match(fields[-1]) else math.nan
+            level = float(fields[-1]) if FLOAT_RE.match(fields[-1]) else math.nan
             if not math.isfinite(level):  # float() would take '1_0' and ' inf'
                 reason = f"rel_level '{shown(fields[-1])}' is not a finite number"
         if reason is not None:
@@ -138,7 +138,7 @@ def _regular_columns(data: bytes, width: int) -> list | None:
     line-by-line path then says what is wrong)."""
     if b"_" in data:  # numpy reads '1_0' as 10 (trec_eval's atof as 1): line by line
         return None
-    lines = _regular_lines(data, width, hash_anywhere=True)
+    lines = regular_lines(data, width, hash_anywhere=True)
     if lines is None or len(lines) == 0:
         return None
     tokens = data.split()
@@ -267,7 +267,7 @@ def _matrix_group(jsg, level, r, nj, njr, counts, prefs, lines) -> _Group:
     if (zero & positive).any():  # a document both non-relevant and relevant in one JG
         i = int(np.flatnonzero(zero[r] & positive[r])[0])
         raise FormatError([f"{prefs.path}:{int(prefs.line[lines[i]])}: docno "
-                           f"'{_display(prefs.doc_id[lines[i]])}' has both 0 and non-0 "
+                           f"'{display(prefs.doc_id[lines[i]])}' has both 0 and non-0 "
                            "rel_level in one judgment group"])
     rel = np.full(nj, -1.0)
     rel[r] = level  # only 0 against > 0 matters below, and that agrees for every line
@@ -331,7 +331,7 @@ def _class_group(level, r, njr, counts, prefs, lines) -> _Group:
     if len(clash):
         line = lines[order][a[clash[0]]]
         raise FormatError([f"{prefs.path}:{int(prefs.line[line])}: docno "
-                           f"'{_display(prefs.doc_id[line])}' has two rel_levels in one "
+                           f"'{display(prefs.doc_id[line])}' has two rel_levels in one "
                            "judgment sub-group"])
     np.add.at(counts, (ra, rb), 1)
     ful = ra < rb

@@ -168,17 +168,17 @@ class Family:
             value = measure.get(p.name)
             if p.name == self.cutoff:
                 if value is not None:
-                    at = f"@{_fmt(value)}"
+                    at = f"@{format_value(value)}"
             elif value != p.default:
                 if p.positional:
-                    bare.append(_fmt(value))
+                    bare.append(format_value(value))
                 else:
-                    named.append(f"{p.name}={_fmt(value)}")
+                    named.append(f"{p.name}={format_value(value)}")
         inner = ",".join(bare + named)
         return f"{self.name}({inner}){at}" if inner else f"{self.name}{at}"
 
 
-def _fmt(value: Any) -> str:
+def format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..arrays import segment_cumsum
 from ..errors import MeasureParameterError
-from .base import Family, Param, _fmt, register
+from .base import Family, Param, format_value, register
 from .extra import condense
 from .graded import DISCOUNT, GAIN, LOG_BASE, dcg_general, ndcg_general
 from .precision import safe_div
@@ -331,14 +331,14 @@ def _gain_label(name):
 def _rbp_canonical(m):
     """RBP(p=...) always: the bare name once meant trec_eval's p = 0.9 and now means
     ir_measures' 0.8, so a stored result's name never leaves p to a default."""
-    parts = [f"p={_fmt(m.get('p'))}"]
+    parts = [f"p={format_value(m.get('p'))}"]
     if m.get("gains"):
         parts.append(f"gains={m.get('gains')}")
     return f"RBP({','.join(parts)})"
 
 
 def _rbp_resid_canonical(m):
-    parts = [] if m.get("p") == 0.9 else [f"p={_fmt(m.get('p'))}"]
+    parts = [] if m.get("p") == 0.9 else [f"p={format_value(m.get('p'))}"]
     if m.get("gains"):
         parts.append(f"gains={m.get('gains')}")
     return f"rbp_resid({','.join(parts)})" if parts else "rbp_resid"

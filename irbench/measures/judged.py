@@ -6,12 +6,12 @@ import numpy as np
 
 from ..ranked import NOT_IN_QRELS, UNJUDGED
 from .base import Family, Param, register
-from .precision import _CUTOFF, _check_cutoff
+from .precision import CUTOFF, check_cutoff
 
 
 def _unj(r, m):
     """Fraction of the top k without a judgment (-1 or -2); ranks beyond N count as judged."""
-    k = _check_cutoff(m)
+    k = check_cutoff(m)
     return r.per_topic_count((r.level < 0) & (r.rank <= k)) / k
 
 
@@ -40,7 +40,7 @@ def _missing_relstring(m):
 
 
 register(Family("unj", "fraction of the top k that is unjudged (trec_eval unj_k)", _unj,
-                (_CUTOFF,), cutoff="cutoff", missing=lambda m: 0.0,
+                (CUTOFF,), cutoff="cutoff", missing=lambda m: 0.0,
                 canonical_fn=lambda m: f"unj_{m.get('cutoff')}"))
 register(Family("relstring", "the relevance values of the top n documents, as text", _relstring,
                 (Param("n", int, 10, "number of ranks shown"),), aggregate="none", kind="str",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MeasureParameterError, UnknownMeasureError
-from .base import REGISTRY, SPELLINGS, Measure, _fmt
+from .base import REGISTRY, SPELLINGS, Measure, format_value
 from .irmeasures import ALIASES, family_name, object_text, translate
 from .prefs import PREFS_MEASURES
 
@@ -142,7 +142,7 @@ def _pairs(tf: TrecFamily, raw: str) -> dict:
         if key == "p" and tf.family in ("RBP", "rbp_resid"):
             values["p"] = atof(value)
         else:
-            gains.append(f"{key}:{_fmt(atof(value))}")
+            gains.append(f"{key}:{format_value(atof(value))}")
     if gains:
         values["gains"] = ";".join(gains)
     return values
@@ -173,7 +173,8 @@ def expand(tf: TrecFamily, raw: str | None) -> list[tuple[str, Measure]]:
     if tf.kind == "float_params":
         if raw is None:
             return [(label, family.make())]
-        return [(label, family.make(values=",".join(_fmt(atof(x)) for x in raw.split(","))))]
+        listed = ",".join(format_value(atof(x)) for x in raw.split(","))
+        return [(label, family.make(values=listed))]
     if tf.kind == "long_param":
         return [(label, family.make() if raw is None else family.make(**tf.param_value(atol(raw))))]
     values = {} if raw is None else _pairs(tf, raw)

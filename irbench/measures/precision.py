@@ -36,10 +36,10 @@ def hits_at(r, k) -> np.ndarray:
     return r.at_rank(r.cum_rel, k).astype(np.float64)
 
 
-_CUTOFF = Param("cutoff", int, None, "rank cutoff k")
+CUTOFF = Param("cutoff", int, None, "rank cutoff k")
 
 
-def _check_cutoff(m):
+def check_cutoff(m):
     k = m.get("cutoff")
     if k is None or k <= 0:
         raise MeasureParameterError(f"{m.family} needs a positive cutoff, e.g. {m.family}@10")
@@ -53,7 +53,7 @@ def _p(r, m):
     variant = m.get("variant")
     if variant == "micro":
         return micro_p(r, m)
-    k = _check_cutoff(m)
+    k = check_cutoff(m)
     if variant == "condensed":
         r = condense(r)
     return hits_at(r, k) / k
@@ -63,17 +63,17 @@ def _recall(r, m):
     """R@k = hits(k)/R (trec_eval recall_k). ``R(micro)``: see ``sets.py``."""
     if m.get("variant") == "micro":
         return micro_r(r, m)
-    k = _check_cutoff(m)
+    k = check_cutoff(m)
     return safe_div(hits_at(r, k), r.num_rel)
 
 
 def _relative_p(r, m):
-    k = _check_cutoff(m)
+    k = check_cutoff(m)
     return safe_div(hits_at(r, k), np.minimum(k, r.num_rel))
 
 
 def _success(r, m):
-    k = _check_cutoff(m)
+    k = check_cutoff(m)
     return (hits_at(r, k) > 0).astype(np.float64)
 
 
@@ -144,16 +144,16 @@ REL = Param("rel", int, None, "relevance level: relevant means level >= rel (def
 register(Family("P", "precision at rank k: hits(k)/k; P(condensed)@k, P(micro)", _p,
                 (Param("variant", str, "", "condensed: unjudged removed first; micro: counts "
                        "summed over topics (no @k: the retrieved set)",
-                       choices=("", "condensed", "micro"), positional=True), REL, _CUTOFF),
+                       choices=("", "condensed", "micro"), positional=True), REL, CUTOFF),
                 cutoff="cutoff", summary=micro_summary(micro_p_total)))
 register(Family("R", "recall at rank k: hits(k)/R; R(micro)", _recall,
                 (Param("variant", str, "", "micro: counts summed over topics (no @k: the "
-                       "retrieved set)", choices=("", "micro"), positional=True), REL, _CUTOFF),
+                       "retrieved set)", choices=("", "micro"), positional=True), REL, CUTOFF),
                 cutoff="cutoff", summary=micro_summary(micro_r_total)))
 register(Family("relative_P", "relative precision at k: hits(k)/min(k, R)", _relative_p,
-                (_CUTOFF,), cutoff="cutoff",
+                (CUTOFF,), cutoff="cutoff",
                 canonical_fn=lambda m: f"relative_P_{m.get('cutoff')}"))
-register(Family("Success", "1 if a relevant document is in the top k", _success, (REL, _CUTOFF),
+register(Family("Success", "1 if a relevant document is in the top k", _success, (REL, CUTOFF),
                 cutoff="cutoff"))
 register(Family("Rprec", "precision at rank R", _rprec, (REL,)))
 register(Family("Rprec_mult", "precision at rank (long)(x*R + 0.9), trec_eval's Rprec_mult",

@@ -13,7 +13,7 @@ from ..arrays import segment_reverse_cummax
 from ..ranked import UNJUDGED
 from .base import Family, Param, register, register_spelling
 from .extra import bpref_ten, condense
-from .precision import _CUTOFF, REL, parse_float_list, safe_div
+from .precision import REL, parse_float_list, safe_div
 
 INFAP_EPSILON = 1e-5
 
@@ -178,4 +178,4 @@ register(Family("11pt_avg", "mean interpolated precision over recall points (def
                 else f"11pt_avg_{m.get('values')}"))
 register(Family("binG", "trec_eval's binary G", _bin_g))
 
-__all__ = ["_CUTOFF"]
+

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EvaluationError
-from ..trec import _display
+from ..trec import display
 from .base import Family, register
 from .precision import hits_at, safe_div
 from .sets import set_counts
@@ -85,7 +85,7 @@ def _accuracy(r, m):
         t = int(np.flatnonzero(too_small)[0])
         raise EvaluationError(
             f"{m}: the collection size {size} is smaller than the documents retrieved and "
-            f"relevant for topic '{_display(r.topics[t])}' ({int(n[t] + rel[t] - a[t])})"
+            f"relevant for topic '{display(r.topics[t])}' ({int(n[t] + rel[t] - a[t])})"
         )
     return (a + negatives_left) / size
 

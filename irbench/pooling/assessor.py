@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import JudgmentError, PoolingError
-from ..trec import MAX_ID_BYTES, MAX_RELEVANCE, Qrels, _display
+from ..trec import MAX_ID_BYTES, MAX_RELEVANCE, Qrels, display
 from .pool import Pool, judgment_values
 
 _SAFE = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -38,10 +38,10 @@ def write_assessor_files(pool: Pool, folder: str | os.PathLike) -> list[Path]:
     written: list[Path] = []
     bounds = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1], [True])))
     for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        qid = _display(pool.topics[topic[a]])
+        qid = display(pool.topics[topic[a]])
         if not _SAFE.match(qid):
             raise PoolingError(f"topic id {qid!r} cannot be a file name")
-        docs = [_display(d) for d in pool.doc_id[rows[a:b]]]
+        docs = [display(d) for d in pool.doc_id[rows[a:b]]]
         qrels_path = out / f"{qid}.qrels"
         csv_path = out / f"{qid}.csv"
         qrels_path.write_text("".join(f"{qid} 0 {d} -1\n" for d in docs), encoding="utf-8")
@@ -127,8 +127,8 @@ def read_assessor_file(path: str | os.PathLike, pool: Pool | None = None) -> Qre
                          topic, -1)
         inside = judgment_values(pool.topics, topic, qrels.doc_id, index) >= 0
         for i in np.flatnonzero(~inside):
-            problems.append(f"{path}:{int(qrels.line[i])}: docno '{_display(qrels.doc_id[i])}' "
-                            f"of topic '{_display(qrels.query_id[i])}' is not in the pool")
+            problems.append(f"{path}:{int(qrels.line[i])}: docno '{display(qrels.doc_id[i])}' "
+                            f"of topic '{display(qrels.query_id[i])}' is not in the pool")
     if problems:
         problems.sort(key=lambda p: int(p.split(":")[-2]) if p.split(":")[-2].isdigit() else 0)
         raise JudgmentError(problems[:20], max(0, len(problems) - 20))

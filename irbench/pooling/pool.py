@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..trec import Qrels, _display
+from ..trec import Qrels, display
 from .table import RunTable
 
 
@@ -115,7 +115,7 @@ class Pool:
     def contributions(self) -> list[tuple[str, str, str, int]]:
         """Provenance as (query_id, doc_id, run, rank) tuples, for storage or display."""
         p = self.provenance
-        return [(_display(self.topics[self.topic[d]]), _display(self.doc_id[d]),
+        return [(display(self.topics[self.topic[d]]), display(self.doc_id[d]),
                  self.runs[r], int(k))
                 for d, r, k in zip(p.doc.tolist(), p.run.tolist(), p.rank.tolist())]
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import PoolingError
 from ..stats.agreement import rank_agreement
-from ..trec import Qrels, _display
+from ..trec import Qrels, display
 from .kernels import Judged, TableScorer, judged_from_qrels
 from .state import Oracle, PoolingState
 from .strategy import COMMON_PARAMS, get_strategy
@@ -206,4 +206,4 @@ def format_simulation(sim: BudgetSimulation, measure: str | None = None) -> str:
 
 
 def _topic_names(table: RunTable) -> list[str]:
-    return [_display(t) for t in table.topics]
+    return [display(t) for t in table.topics]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import JudgmentError, PoolingError
-from ..trec import Qrels, _display, read_qrels
+from ..trec import Qrels, display, read_qrels
 from .pool import Pool, make_pool
 from .strategy import get_strategy, resolve_params
 from .table import RunTable, contributing_runs
@@ -293,7 +293,7 @@ class PoolingState:
         known = np.where(cand >= 0, self.relevance[np.maximum(cand, 0)], 0)
         for i in np.flatnonzero((topic < 0) | (status == OPEN) | (qrels.relevance < 0)
                                 | ((status == JUDGED) & (known != qrels.relevance)))[:100]:
-            q, d = _display(qrels.query_id[i]), _display(qrels.doc_id[i])
+            q, d = display(qrels.query_id[i]), display(qrels.doc_id[i])
             head = f"{where}:{int(qrels.line[i])}: "
             if topic[i] < 0:
                 problems.append(head + f"topic '{q}' is not in the campaign")
@@ -428,7 +428,7 @@ class Batch:
         return len(self.candidate)
 
     def pairs(self) -> list[tuple[str, str]]:
-        return [(_display(q), _display(d)) for q, d in zip(self.query_id, self.doc_id)]
+        return [(display(q), display(d)) for q, d in zip(self.query_id, self.doc_id)]
 
 
 class Oracle:
@@ -464,7 +464,7 @@ def _topic_budget(budget, table: RunTable) -> np.ndarray:
         idx = table.topic_lookup(ids)
         if (idx < 0).any():
             raise PoolingError("budget names topics the runs do not have: "
-                               + ", ".join(_display(i) for i in ids[idx < 0][:10]))
+                               + ", ".join(display(i) for i in ids[idx < 0][:10]))
         out[idx] = [_count(v, "budget") for v in budget.values()]
         return out
     if np.ndim(budget) == 0:

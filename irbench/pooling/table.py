@@ -26,7 +26,7 @@ import numpy as np
 
 from ..arrays import doc_hash
 from ..errors import FormatError, PoolingError
-from ..trec import Run, _display, is_frame, read_run
+from ..trec import Run, display, is_frame, read_run
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,7 +77,7 @@ class RunTable:
         return np.array([lookup[n] for n in names], dtype=np.int64)
 
     def topic_ids(self) -> list[str]:
-        return [_display(t) for t in self.topics]
+        return [display(t) for t in self.topics]
 
     def fingerprint(self) -> dict:
         """What a saved :class:`PoolingState` checks the table against when it is restored."""
@@ -254,8 +254,8 @@ def _raise_duplicates(sources, topic_ids, docs, run, topic, doc, line, dup) -> N
     for i in np.flatnonzero(dup)[:20]:
         src = sources[int(run[i])]
         problems.append(f"{src.path or src.name}:{int(line[i])}: docno "
-                        f"'{_display(docs[doc[i]])}' retrieved twice for topic "
-                        f"'{_display(topic_ids[topic[i]])}'")
+                        f"'{display(docs[doc[i]])}' retrieved twice for topic "
+                        f"'{display(topic_ids[topic[i]])}'")
     raise FormatError(problems, int(dup.sum()) - len(problems))
 
 

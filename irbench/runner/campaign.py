@@ -35,7 +35,7 @@ from ..store import Evaluated, Store
 from ..submissions import check_run, report_lines
 from ..submissions.ir_metadata import find_ir_metadata, run_fields
 from ..topics import Topics, read_topics
-from ..trec import _display, is_url, read_qrels, read_run, read_url, url_stat
+from ..trec import display, is_url, read_qrels, read_run, read_url, url_stat
 from .parallel import die_with_parent
 
 _PROFILE = "profile:"  # a task's measure name for a value kept for the report only
@@ -214,7 +214,7 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
     except FormatError as exc:
         return _Outcome(task.system, task.path, sha, stat, "", (), 0, error=str(exc),
                         metadata=metadata, validation=validation)
-    topics = tuple(_display(t) for t in np.unique(run.query_id))
+    topics = tuple(display(t) for t in np.unique(run.query_id))
     stray = _unknown_topics(task.path, run.query_id, run.line, ctx.topic_set)
     if stray is not None:
         return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
@@ -236,7 +236,7 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
             values, summaries = compute(ranked, list(parsed.values()))
             results.append(Evaluated(
                 task.system, qrels_name, sha, ctx.qrels_sha[qrels_name],
-                tuple(_display(t) for t in ranked.topics),
+                tuple(display(t) for t in ranked.topics),
                 {n: np.asarray(values[parsed[n]], dtype=np.float64) for n in suite},
                 {n: float(summaries[parsed[n]]) for n in suite},
                 {n: float(summaries[parsed[n]]) for n in kept}))
@@ -279,7 +279,7 @@ def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outc
             done = evaluate_sharded(ctx.qrels[qrels_name].qrels, task.path,
                                     list(parsed.values()), ctx.settings.options(), shards,
                                     intersection=ctx.settings.topics == "intersection")
-            answered = tuple(_display(t) for t in done.answered)
+            answered = tuple(display(t) for t in done.answered)
             num_docs, runid = done.num_docs, done.runid
             stray = sorted(set(answered) - set(ctx.topic_set)) if ctx.topic_set else []
             if stray:
@@ -288,7 +288,7 @@ def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outc
                                 f"{_listed(stray)}")
             results.append(Evaluated(
                 task.system, qrels_name, sha, ctx.qrels_sha[qrels_name],
-                tuple(_display(t) for t in done.topics),
+                tuple(display(t) for t in done.topics),
                 {n: done.values[parsed[n]] for n in suite},
                 {n: float(done.summaries[parsed[n]]) for n in suite},
                 {n: float(done.summaries[parsed[n]]) for n in kept}))
@@ -451,7 +451,7 @@ class _Campaign:
                 sha, weights_sha, prep = loaded
                 prepared.add(spec, prep)
                 level_counts = _level_counts(prep)
-                topics = [_display(t) for t in prep.topics]
+                topics = [display(t) for t in prep.topics]
             levels = [i for i, n in enumerate(level_counts) if n]
             row.update(sha256=sha, intent_weights_sha256=weights_sha, num_topics=len(topics),
                        num_judged=int(sum(level_counts)),
@@ -864,12 +864,12 @@ def _unknown_topics(path: str, query_id: np.ndarray, line: np.ndarray,
     """'PATH:LINE: topics not in the topic set: ...' (the line of the first), or None."""
     if topic_set is None:
         return None
-    unknown = [t for t in np.unique(query_id) if _display(t) not in topic_set]
+    unknown = [t for t in np.unique(query_id) if display(t) not in topic_set]
     if not unknown:
         return None
     first = int(line[np.argmax(query_id == unknown[0])])
     return (f"{path}:{first}: topics not in the topic set: "
-            f"{_listed([_display(t) for t in unknown])}")
+            f"{_listed([display(t) for t in unknown])}")
 
 
 def _unchanged(outcome: _Outcome, cache: dict) -> bool:

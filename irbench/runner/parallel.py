@@ -42,7 +42,7 @@ from ..errors import ClusterError, FormatError, IrbenchError
 from ..measures import Measure
 from ..measures.compute import Evaluation, compute
 from ..ranked import EvalOptions, PreparedQrels, Ranked
-from ..trec import _display
+from ..trec import display
 
 _PARALLEL_READ_BYTES = 1 << 25  # plain run files this big are read in parts by workers
 
@@ -101,7 +101,7 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as fh:
-            if size < _PARALLEL_READ_BYTES or fh.read(2) == trec._GZIP_MAGIC:
+            if size < _PARALLEL_READ_BYTES or fh.read(2) == trec.GZIP_MAGIC:
                 return trec.read_run(source, name)
             bounds = _line_starts(fh, size, count)
     except OSError:
@@ -112,7 +112,7 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
     for part in parts:
         if isinstance(part, FormatError):
             raise part
-    return trec._run_of_parts(path, parts, name)
+    return trec.run_of_parts(path, parts, name)
 
 
 def _line_starts(fh, size: int, count: int) -> list[int]:
@@ -128,7 +128,7 @@ def _line_starts(fh, size: int, count: int) -> list[int]:
 def _parse_range(path: str, start: int, end: int):
     """Parse the whole lines in bytes ``[start, end)`` of ``path`` (a worker's part)."""
     try:
-        return trec._parse_run(_range_pieces(path, start, end))
+        return trec.parse_run(_range_pieces(path, start, end))
     except FormatError as exc:  # returned, not raised: the parent joins the parts' problems
         return exc
     except OSError as exc:
@@ -136,12 +136,12 @@ def _parse_range(path: str, start: int, end: int):
 
 
 def _range_pieces(path: str, start: int, end: int):
-    """Whole-line pieces of about ``trec._CHUNK`` bytes of bytes ``[start, end)`` of ``path``."""
+    """Whole-line pieces of about ``trec.CHUNK`` bytes of bytes ``[start, end)`` of ``path``."""
     with open(path, "rb") as fh:
         fh.seek(start)
         pos = start
         while pos < end:
-            piece = fh.read(min(trec._CHUNK, end - pos))
+            piece = fh.read(min(trec.CHUNK, end - pos))
             if not piece:
                 return
             if not piece.endswith(b"\n") and pos + len(piece) < end:
@@ -200,7 +200,7 @@ def _evaluate(state: tuple, path: str, read=trec.read_run) -> RunResult:
         values, summaries = compute(ranked, measures)
     except IrbenchError as exc:
         return RunResult(path, error=exc, stage="evaluate")
-    topics = tuple(_display(t) for t in ranked.topics)
+    topics = tuple(display(t) for t in ranked.topics)
     evaluation = Evaluation(name, runid, topics, values, summaries, options)
     return RunResult(path, evaluation, ranked if keep_ranked else None)
 
@@ -255,15 +255,15 @@ class Sharded:
 
 
 def _pieces(path: str):
-    """Whole-line pieces of about ``trec._CHUNK`` bytes of a (possibly gzip) run file."""
+    """Whole-line pieces of about ``trec.CHUNK`` bytes of a (possibly gzip) run file."""
     import gzip
 
     with open(path, "rb") as raw:
-        fh = gzip.open(raw) if raw.read(2) == trec._GZIP_MAGIC else raw
+        fh = gzip.open(raw) if raw.read(2) == trec.GZIP_MAGIC else raw
         raw.seek(0)
         first = True
         while True:
-            piece = fh.read(trec._CHUNK)
+            piece = fh.read(trec.CHUNK)
             if not piece:
                 return
             if not piece.endswith(b"\n"):
@@ -307,13 +307,13 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
             nonlocal held_bytes, flushes
             for k, parts in enumerate(held):
                 if parts:
-                    q, d, sc, ln = (trec._concat(list(c)) for c in zip(*parts))
+                    q, d, sc, ln = (trec.concat(list(c)) for c in zip(*parts))
                     np.savez(os.path.join(spill, f"{k}-{flushes}.npz"), q=q, d=d, s=sc, ln=ln)
                     parts.clear()
             held_bytes, flushes = 0, flushes + 1
 
         for piece in _pieces(path):
-            columns = joined.add(trec._parse_run([piece]))
+            columns = joined.add(trec.parse_run([piece]))
             if columns is not None:
                 q, d, sc, ln = columns
                 shard = topic_shards(q, shards)
@@ -345,12 +345,12 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
             sub = trec.Qrels(qrels.name, qrels.query_id[keep], qrels.doc_id[keep],
                              qrels.relevance[keep], qrels.line[keep], qrels.path)
             if parts:
-                columns = [trec._concat([p[c] for p in parts]) for c in ("q", "d", "s", "ln")]
+                columns = [trec.concat([p[c] for p in parts]) for c in ("q", "d", "s", "ln")]
             else:  # every judged topic of this shard is missing from the run
                 empty = np.zeros(0, dtype="S1")
                 columns = [empty, empty, np.zeros(0), np.zeros(0, np.int64)]
             q, d, sc, ln = columns
-            run = trec.Run(os.path.basename(path), trec._display(runid), q, d, sc, ln, path=path)
+            run = trec.Run(os.path.basename(path), trec.display(runid), q, d, sc, ln, path=path)
             ranked = rank_run(run, PreparedQrels(sub), options)
             if intersection:
                 ranked = restrict(ranked, ~ranked.missing)
@@ -358,13 +358,13 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
             topics.append(ranked.topics)
             for m in measures:
                 values[m].append(np.asarray(part_values[m], dtype=np.float64))
-    all_topics = trec._concat(topics) if topics else np.zeros(0, dtype="S1")
+    all_topics = trec.concat(topics) if topics else np.zeros(0, dtype="S1")
     order = np.argsort(all_topics, kind="stable")
     merged = {m: (np.concatenate(values[m]) if values[m] else np.zeros(0))[order]
               for m in measures}
     return Sharded(all_topics[order], merged,
                    {m: summarise(m, merged[m], None) for m in measures},
-                   np.unique(trec._concat(answered)), num_docs, trec._display(runid), shards)
+                   np.unique(trec.concat(answered)), num_docs, trec.display(runid), shards)
 
 
 # ---- on a Dask cluster --------------------------------------------------------------------
