@@ -145,6 +145,36 @@ class Evaluated:
     profile: dict[str, float] = field(default_factory=dict)  # the report's PROFILE means
 
 
+@dataclass(frozen=True, kw_only=True)
+class SystemRecord:
+    """One system's outcome as the store records it (:meth:`Store.record_system`): its
+    results, its status, and which evaluation it shows. A failed system keeps showing its
+    stored results only when ``keep_current`` (its file is unchanged or unreadable).
+    ``reuse``: (qrels set, run sha256, qrels sha256) whose stored results it shows now.
+    ``ir_metadata`` (JSON), ``validation`` (the checks' verdict) and ``problems`` (JSON)
+    replace the stored ones when given; ``fields`` (group, type from ir_metadata) fill in
+    what the config left empty."""
+
+    name: str
+    status: str                      # ok or failed
+    options: str                     # the evaluation options' key
+    version: str                     # irbench's version
+    runner_id: int
+    results: Sequence[Evaluated] = ()
+    sha256: str = ""
+    run_tag: str = ""
+    error: str | None = None
+    keep_current: bool = False
+    num_topics: int | None = None
+    num_docs: int | None = None
+    answered: Sequence[str] | None = ()
+    reuse: Sequence[tuple[str, str, str]] = ()
+    ir_metadata: str | None = None
+    validation: str | None = None
+    problems: str | None = None
+    fields: dict | None = None
+
+
 class Store:
     """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
 
@@ -423,33 +453,25 @@ class Store:
                     self.con.execute("INSERT OR REPLACE INTO current VALUES (?, ?, ?)",
                                      [system, qrels, eid])
 
-    def record_system(self, name: str, results: Sequence[Evaluated], sha256: str, run_tag: str,
-                      status: str, error: str | None, options: str, version: str,
-                      runner_id: int, keep_current: bool = False, num_topics: int | None = None,
-                      num_docs: int | None = None, answered: Sequence[str] | None = (),
-                      reuse: Sequence[tuple[str, str, str]] = (), ir_metadata: str | None = None,
-                      validation: str | None = None, problems: str | None = None,
-                      fields: dict | None = None) -> None:
-        """One system's outcome in one transaction: its results in bulk, its status, and which
-        evaluation it shows. A failed system keeps showing its stored results only when
-        ``keep_current`` (its file is unchanged or unreadable); otherwise they stop showing.
-        ``reuse``: (qrels set, run sha256, qrels sha256) whose stored results it shows now.
-        ``ir_metadata`` (JSON), ``validation`` (the checks' verdict) and ``problems`` (JSON)
-        replace the stored ones when given; ``fields`` (group, type from ir_metadata) fill in
-        what the config left empty."""
+    def record_system(self, record: SystemRecord) -> None:
+        """One system's outcome (see :class:`SystemRecord`) in one transaction: its results in
+        bulk, its status, and which evaluation it shows."""
+        r = record
+        name, status, runner_id, answered = r.name, r.status, r.runner_id, r.answered
+        options, version = r.options, r.version
         with self.transaction():
-            self._write(results, options, version, runner_id)
-            for qrels, run_sha, qrels_sha in reuse:
+            self._write(r.results, options, version, runner_id)
+            for qrels, run_sha, qrels_sha in r.reuse:
                 eid = self._evaluation_id(run_sha, qrels_sha, options, version, runner_id)
                 self.con.execute("INSERT OR REPLACE INTO current VALUES (?, ?, ?)",
                                  [name, qrels, eid])
-            if status != "ok" and not keep_current:
+            if status != "ok" and not r.keep_current:
                 self.con.execute("DELETE FROM current WHERE system = ?", [name])
             self._pending["systems"][name] = (
-                sha256, run_tag, status, error, runner_id, num_topics, num_docs,
-                status == "ok" and answered is not None, list(answered or ()), ir_metadata,
-                validation, problems)
-            for column, value in (fields or {}).items():
+                r.sha256, r.run_tag, status, r.error, runner_id, r.num_topics, r.num_docs,
+                status == "ok" and answered is not None, list(answered or ()), r.ir_metadata,
+                r.validation, r.problems)
+            for column, value in (r.fields or {}).items():
                 if column in ("group", "type"):
                     self.con.execute(f'UPDATE systems SET "{column}" = ? WHERE name = ? AND '
                                      f'coalesce("{column}", \'\') = \'\'', [value, name])

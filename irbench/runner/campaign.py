@@ -31,7 +31,7 @@ from ..errors import EvaluationError, FormatError, IrbenchError
 from ..measures import PROFILE, Measure, parse_measure
 from ..measures.compute import compute, restrict
 from ..ranked import PreparedQrels
-from ..store import Evaluated, Store
+from ..store import Evaluated, Store, SystemRecord
 from ..submissions import check_run, report_lines
 from ..submissions.ir_metadata import find_ir_metadata, run_fields
 from ..topics import Topics, read_topics
@@ -82,15 +82,18 @@ class _Task:
     check_only: bool = False  # irbench check: rank against every set, compute nothing
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Outcome:
+    """What scoring one system gave: its file's facts, what it answers, its results or why it
+    has none (built by keyword only)."""
+
     system: str
     path: str
-    sha256: str
-    stat: tuple[int, int]
-    run_tag: str
-    topics: tuple[str, ...]  # the topics the run answers
-    num_docs: int
+    sha256: str = ""
+    stat: tuple[int, int] = (0, 0)
+    run_tag: str = ""
+    topics: tuple[str, ...] = ()  # the topics the run answers
+    num_docs: int = 0
     results: tuple[Evaluated, ...] = ()
     error: str | None = None
     reused: tuple[str, ...] = ()  # qrels sets whose results the store already had
@@ -201,23 +204,26 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
                 for q, names in task.measures.items()}
         reused = tuple(q for q, names in todo.items() if not names)
         if len(reused) == len(todo):
-            return _Outcome(task.system, task.path, sha, stat, "", (), 0, reused=reused)
+            return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
+                            reused=reused)
     metadata = find_ir_metadata(data).data
     validation = _check_submission(ctx, task.path)
     if validation is not None and validation[0] == "rejected" and \
             ctx.validation is not None and ctx.validation.on_error == "fail":
-        return _Outcome(task.system, task.path, sha, stat, "", (), 0, metadata=metadata,
+        return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
+                        metadata=metadata,
                         validation=validation,
                         error="rejected by the submission checks:\n" + "\n".join(validation[2]))
     try:
         run = read_run(_Loaded(task.path, data), name=task.system)
     except FormatError as exc:
-        return _Outcome(task.system, task.path, sha, stat, "", (), 0, error=str(exc),
+        return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat, error=str(exc),
                         metadata=metadata, validation=validation)
     topics = tuple(display(t) for t in np.unique(run.query_id))
     stray = _unknown_topics(task.path, run.query_id, run.line, ctx.topic_set)
     if stray is not None:
-        return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
+        return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
+                        run_tag=run.runid, topics=topics, num_docs=len(run),
                         error=stray)
     options = ctx.settings.options()
     results = []
@@ -241,10 +247,13 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
                 {n: float(summaries[parsed[n]]) for n in suite},
                 {n: float(summaries[parsed[n]]) for n in kept}))
     except (FormatError, EvaluationError) as exc:
-        return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
+        return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
+                        run_tag=run.runid, topics=topics, num_docs=len(run),
                         error=str(exc))
-    return _Outcome(task.system, task.path, sha, stat, run.runid, topics, len(run),
-                    tuple(results), reused=reused, metadata=metadata, validation=validation)
+    return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
+                    run_tag=run.runid, topics=topics, num_docs=len(run),
+                    results=tuple(results), reused=reused, metadata=metadata,
+                    validation=validation)
 
 
 def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outcome:
@@ -283,7 +292,8 @@ def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outc
             num_docs, runid = done.num_docs, done.runid
             stray = sorted(set(answered) - set(ctx.topic_set)) if ctx.topic_set else []
             if stray:
-                return _Outcome(task.system, task.path, sha, stat, runid, answered, num_docs,
+                return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
+                                run_tag=runid, topics=answered, num_docs=num_docs,
                                 error=f"{task.path}: topics not in the topic set: "
                                 f"{_listed(stray)}")
             results.append(Evaluated(
@@ -293,10 +303,12 @@ def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outc
                 {n: float(done.summaries[parsed[n]]) for n in suite},
                 {n: float(done.summaries[parsed[n]]) for n in kept}))
     except IrbenchError as exc:
-        return _Outcome(task.system, task.path, sha, stat, runid, answered, num_docs,
+        return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
+                                run_tag=runid, topics=answered, num_docs=num_docs,
                         error=str(exc), metadata=metadata)
-    return _Outcome(task.system, task.path, sha, stat, runid, answered, num_docs,
-                    tuple(results), reused=reused, metadata=metadata)
+    return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
+                    run_tag=runid, topics=answered, num_docs=num_docs,
+                    results=tuple(results), reused=reused, metadata=metadata)
 
 
 # ---- the campaign --------------------------------------------------------------------------
@@ -592,7 +604,7 @@ class _Campaign:
         try:
             return _score_system(task, ctx)
         except OSError as exc:
-            return _Outcome(task.system, task.path, "", (0, 0), "", (), 0,
+            return _Outcome(system=task.system, path=task.path,
                             error=f"{task.path}: cannot read ({exc.strerror})")
 
     def _on_cluster(self, tasks: list[_Task], context: _Context, on_outcome) -> None:
@@ -605,7 +617,7 @@ class _Campaign:
             context.qrels[name]  # prepared once, here: workers need no qrels files
 
         def lost(task: _Task, exc: BaseException) -> _Outcome:
-            return _Outcome(task.system, task.path, "", (0, 0), "", (), 0, error=(
+            return _Outcome(system=task.system, path=task.path, error=(
                 f"{task.path}: not scored: Dask workers died while scoring it, more often "
                 f"than the cluster retries a task ({exc}); nothing of it was stored, and the "
                 "next 'irbench run' tries again"))
@@ -618,10 +630,10 @@ class _Campaign:
         try:
             return future.result()
         except OSError as exc:
-            return _Outcome(task.system, task.path, "", (0, 0), "", (), 0,
+            return _Outcome(system=task.system, path=task.path,
                             error=f"{task.path}: cannot read ({exc.strerror})")
         except BrokenProcessPool:  # a worker was killed: by the OOM killer, most often
-            return _Outcome(task.system, task.path, "", (0, 0), "", (), 0, error=(
+            return _Outcome(system=task.system, path=task.path, error=(
                 f"{task.path}: not scored: a worker process was killed while runs were being "
                 f"scored (out of memory? {_memory_note()}); nothing of it was stored, and "
                 "the next 'irbench run' tries again"))
@@ -740,8 +752,9 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         # a failed set keeps its last good results (reported as stale): they are replaced
         # only once the set reads again, never deleted by a typo in the topics or options
     for name, message in config.missing_runs.items():
-        store.record_system(name, (), "", "", "failed", message, camp.options_key, __version__,
-                            runner_id, keep_current=True)
+        store.record_system(SystemRecord(name=name, status="failed", error=message,
+                                         options=camp.options_key, version=__version__,
+                                         runner_id=runner_id, keep_current=True))
         camp.fail(f"system '{name}'", message)
     done = store.done_measures(camp.options_key, __version__)
     tasks, reuse = camp.plan(measures, shas, cache, done)
@@ -758,20 +771,23 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         extra = _provenance(outcome)
         camp.warnings.extend(_validation_warnings(outcome))
         if outcome.error is not None:
-            writes.add(outcome.system, (), outcome.sha256, outcome.run_tag,
-                       "failed", outcome.error, camp.options_key, __version__,
-                       runner_id, keep_current=_unchanged(outcome, cache), **extra)
+            writes.add(SystemRecord(name=outcome.system, status="failed", error=outcome.error,
+                                    sha256=outcome.sha256, run_tag=outcome.run_tag,
+                                    options=camp.options_key, version=__version__,
+                                    runner_id=runner_id,
+                                    keep_current=_unchanged(outcome, cache), **extra))
             writes.flush()
             camp.fail(f"system '{outcome.system}'", outcome.error)
         else:
             computed = bool(outcome.results) or not outcome.reused
-            writes.add(outcome.system, outcome.results, outcome.sha256,
-                       outcome.run_tag, "ok", None, camp.options_key, __version__,
-                       runner_id, num_topics=len(outcome.topics) if computed else None,
-                       num_docs=outcome.num_docs if computed else None,
-                       answered=outcome.topics if computed else None,
-                       reuse=[(q, outcome.sha256, shas[q]) for q in outcome.reused],
-                       **extra)
+            writes.add(SystemRecord(
+                name=outcome.system, status="ok", results=outcome.results,
+                sha256=outcome.sha256, run_tag=outcome.run_tag, options=camp.options_key,
+                version=__version__, runner_id=runner_id,
+                num_topics=len(outcome.topics) if computed else None,
+                num_docs=outcome.num_docs if computed else None,
+                answered=outcome.topics if computed else None,
+                reuse=[(q, outcome.sha256, shas[q]) for q in outcome.reused], **extra))
             report.evaluated += len(outcome.results)
             report.reused += len(outcome.reused)
             if computed:
@@ -814,19 +830,19 @@ class _Writes:
 
     def __init__(self, store: Store):
         self.store = store
-        self.pending: list[tuple[tuple, dict]] = []
+        self.pending: list[SystemRecord] = []
         self.since = time.monotonic()
 
-    def add(self, *args, **kwargs) -> None:
-        self.pending.append((args, kwargs))
+    def add(self, record: SystemRecord) -> None:
+        self.pending.append(record)
         if len(self.pending) >= FLUSH_SYSTEMS or time.monotonic() - self.since > FLUSH_SECONDS:
             self.flush()
 
     def flush(self) -> None:
         if self.pending:
             with self.store.transaction():
-                for args, kwargs in self.pending:
-                    self.store.record_system(*args, **kwargs)
+                for record in self.pending:
+                    self.store.record_system(record)
             self.pending.clear()
         self.since = time.monotonic()
 
