@@ -131,7 +131,7 @@ MIGRATIONS: list[tuple[str, str]] = [
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Evaluated:
     """Per-topic values and summaries of one (system, qrels set) to store."""
 

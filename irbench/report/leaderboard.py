@@ -127,15 +127,17 @@ def significance_on(store, qrels: str, board: Leaderboard, measure: str,
         row = []
         for j in range(shown):
             if i == j or not np.isfinite(p[i, j]):
-                row.append(MatrixCell("", "", "transparent", math.nan, math.nan, math.nan))
+                row.append(MatrixCell(text="", detail="", shade="transparent", p=math.nan,
+                                      diff=math.nan, effect=math.nan))
                 continue
             strength = max(0.0, min(1.0, -math.log10(max(p[i, j], 1e-4)) / 4))
             hue = 130 if diff[i, j] > 0 else 0
-            row.append(MatrixCell(f"{p[i, j]:.3f}",
-                                  f"difference {diff[i, j]:+.4f}, effect size d_z "
-                                  f"{effect[i, j]:+.2f}",
-                                  f"hsl({hue}, 60%, {95 - 45 * strength:.0f}%)",
-                                  float(p[i, j]), float(diff[i, j]), float(effect[i, j])))
+            row.append(MatrixCell(text=f"{p[i, j]:.3f}",
+                                  detail=f"difference {diff[i, j]:+.4f}, effect size d_z "
+                                         f"{effect[i, j]:+.2f}",
+                                  shade=f"hsl({hue}, 60%, {95 - 45 * strength:.0f}%)",
+                                  p=float(p[i, j]), diff=float(diff[i, j]),
+                                  effect=float(effect[i, j])))
         matrix.append(tuple(row))
     classes = stats.equivalence_classes(comparison, measure)
     groups = tuple(", ".join(g) for g in classes)

@@ -92,12 +92,14 @@ def _scale(values: np.ndarray, lo: float, hi: float, a: float, b: float) -> np.n
 def precision_recall(title: str, curves: list[tuple[str, str, str, list[float]]]) -> LineChart:
     """Interpolated precision at recall 0, 0.1, ..., 1: ``curves`` are (name, colour, dash,
     11 values); recall points labelled 0.0 ... 1.0 on the x axis, precision 0 ... 1."""
-    plot = Plot(title, 460, 300, 50, 12, 440, 250, "recall", "interpolated precision",
-                tuple(Tick(round(float(x), 1), f"{r:.1f}") for r, x in zip(
-                    np.linspace(0, 1, 11), _scale(np.linspace(0, 1, 11), 0, 1, 50, 440))),
-                tuple(Tick(round(float(y), 1), f"{v:.1f}") for v, y in zip(
-                    np.linspace(0, 1, 6), _scale(np.linspace(0, 1, 6), 0, 1, 250, 12))),
-                False)
+    recall, precision = np.linspace(0, 1, 11), np.linspace(0, 1, 6)
+    plot = Plot(title=title, width=460, height=300, left=50, top=12, right=440, bottom=250,
+                x_label="recall", y_label="interpolated precision",
+                x_ticks=tuple(Tick(round(float(x), 1), f"{r:.1f}")
+                              for r, x in zip(recall, _scale(recall, 0, 1, 50, 440))),
+                y_ticks=tuple(Tick(round(float(y), 1), f"{v:.1f}")
+                              for v, y in zip(precision, _scale(precision, 0, 1, 250, 12))),
+                x_rotate=False)
     xs = _scale(np.linspace(0, 1, 11), 0, 1, 50, 440)
     series = []
     for name, colour, dash, values in curves:
@@ -121,11 +123,14 @@ def differences(title: str, y_label: str, topics: list[str], diff: np.ndarray) -
     plot_ticks = np.array([-1, -0.5, 0, 0.5, 1.0])
     every = max(1, int(np.ceil(8.0 / step)))
     xs = left + step * np.arange(len(topics))
-    plot = Plot(title, int(right + 10), 230, left, top, right, bottom, "topic", y_label,
-                tuple(Tick(round(float(xs[i] + step / 2), 1), str(topics[i]))
-                      for i in range(0, len(topics), every)),
-                tuple(Tick(round(float(y), 1), f"{v:+.1f}" if v else "0") for v, y in zip(
-                    plot_ticks, _scale(plot_ticks, -1, 1, bottom, top))), True)
+    plot = Plot(title=title, width=int(right + 10), height=230, left=left, top=top, right=right,
+                bottom=bottom, x_label="topic", y_label=y_label,
+                x_ticks=tuple(Tick(round(float(xs[i] + step / 2), 1), str(topics[i]))
+                              for i in range(0, len(topics), every)),
+                y_ticks=tuple(Tick(round(float(y), 1), f"{v:+.1f}" if v else "0")
+                              for v, y in zip(plot_ticks,
+                                              _scale(plot_ticks, -1, 1, bottom, top))),
+                x_rotate=True)
     zero = (top + bottom) / 2
     d = np.clip(np.nan_to_num(diff, nan=0.0), -1, 1)
     tops = _scale(np.maximum(d, 0), -1, 1, bottom, top)

@@ -241,11 +241,12 @@ def _score_system(task: _Task, ctx: _Context | None = None) -> _Outcome:
             parsed = {n: parse_measure(n) for n in dict.fromkeys(suite + kept)}
             values, summaries = compute(ranked, list(parsed.values()))
             results.append(Evaluated(
-                task.system, qrels_name, sha, ctx.qrels_sha[qrels_name],
-                tuple(display(t) for t in ranked.topics),
-                {n: np.asarray(values[parsed[n]], dtype=np.float64) for n in suite},
-                {n: float(summaries[parsed[n]]) for n in suite},
-                {n: float(summaries[parsed[n]]) for n in kept}))
+                system=task.system, qrels=qrels_name, run_sha256=sha,
+                qrels_sha256=ctx.qrels_sha[qrels_name],
+                topics=tuple(display(t) for t in ranked.topics),
+                values={n: np.asarray(values[parsed[n]], dtype=np.float64) for n in suite},
+                summaries={n: float(summaries[parsed[n]]) for n in suite},
+                profile={n: float(summaries[parsed[n]]) for n in kept}))
     except (FormatError, EvaluationError) as exc:
         return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
                         run_tag=run.runid, topics=topics, num_docs=len(run),
@@ -297,11 +298,12 @@ def _score_in_shards(task: _Task, ctx: _Context, stat: tuple[int, int]) -> _Outc
                                 error=f"{task.path}: topics not in the topic set: "
                                 f"{_listed(stray)}")
             results.append(Evaluated(
-                task.system, qrels_name, sha, ctx.qrels_sha[qrels_name],
-                tuple(display(t) for t in done.topics),
-                {n: done.values[parsed[n]] for n in suite},
-                {n: float(done.summaries[parsed[n]]) for n in suite},
-                {n: float(done.summaries[parsed[n]]) for n in kept}))
+                system=task.system, qrels=qrels_name, run_sha256=sha,
+                qrels_sha256=ctx.qrels_sha[qrels_name],
+                topics=tuple(display(t) for t in done.topics),
+                values={n: done.values[parsed[n]] for n in suite},
+                summaries={n: float(done.summaries[parsed[n]]) for n in suite},
+                profile={n: float(done.summaries[parsed[n]]) for n in kept}))
     except IrbenchError as exc:
         return _Outcome(system=task.system, path=task.path, sha256=sha, stat=stat,
                                 run_tag=runid, topics=answered, num_docs=num_docs,
