@@ -504,7 +504,7 @@ def test_line_numbers_across_parsing_chunks(tmp_path, capsys, monkeypatch, qrels
     plain = _write(tmp_path, "good.run", good)
     bad = _write(tmp_path, "bad.run", "".join(lines))
     whole = _ok(capsys, "-c", "-q", *MEASURES, qrels, plain)
-    monkeypatch.setattr("irbench.trec.CHUNK", 97)
+    monkeypatch.setattr("irbench.trec.text.CHUNK", 97)
     assert _ok(capsys, "-c", "-q", *MEASURES, qrels, plain) == whole
     rc, _, err = _eval(capsys, qrels, bad)
     assert rc == 2
@@ -582,7 +582,7 @@ def test_ids_of_the_largest_length_are_read(tmp_path, capsys):
 def test_a_gzip_bomb_is_refused_before_it_is_expanded(tmp_path, capsys, monkeypatch):
     import irbench.trec as trec
 
-    monkeypatch.setattr(trec, "GUNZIP_FLOOR", 1 << 16)
+    monkeypatch.setattr(trec.sources, "GUNZIP_FLOOR", 1 << 16)
     bomb = gzip.compress(b"1 Q0 d1 1 1.0 r\n" * (1 << 16))  # 1 MiB from a few KiB
     assert len(bomb) * trec.GUNZIP_RATIO < (1 << 20)
     r = _write(tmp_path, "r.txt.gz", bomb)

@@ -1,6 +1,6 @@
 """The vectorised run reader and ranker against simple reference implementations.
 
-``read_run`` parses regular pieces with numpy (:func:`irbench.trec._run_columns`) and falls back
+``read_run`` parses regular pieces with numpy (:func:`irbench.trec.text._run_columns`) and falls back
 to the line-by-line parser; ``rank_run`` moves topic blocks, sorts only tied rows and looks docnos
 up through hashed keys. Each must give exactly what the straightforward versions give: the
 line-by-line parser over the whole file, and a full lexsort with string lookups (the
@@ -27,8 +27,8 @@ from irbench.runner.parallel import evaluate_paths
 
 def _reference_read(data: bytes):
     """The line-by-line parser over the whole file: (qids, docnos, scores, lines, tag)."""
-    problems = trec._Problems("x")
-    q, d, s, ln, tag = trec._parse_run_lines(data, 1, problems)
+    problems = trec.Problems("x")
+    q, d, s, ln, tag = trec.text._parse_run_lines(data, 1, problems)
     assert not problems, problems.shown
     return q, d, s, ln, tag
 
@@ -83,7 +83,7 @@ TRICKY = {
 @pytest.mark.parametrize("chunk", [None, 7, 64])
 def test_read_run_matches_line_by_line(name, chunk, tmp_path, monkeypatch):
     if chunk:
-        monkeypatch.setattr(trec, "CHUNK", chunk)
+        monkeypatch.setattr(trec.text, "CHUNK", chunk)
     data = TRICKY[name]
     path = tmp_path / "run"
     path.write_bytes(data)
@@ -95,11 +95,11 @@ def test_read_run_matches_line_by_line(name, chunk, tmp_path, monkeypatch):
 
 def test_regular_pieces_take_the_fast_path():
     data = _lines(BASIC) + b"\n"
-    assert trec._run_columns(data, 1) is not None
+    assert trec.text._run_columns(data, 1) is not None
     for bad in (b"q1 Q0 d1 1 inf t\n", b"q1 Q0 d1 1 1_0 t\n", b"# c\n", b"q1 Q0 d1 1 1\n",
                 b"q1 Q0 d1 1 1 t x\n", b"q1 Q0 d1 1 nan t\n", b"q1 Q0 d1 1 0x10 t\n",
                 b"q1 Q0 d1 1 1e400 t\n", b"q1 Q0 d1 1 infinity t\n", b"q1 Q0 d1 1 1.5\xa0 t\n"):
-        assert trec._run_columns(data + bad, 1) is None, bad
+        assert trec.text._run_columns(data + bad, 1) is None, bad
 
 
 @pytest.mark.parametrize("score", ["inf", "nan", "1_0", "-infinity", "1e400", "0x10", "1,5",
@@ -114,7 +114,7 @@ def test_bad_scores_reported_as_before(score, tmp_path):
 
 
 def test_nul_byte_in_a_later_piece(tmp_path, monkeypatch):
-    monkeypatch.setattr(trec, "CHUNK", 32)
+    monkeypatch.setattr(trec.text, "CHUNK", 32)
     path = tmp_path / "run"
     path.write_bytes(b"q1 Q0 d1 1 x t\n" + _lines(BASIC) * 3 + b"q1 Q0 d\x00 1 1 t\n")
     with pytest.raises(FormatError) as info:
@@ -126,7 +126,7 @@ def test_random_runs_match_line_by_line(tmp_path, monkeypatch):
     rng = random.Random(7)
     seps = [" ", "  ", "\t", " \t", "\x0b"]
     for case in range(40):
-        monkeypatch.setattr(trec, "CHUNK", rng.choice([16, 100, 1 << 20]))
+        monkeypatch.setattr(trec.text, "CHUNK", rng.choice([16, 100, 1 << 20]))
         lines = []
         for _ in range(rng.randrange(1, 60)):
             fields = [rng.choice(["q1", "q22", "3", "01"]), "Q0",
@@ -146,9 +146,9 @@ def test_random_runs_match_line_by_line(tmp_path, monkeypatch):
 
 def test_token_words_near_the_end_of_a_piece():
     buf = np.frombuffer(b"abcdefghij k lmnopqrstuvwxyz0123 z", dtype=np.uint8)
-    starts, ends, _ = trec._tokens(buf)
-    words = trec._token_words(buf, starts, ends)
-    assert trec._as_strings(words, ends - starts).tolist() == [
+    starts, ends, _ = trec.text._tokens(buf)
+    words = trec.token_words(buf, starts, ends)
+    assert trec.as_strings(words, ends - starts).tolist() == [
         b"abcdefghij", b"k", b"lmnopqrstuvwxyz0123", b"z"]
 
 
@@ -343,7 +343,7 @@ def _read_both(path, monkeypatch, workers=3):
     import irbench.runner.parallel as parallel
 
     monkeypatch.setattr(parallel, "_PARALLEL_READ_BYTES", 10)
-    monkeypatch.setattr(trec, "CHUNK", 50)
+    monkeypatch.setattr(trec.text, "CHUNK", 50)
 
     def outcome(read):
         try:

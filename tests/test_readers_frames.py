@@ -172,7 +172,7 @@ def test_text_ids_without_pyarrow_give_the_same_columns(monkeypatch):
     run = pd.DataFrame({"query_id": [7, 7, 8], "doc_id": ["été", "b", "日本"],
                         "score": [3.0, 2.0, 1.0]})
     first = irbench.read_run(run)
-    monkeypatch.setattr(trec, "_arrow_strings", lambda column: None)
+    monkeypatch.setattr(trec.frames, "_arrow_strings", lambda column: None)
     second = irbench.read_run(run)
     assert first.query_id.tolist() == second.query_id.tolist() == [b"7", b"7", b"8"]
     assert first.doc_id.tolist() == second.doc_id.tolist() == \

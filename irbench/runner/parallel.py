@@ -136,12 +136,13 @@ def _parse_range(path: str, start: int, end: int):
 
 
 def _range_pieces(path: str, start: int, end: int):
-    """Whole-line pieces of about ``trec.CHUNK`` bytes of bytes ``[start, end)`` of ``path``."""
+    """Whole-line pieces of about ``trec.text.CHUNK`` bytes of bytes ``[start, end)`` of
+    ``path``."""
     with open(path, "rb") as fh:
         fh.seek(start)
         pos = start
         while pos < end:
-            piece = fh.read(min(trec.CHUNK, end - pos))
+            piece = fh.read(min(trec.text.CHUNK, end - pos))
             if not piece:
                 return
             if not piece.endswith(b"\n") and pos + len(piece) < end:
@@ -255,7 +256,7 @@ class Sharded:
 
 
 def _pieces(path: str):
-    """Whole-line pieces of about ``trec.CHUNK`` bytes of a (possibly gzip) run file."""
+    """Whole-line pieces of about ``trec.text.CHUNK`` bytes of a (possibly gzip) run file."""
     import gzip
 
     with open(path, "rb") as raw:
@@ -263,7 +264,7 @@ def _pieces(path: str):
         raw.seek(0)
         first = True
         while True:
-            piece = fh.read(trec.CHUNK)
+            piece = fh.read(trec.text.CHUNK)
             if not piece:
                 return
             if not piece.endswith(b"\n"):

@@ -1,0 +1,176 @@
+"""What every reader shares: the sources a reader takes, the Run and Qrels columns, ids as
+they are shown in messages, and the collected problems of a file."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import IO, Protocol, TypeGuard, Union
+
+import numpy as np
+
+from ..errors import DuplicateError, FormatError
+
+
+class Readable(Protocol):
+    """Anything with a ``read()`` of the whole content (a file object, or a file already in
+    memory with a ``name``)."""
+
+    def read(self) -> bytes | str: ...
+
+
+Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str], Readable]
+
+
+def is_source(source: object) -> TypeGuard[Source]:
+    """True for a path or something readable; False for in-memory data."""
+    return isinstance(source, (str, os.PathLike)) or hasattr(source, "read")
+
+
+_MAX_PROBLEMS = 20
+
+
+MIN_RELEVANCE, MAX_RELEVANCE = -(2**31), 2**31 - 1  # trec_eval keeps levels in a C long
+
+
+_WS = b" \t\n\r\x0b\x0c"
+
+
+MAX_ID_BYTES = 1024  # a topic id or docno longer than this is an error (columns are as wide
+                     # as their longest value: one huge docno would widen every row)
+
+
+UTF8_BOM = b"\xef\xbb\xbf"  # dropped from the start of a file (trec_eval keeps it in the first id)
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """A run as columns in file order. ``query_id``/``doc_id`` are numpy bytes arrays."""
+
+    name: str
+    runid: str
+    query_id: np.ndarray
+    doc_id: np.ndarray
+    score: np.ndarray
+    line: np.ndarray
+    path: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Judgments as columns in file order. ``relevance`` is int64; negatives are kept."""
+
+    name: str
+    query_id: np.ndarray
+    doc_id: np.ndarray
+    relevance: np.ndarray
+    line: np.ndarray
+    path: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.relevance)
+
+
+class Problems:
+    """Collects ``PATH:LINE: reason`` messages, keeping the first 20 and counting the rest."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.items: list[tuple[int, str]] = []  # (line, reason) of the first 20
+        self.more = 0
+
+    def add(self, line: int, reason: str) -> None:
+        if len(self.items) < _MAX_PROBLEMS:
+            self.items.append((line, reason))
+        else:
+            self.more += 1
+
+    @property
+    def shown(self) -> list[str]:
+        return [f"{self.path}:{line}: {reason}" for line, reason in self.items]
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def raise_if_any(self, error: type[FormatError] = FormatError) -> None:
+        if self.items:
+            raise error(self.shown, self.more)
+
+
+def display(text: bytes) -> str:
+    return text.decode("utf-8", "backslashreplace")
+
+
+SHOWN_BYTES = 64  # a field quoted in a message is cut here: it may be megabytes long
+
+
+def shown(text: bytes) -> str:
+    """``text`` for a message: decoded, its first SHOWN_BYTES bytes and its length if longer."""
+    if len(text) <= SHOWN_BYTES:
+        return display(text)
+    return f"{display(text[:SHOWN_BYTES])}... ({len(text):,} bytes)"
+
+
+def bytes_array(tokens: list[bytes]) -> np.ndarray:
+    return np.array(tokens, dtype=np.bytes_) if tokens else np.zeros(0, dtype="S1")
+
+
+_BYTE_MASKS = np.array([(1 << (8 * b)) - 1 for b in range(9)], dtype="<u8")
+
+
+def token_words(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens ``buf[starts[i]:ends[i]]`` as rows of little-endian uint64 words, zero-padded.
+
+    Each word is one unaligned 8-byte load at a byte offset; ``starts`` must be increasing.
+    """
+    lens = ends - starts
+    nwords = max(1, -(-int(lens.max()) // 8)) if len(lens) else 1
+    span = 8 * nwords
+    n = len(buf)
+    out = np.empty((len(starts), nwords), dtype="<u8")
+    fit = int(np.searchsorted(starts, n - span, side="right"))
+    if fit:
+        loads = np.ndarray((n - 7,), dtype="<u8", buffer=buf, strides=(1,))
+        for j in range(nwords):
+            out[:fit, j] = loads[starts[:fit] + 8 * j]
+    if fit < len(starts):  # tokens too near the end for whole loads: pad a copy of the tail
+        base = int(starts[fit])
+        tail = np.zeros(n - base + span, dtype=np.uint8)
+        tail[: n - base] = buf[base:]
+        loads = np.ndarray((len(tail) - 7,), dtype="<u8", buffer=tail, strides=(1,))
+        for j in range(nwords):
+            out[fit:, j] = loads[starts[fit:] - base + 8 * j]
+    out &= _BYTE_MASKS[np.clip(lens[:, None] - 8 * np.arange(nwords), 0, 8)]
+    return out
+
+
+def as_strings(words: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Rows of zero-padded words as a numpy bytes array as wide as the longest token."""
+    width = max(1, int(lens.max()))
+    matrix = words.view(np.uint8)
+    if width < matrix.shape[1]:
+        matrix = np.ascontiguousarray(matrix[:, :width])
+    return matrix.view(f"S{width}").ravel()
+
+
+def check_qrels_duplicates(qrels: Qrels) -> None:
+    order = np.lexsort((qrels.line, qrels.doc_id, qrels.query_id))
+    q, d = qrels.query_id[order], qrels.doc_id[order]
+    dup = np.flatnonzero((q[1:] == q[:-1]) & (d[1:] == d[:-1])) + 1
+    if dup.size == 0:
+        return
+    problems = Problems(qrels.path or qrels.name)
+    first_line = qrels.line[order]
+    # the first row of each run of equal keys is where the duplicate was first seen
+    group_start = np.flatnonzero(np.concatenate(([True], ~((q[1:] == q[:-1]) & (d[1:] == d[:-1])))))
+    owner = group_start[np.searchsorted(group_start, dup, side="right") - 1]
+    for i, o in zip(dup, owner):
+        problems.add(
+            int(first_line[i]),
+            f"duplicate judgment of docno '{display(d[i])}' for topic '{display(q[i])}'"
+            f" (first at line {int(first_line[o])})",
+        )
+    problems.raise_if_any(DuplicateError)
