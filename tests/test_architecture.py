@@ -137,7 +137,7 @@ def test_only_the_store_speaks_sql():
 
     pattern = re.compile(r"\b(" + "|".join(SQL_WORDS) + r")\b")
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path.name == "store.py" and path.parent == PACKAGE:
+        if path.parent == PACKAGE / "store":  # the store package: the only one speaking SQL
             continue
         found = [n for n, line in enumerate(path.read_text().splitlines(), 1)
                  if pattern.search(line)]

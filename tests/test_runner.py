@@ -332,7 +332,7 @@ def test_opening_with_wait_retries_until_the_lock_is_released(tmp_path, monkeypa
     clock = types.SimpleNamespace(**{name: getattr(time, name) for name in dir(time)
                                      if not name.startswith("_")})
     clock.sleep = sleep  # the store's own clock only
-    monkeypatch.setattr(store_module, "time", clock)
+    monkeypatch.setattr(store_module.connection, "time", clock)
     with Store(path, wait=300) as store:
         assert store.con is not None
     assert len(attempts) == 1  # refused once while held, then opened
@@ -422,7 +422,7 @@ def test_a_store_is_created_whole_or_not_at_all(tmp_path, monkeypatch):
     assert not os.path.exists(path)
     with Store(path) as store:
         store.con.execute("CREATE TABLE mark (x INTEGER)")
-    store_module._create(path)  # someone else's creation, too late: the store is kept
+    store_module.create(path)  # someone else's creation, too late: the store is kept
     with Store(path, read_only=True) as store:
         assert store.query("SELECT count(*) FROM mark")[1] == [(0,)]
     assert sorted(os.listdir(tmp_path)) == ["s.duckdb"]

@@ -228,7 +228,7 @@ def test_readers_wait_for_a_running_writer_by_default(campaign, capsys, monkeypa
 
     clock = types.SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if n[0] != "_"})
     clock.sleep = sleep
-    monkeypatch.setattr(store_module, "time", clock)
+    monkeypatch.setattr(store_module.connection, "time", clock)
     try:
         rc, err = _cli(capsys, argv[0], str(path), *argv[1:])
     finally:

@@ -1,0 +1,101 @@
+"""Pools judged over days, built pools, stored analyses and the Parquet export."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import StoreError
+from .reads import sql_string, view_sql
+
+
+class Pools:
+    """Pools judged over days, built pools, stored analyses and the Parquet export."""
+
+    con: Any
+
+    def transaction(self) -> Any: ...  # the Store's
+
+    def _insert_columns(self, verb: str, table: str, rows: dict) -> None: ...  # the Store's
+
+    def load_pool(self, name: str) -> tuple[str, bytes] | None:
+        """(state JSON, arrays) of a pool being judged, or None."""
+        row = self.con.execute("SELECT state, arrays FROM pools WHERE name = ?",
+                               [name]).fetchone()
+        return None if row is None else (row[0], bytes(row[1]))
+
+    def save_pool(self, name: str, strategy: str, state: str, arrays: bytes,
+                  judgments: Sequence[tuple[str, str, int]] = (), source: str = "") -> None:
+        """Save a pool's state and the judgments just recorded, in one transaction."""
+        with self.transaction():
+            self.con.execute(
+                "INSERT INTO pools VALUES (?, ?, ?, ?, now(), now()) ON CONFLICT (name) DO "
+                "UPDATE SET strategy = excluded.strategy, state = excluded.state, "
+                "arrays = excluded.arrays, updated_at = now()",
+                [name, strategy, state, arrays])
+            if judgments:  # idempotent per (pool, topic, document, file): a file given
+                # again (after a crash, or by habit) records nothing twice
+                batch = self.con.execute("SELECT coalesce(max(batch), 0) + 1 FROM judgments "
+                                         "WHERE pool = ?", [name]).fetchone()[0]
+                q, d, r = (list(column) for column in zip(*judgments))
+                self.con.execute(
+                    "INSERT INTO judgments SELECT ?, n.q, n.d, n.r, ?, ?, now() FROM "
+                    "(SELECT unnest(?) AS q, unnest(?) AS d, unnest(?) AS r) AS n "
+                    "WHERE NOT EXISTS (SELECT 1 FROM judgments j WHERE j.pool = ? AND "
+                    "j.query_id = n.q AND j.doc_id = n.d AND j.source = ?)",
+                    [name, batch, source, q, d, r, name, source])
+
+    def save_built_pool(self, name: str, strategy: str, params: str, seed: int,
+                        docs: dict, provenance: dict) -> None:
+        """Replace the stored pool ``name``: its documents and who contributed each, at which
+        rank (columns as numpy arrays), in one transaction."""
+        with self.transaction():
+            for table in ("pool_docs", "pool_provenance", "pool_builds"):
+                self.con.execute(f"DELETE FROM {table} WHERE pool = ?", [name])
+            self.con.execute("INSERT INTO pool_builds VALUES (?, ?, ?, ?, now())",
+                             [name, strategy, params, seed])
+            for table, columns in (("pool_docs", docs), ("pool_provenance", provenance)):
+                n = len(next(iter(columns.values())))
+                self._insert_columns("INSERT INTO", table,
+                                     {"pool": np.full(n, name, dtype=object), **columns})
+
+    def drop_pool(self, name: str) -> None:
+        with self.transaction():
+            self.con.execute("DELETE FROM pools WHERE name = ?", [name])
+            self.con.execute("DELETE FROM judgments WHERE pool = ?", [name])
+
+    def load_analysis(self, key: str) -> str | None:
+        """The stored result (JSON) of an analysis with this content key, or None."""
+        row = self.con.execute("SELECT result FROM analyses WHERE key = ?", [key]).fetchone()
+        return None if row is None else row[0]
+
+    def analysis_kinds(self) -> dict[str, str]:
+        """{kind: the parameters (JSON) of the one stored analysis of that kind}."""
+        return dict(self.con.execute("SELECT kind, coalesce(params, '') FROM analyses")
+                    .fetchall())
+
+    def save_analysis(self, key: str, kind: str, result: str, params: str = "") -> None:
+        """Keep ``result`` as the one analysis of ``kind`` (an older one, for other inputs or
+        parameters, is replaced: never shown as current)."""
+        with self.transaction():
+            self.con.execute("DELETE FROM analyses WHERE kind = ?", [kind])
+            self.con.execute("INSERT INTO analyses (key, kind, result, created_at, params) "
+                             "VALUES (?, ?, ?, now(), ?)", [key, kind, result, params])
+
+    def export_parquet(self, path: str, qrels: str | None, measures: Sequence[str],
+                       systems: Sequence[str] = (), per_query: bool = False,
+                       partition_by: str | None = None) -> None:
+        """Write the means (or, ``per_query``, every per-topic value) of ``measures`` on
+        ``qrels`` (None: every set) to a Parquet file (DuckDB's writer, no extra package),
+        rows in the order ``means``/``per_query`` read them. ``partition_by`` (``system`` or
+        ``qrels``): a hive-partitioned dataset in folder ``path`` (``system=NAME/...``, the
+        value percent-encoded, so a participant's name never leaves the folder), read back by
+        DuckDB, pandas, pyarrow and Spark."""
+        if partition_by not in (None, "system", "qrels"):
+            raise StoreError(f"partition by system or qrels, not {partition_by!r}")
+        sql, params = view_sql("per_query" if per_query else "means", qrels, systems, measures)
+        option = f", PARTITION_BY ({partition_by})" if partition_by else ""  # a fixed name
+        self.con.execute(f"COPY ({sql}) TO '{sql_string(path)}' (FORMAT parquet{option})",
+                         params)

@@ -1,0 +1,52 @@
+"""What the runner hands the store: one (system, qrels set)'s values, one system's outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evaluated:
+    """Per-topic values and summaries of one (system, qrels set) to store."""
+
+    system: str
+    qrels: str
+    run_sha256: str
+    qrels_sha256: str
+    topics: tuple[str, ...]
+    values: dict[str, np.ndarray]   # canonical measure name -> per-topic float64
+    summaries: dict[str, float]
+    profile: dict[str, float] = field(default_factory=dict)  # the report's PROFILE means
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemRecord:
+    """One system's outcome as the store records it (:meth:`Store.record_system`): its
+    results, its status, and which evaluation it shows. A failed system keeps showing its
+    stored results only when ``keep_current`` (its file is unchanged or unreadable).
+    ``reuse``: (qrels set, run sha256, qrels sha256) whose stored results it shows now.
+    ``ir_metadata`` (JSON), ``validation`` (the checks' verdict) and ``problems`` (JSON)
+    replace the stored ones when given; ``fields`` (group, type from ir_metadata) fill in
+    what the config left empty."""
+
+    name: str
+    status: str                      # ok or failed
+    options: str                     # the evaluation options' key
+    version: str                     # irbench's version
+    runner_id: int
+    results: Sequence[Evaluated] = ()
+    sha256: str = ""
+    run_tag: str = ""
+    error: str | None = None
+    keep_current: bool = False
+    num_topics: int | None = None
+    num_docs: int | None = None
+    answered: Sequence[str] | None = ()
+    reuse: Sequence[tuple[str, str, str]] = ()
+    ir_metadata: str | None = None
+    validation: str | None = None
+    problems: str | None = None
+    fields: dict | None = None

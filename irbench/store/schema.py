@@ -1,0 +1,103 @@
+"""The store's schema: every migration in order (each recorded in ``migrations``)."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[str, str]] = [
+    ("create the score store", """
+    CREATE TABLE files (
+        path VARCHAR PRIMARY KEY, size BIGINT, mtime_ns BIGINT, sha256 VARCHAR);
+    CREATE TABLE runner_runs (
+        runner_id INTEGER PRIMARY KEY, config_path VARCHAR, config_sha256 VARCHAR,
+        irbench_version VARCHAR, options VARCHAR, environment VARCHAR,
+        started_at TIMESTAMP, finished_at TIMESTAMP, status VARCHAR,
+        evaluated INTEGER, reused INTEGER, failed INTEGER);
+    CREATE TABLE topics (query_id VARCHAR PRIMARY KEY, text VARCHAR, position INTEGER);
+    CREATE TABLE qrels_sets (
+        name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, num_topics INTEGER,
+        num_judged BIGINT, num_relevant BIGINT, max_level INTEGER, level_counts BIGINT[],
+        topics VARCHAR[], topics_sha256 VARCHAR, status VARCHAR, error VARCHAR,
+        runner_id INTEGER);
+    CREATE TABLE systems (
+        name VARCHAR PRIMARY KEY, path VARCHAR, sha256 VARCHAR, run_tag VARCHAR,
+        "group" VARCHAR, type VARCHAR, description VARCHAR, baseline BOOLEAN,
+        metadata VARCHAR, status VARCHAR, error VARCHAR, runner_id INTEGER,
+        num_topics INTEGER, num_docs BIGINT, answered VARCHAR[]);
+    CREATE TABLE measures (
+        measure VARCHAR PRIMARY KEY, family VARCHAR, aggregate VARCHAR, description VARCHAR);
+    CREATE TABLE suites (
+        suite VARCHAR, measure VARCHAR, position INTEGER, PRIMARY KEY (suite, measure));
+    CREATE TABLE evaluations (
+        evaluation_id INTEGER PRIMARY KEY, run_sha256 VARCHAR, qrels_sha256 VARCHAR,
+        options VARCHAR, irbench_version VARCHAR, runner_id INTEGER,
+        UNIQUE (run_sha256, qrels_sha256, options, irbench_version));
+    CREATE TABLE summaries (
+        evaluation_id INTEGER, measure VARCHAR, value DOUBLE, num_topics INTEGER,
+        runner_id INTEGER, PRIMARY KEY (evaluation_id, measure));
+    CREATE TABLE scores (
+        evaluation_id INTEGER, measure VARCHAR, query_id VARCHAR, value DOUBLE);
+    CREATE TABLE current (
+        system VARCHAR, qrels VARCHAR, evaluation_id INTEGER, PRIMARY KEY (system, qrels));
+    CREATE VIEW per_query AS
+        SELECT c.system, c.qrels, s.measure, s.query_id, s.value
+        FROM current c JOIN scores s USING (evaluation_id);
+    CREATE VIEW means AS
+        SELECT c.system, c.qrels, m.measure, m.value, m.num_topics
+        FROM current c JOIN summaries m USING (evaluation_id);
+    """),
+    ("run metadata and submission checks", """
+    ALTER TABLE systems ADD COLUMN official BOOLEAN;
+    ALTER TABLE systems ADD COLUMN priority INTEGER;
+    ALTER TABLE systems ADD COLUMN ir_metadata VARCHAR;
+    ALTER TABLE systems ADD COLUMN validation VARCHAR;
+    ALTER TABLE systems ADD COLUMN problems VARCHAR;
+    """),
+    ("pools judged over days", """
+    CREATE TABLE pools (
+        name VARCHAR PRIMARY KEY, strategy VARCHAR, state VARCHAR, arrays BLOB,
+        created_at TIMESTAMP, updated_at TIMESTAMP);
+    CREATE TABLE judgments (
+        pool VARCHAR, query_id VARCHAR, doc_id VARCHAR, relevance INTEGER, batch INTEGER,
+        source VARCHAR, judged_at TIMESTAMP);
+    """),
+    ("built pools with provenance", """
+    CREATE TABLE pool_docs (
+        pool VARCHAR, query_id VARCHAR, doc_id VARCHAR, sampled BOOLEAN, inclusion DOUBLE,
+        stratum INTEGER, position INTEGER);
+    CREATE TABLE pool_provenance (
+        pool VARCHAR, query_id VARCHAR, doc_id VARCHAR, run VARCHAR, "group" VARCHAR,
+        rank INTEGER);
+    CREATE TABLE pool_builds (
+        pool VARCHAR PRIMARY KEY, strategy VARCHAR, params VARCHAR, seed INTEGER,
+        built_at TIMESTAMP);
+    """),
+    ("analyses kept for reports", """
+    CREATE TABLE analyses (
+        key VARCHAR PRIMARY KEY, kind VARCHAR, result VARCHAR, created_at TIMESTAMP);
+    """),
+    ("diversity qrels sets", """
+    ALTER TABLE qrels_sets ADD COLUMN kind VARCHAR DEFAULT 'adhoc';
+    ALTER TABLE qrels_sets ADD COLUMN intent_weights VARCHAR;
+    ALTER TABLE qrels_sets ADD COLUMN intent_weights_sha256 VARCHAR;
+    """),
+    ("the campaign a store belongs to", """
+    CREATE TABLE campaign (
+        name VARCHAR PRIMARY KEY, config_path VARCHAR, claimed_at TIMESTAMP);
+    """),
+    ("which systems were pooled", """
+    ALTER TABLE systems ADD COLUMN pooled BOOLEAN;
+    """),
+    # Migration 1 was once edited in place (three qrels_sets columns added): stores made by
+    # its first form were stamped as migrated without them. Never edit an applied migration;
+    # tests/test_store_robustness.py pins each one's text.
+    ("repair stores made by the first schema", """
+    ALTER TABLE qrels_sets ADD COLUMN IF NOT EXISTS level_counts BIGINT[];
+    ALTER TABLE qrels_sets ADD COLUMN IF NOT EXISTS topics VARCHAR[];
+    ALTER TABLE qrels_sets ADD COLUMN IF NOT EXISTS topics_sha256 VARCHAR;
+    """),
+    ("the report's profiles and analyses with their parameters", """
+    CREATE TABLE IF NOT EXISTS profiles (
+        evaluation_id INTEGER, measure VARCHAR, value DOUBLE, PRIMARY KEY (evaluation_id, measure));
+    ALTER TABLE analyses ADD COLUMN IF NOT EXISTS params VARCHAR;
+    ALTER TABLE systems ADD COLUMN IF NOT EXISTS position INTEGER;
+    """),
+]
