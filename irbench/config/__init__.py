@@ -1,0 +1,45 @@
+"""Campaign configs: a YAML file declaring topics, qrels sets, systems, measure suites, options.
+
+``load_config(path)`` returns a :class:`Config` or raises one :class:`ConfigError` listing
+every problem with its file, line and YAML path (``systems[3].run: no such file 'runs/x.txt'``).
+YAML is read with PyYAML's safe loader only (``yaml.compose`` with ``SafeLoader``, then the
+safe constructor for scalars), which also gives each value's line.
+
+Paths are relative to the config file. They may not leave the campaign folder, unless written
+as absolute paths: the campaign folder is the config's folder, or its parent when the config
+sits in a folder named ``configs`` (the layout ``configs/`` beside ``runs/``).
+
+The package: ``types.py`` (what a config holds), ``builder.py`` (``load_config`` and the
+builder), ``systems.py`` (the systems section and run tables).
+"""
+
+from __future__ import annotations
+
+from ..system import System
+from .builder import load_config
+from .systems import read_table
+from .types import (
+                    ENGINES,
+                    MAX_TABLE_BYTES,
+                    MAX_TABLE_ROWS,
+                    NAME_RE,
+                    SYSTEM_KEYS,
+                    TABLE_COLUMNS,
+                    TOP_KEYS,
+                    TOPIC_MODES,
+                    Config,
+                    QrelsSet,
+                    Settings,
+                    TableRow,
+                    Validation,
+                    campaign_root,
+                    cluster_address_problem,
+                    default_store,
+                    pooled_systems,
+                    priority_order,
+)
+
+__all__ = ["ENGINES", "MAX_TABLE_BYTES", "MAX_TABLE_ROWS", "NAME_RE", "SYSTEM_KEYS",
+           "TABLE_COLUMNS", "TOP_KEYS", "TOPIC_MODES", "Config", "QrelsSet", "Settings",
+           "System", "TableRow", "Validation", "campaign_root", "cluster_address_problem",
+           "default_store", "load_config", "pooled_systems", "priority_order", "read_table"]

@@ -1,0 +1,307 @@
+"""The config builder: YAML to a checked :class:`~irbench.config.types.Config`, every
+problem at once with its file, line and YAML path."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+from .. import judgments
+from ..errors import ConfigError, IrbenchError
+from ..measures import Measure, parse_measure
+from ..submissions import Rules, build_rules, load_rules
+from ..yamlfile import parse_yaml, read_text
+from .systems import SystemsBuilder
+from .types import (
+    ENGINES,
+    NAME_RE,
+    TOP_KEYS,
+    TOPIC_MODES,
+    Config,
+    QrelsSet,
+    Settings,
+    Validation,
+    cluster_address_problem,
+    default_store,
+)
+
+
+def load_config(path: str | os.PathLike, strict: bool = True, systems: bool = True) -> Config:
+    """Read and validate a campaign config; every problem is reported in one ConfigError.
+
+    ``strict=False`` lets a system whose run file is missing through (listed in
+    ``missing_runs``), so that the runner scores the others and reports it at the end.
+    ``systems=False`` leaves the systems out (no run file, glob or run tag is looked at): for
+    the report, which takes the systems from the store.
+    """
+    path = os.fspath(path)
+    raw, text = read_text(path, "the config")
+    data, reader = parse_yaml(path, text)
+    if not isinstance(data, dict):
+        raise ConfigError([f"{path}:1: a config is a mapping with collection, systems, suites"])
+    return Builder(path, data, reader, hashlib.sha256(raw).hexdigest(), strict,
+                    systems).build()
+
+
+class Builder(SystemsBuilder):
+    def build(self) -> Config:
+        for key in self.data:
+            if key not in TOP_KEYS:
+                self.problem((key,), f"unknown key (a config has {', '.join(sorted(TOP_KEYS))})")
+        for key in ("collection", "systems", "suites"):
+            if key not in self.data:
+                self.problem((), f"'{key}' is missing")
+        topics, qrels, size = self._collection()
+        systems = self._systems() if self.with_systems else ()
+        suites = self._suites()
+        settings = self._settings(size)
+        store = self._store()
+        validation = self._validation()
+        cluster = self._execution()
+        report = self.data.get("report") or {}
+        if not isinstance(report, dict):
+            self.problem(("report",), "must be a mapping of report options")
+            report = {}
+        name = self.data.get("name", os.path.splitext(os.path.basename(self.path))[0])
+        if "name" in self.data and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+            self.problem(("name",), "a campaign name is letters, digits, '.', '_' and '-', "
+                                    "not starting with '.' (it names the report folder)")
+        problems = self.reader.problems + (list(self.missing_runs.values()) if self.strict else [])
+        if problems:
+            raise ConfigError(sorted(problems, key=self._order))
+        return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
+                      suites, settings, store, report, self.missing_runs, validation,
+                      self.known, tuple(self.globs), cluster, tuple(self.tables),
+                      dict(self.reader.lines))
+
+    def _execution(self) -> str | None:
+        """``execution: {engine: local | dask, address: ...}``: the Dask scheduler's address
+        (``tcp://host:port``, or ``local`` / ``local:N`` for a LocalCluster of N workers)."""
+        value = self.data.get("execution")
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            self.problem(("execution",), "a mapping with engine (local or dask) and address")
+            return None
+        for key in value:
+            if key not in ("engine", "address"):
+                self.problem(("execution", key), "unknown key (engine, address)")
+        engine = value.get("engine", "local")
+        if engine not in ENGINES:
+            self.problem(("execution", "engine"), f"must be one of {', '.join(ENGINES)}")
+            return None
+        address = value.get("address")
+        if engine == "local":
+            if address is not None:
+                self.problem(("execution", "address"), "only the dask engine takes an address")
+            return None
+        problem = cluster_address_problem(address)
+        if problem:
+            self.problem(("execution", "address"), problem)
+            return None
+        return address
+
+    # -- paths
+
+    # -- sections
+
+    def _collection(self):
+        section = self.data.get("collection")
+        if section is None:
+            return None, (), 0
+        if not isinstance(section, dict):
+            self.problem(("collection",), "must be a mapping with topics and qrels")
+            return None, (), 0
+        for key in section:
+            if key not in ("topics", "qrels", "size", "known"):
+                self.problem(("collection", key), "unknown key (topics, qrels, size, known)")
+        topics = None
+        if "topics" in section:
+            topics = self._resolve(("collection", "topics"), section["topics"])
+        if "known" in section:
+            self.known = self._resolve(("collection", "known"), section["known"])
+        qrels_value = section.get("qrels")
+        entries: list[tuple[tuple, str, Any]] = []
+        if qrels_value is None:
+            self.problem(("collection",), "'qrels' is missing")
+        elif isinstance(qrels_value, str):
+            entries.append((("collection", "qrels"), "official", qrels_value))
+        elif isinstance(qrels_value, dict) and qrels_value:
+            entries = [(("collection", "qrels", k), k, v) for k, v in qrels_value.items()]
+        else:
+            self.problem(("collection", "qrels"), "a path, or a mapping of name: path")
+        qrels = []
+        for where, name, value in entries:
+            spec = self._qrels_set(where, str(name), value)
+            if spec is not None:
+                qrels.append(spec)
+        size = section.get("size", 0)
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            self.problem(("collection", "size"), "must be a whole number of documents")
+            size = 0
+        return topics, tuple(qrels), size
+
+    def _qrels_set(self, where: tuple, name: str, value: Any) -> QrelsSet | None:
+        if not isinstance(value, dict):
+            resolved = self._resolve(where, value)
+            return None if resolved is None else QrelsSet(name, resolved)
+        for key in value:
+            if key not in ("path", "kind", "intent_weights"):
+                self.problem(where + (key,), "unknown key (path, kind, intent_weights)")
+        kind = value.get("kind", judgments.DEFAULT_KIND)
+        kinds = list(judgments.KINDS)
+        if kind not in kinds:
+            self.problem(where + ("kind",), f"must be {', '.join(kinds[:-1])} or {kinds[-1]}")
+            return None
+        if "path" not in value:
+            self.problem(where, "'path' is missing")
+            return None
+        path = self._resolve(where + ("path",), value["path"])
+        weights = None
+        if "intent_weights" in value:
+            if not judgments.kind(kind).intent_weights:
+                takers = [k.name for k in judgments.KINDS.values() if k.intent_weights]
+                self.problem(where + ("intent_weights",), f"only a {takers[0]} qrels set has "
+                                                          f"intent weights (kind: {takers[0]})")
+                return None
+            weights = self._resolve(where + ("intent_weights",), value["intent_weights"])
+            if weights is None:
+                return None
+        return None if path is None else QrelsSet(name, path, kind, weights)
+
+    def _has_set_of(self, kinds: tuple[str, ...]) -> bool:
+        qrels = (self.data.get("collection") or {}).get("qrels") if isinstance(
+            self.data.get("collection"), dict) else None
+        return isinstance(qrels, dict) and any(
+            isinstance(v, dict) and v.get("kind") in kinds for v in qrels.values())
+
+    def _suites(self) -> dict[str, tuple[Measure, ...]]:
+        value = self.data.get("suites")
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not value:
+            self.problem(("suites",), "a mapping of suite name: [measures]")
+            return {}
+        suites = {}
+        for name, measures in value.items():
+            where = ("suites", name)
+            if not isinstance(measures, list) or not measures:
+                self.problem(where, "a list of measure names")
+                continue
+            parsed = []
+            for i, text in enumerate(measures):
+                measure = self._measure(where + (i,), text)
+                if measure is not None and measure not in parsed:
+                    parsed.append(measure)
+            suites[str(name)] = tuple(parsed)
+        return suites
+
+    def _measure(self, where: tuple, text: Any) -> Measure | None:
+        if not isinstance(text, str):
+            self.problem(where, "a measure name, e.g. nDCG@10")
+            return None
+        try:
+            measure = parse_measure(text)
+        except IrbenchError as exc:
+            self.problem(where, str(exc))
+            return None
+        family = measure.definition
+        if family.kind == "str" or family.aggregate in ("none", "summary"):
+            self.problem(where, f"'{text}' is not a number per topic, so it cannot be stored")
+            return None
+        serving = judgments.serving(measure)
+        if not any(k.name == judgments.DEFAULT_KIND for k in serving) and not any(
+                self._has_set_of((k.name,)) for k in serving):
+            self.problem(where, f"'{text}' needs {serving[0].set_phrase}: give one in "
+                                f"collection.qrels as {{path: FILE, kind: {serving[0].name}}}")
+            return None
+        if family.needs == "known":
+            if "known" not in (self.data.get("collection") or {}):
+                self.problem(where, f"'{text}' needs the documents the user already knows: "
+                                    "give their qrels as collection.known")
+                return None
+            if (self.data.get("evaluation") or {}).get("topics") == "intersection":
+                self.problem(where, f"'{text}' is not available with topics: intersection")
+                return None
+        return measure
+
+    def _settings(self, size: int) -> Settings:
+        value = self.data.get("evaluation") or {}
+        if not isinstance(value, dict):
+            self.problem(("evaluation",), "a mapping of evaluation options")
+            return Settings(collection_size=size)
+        known = {"topics", "relevance_level", "depth", "judged_only", "duplicates"}
+        for key in value:
+            if key not in known:
+                self.problem(("evaluation", key), f"unknown option ({', '.join(sorted(known))})")
+        topics = value.get("topics", "qrels")
+        if topics not in TOPIC_MODES:
+            self.problem(("evaluation", "topics"), "must be qrels (trec_eval -c) or intersection")
+            topics = "qrels"
+        level = value.get("relevance_level", 1)
+        if not isinstance(level, int) or isinstance(level, bool) or level < 0:
+            self.problem(("evaluation", "relevance_level"), "must be a whole number >= 0")
+            level = 1
+        depth = value.get("depth")
+        if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool)
+                                  or depth < 1):
+            self.problem(("evaluation", "depth"), "must be a positive whole number (or null)")
+            depth = None
+        judged_only = value.get("judged_only", False)
+        if not isinstance(judged_only, bool):
+            self.problem(("evaluation", "judged_only"), "must be true or false")
+            judged_only = False
+        duplicates = value.get("duplicates", "error")
+        if duplicates not in ("error", "first"):
+            self.problem(("evaluation", "duplicates"), "must be error or first")
+            duplicates = "error"
+        return Settings(topics, level, depth, judged_only, duplicates, size)
+
+    def _validation(self) -> Validation | None:
+        value = self.data.get("validation")
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            self.problem(("validation",), "a mapping with rules (a file or a mapping) and "
+                                          "on_error (fail or warn)")
+            return None
+        for key in value:
+            if key not in ("rules", "on_error"):
+                self.problem(("validation", key), "unknown key (rules, on_error)")
+        on_error = value.get("on_error", "fail")
+        if on_error not in ("fail", "warn"):
+            self.problem(("validation", "on_error"), "must be fail or warn")
+            on_error = "fail"
+        rules = value.get("rules", {})
+        if isinstance(rules, str):
+            path = self._resolve(("validation", "rules"), rules)
+            if path is None:
+                return None
+            try:
+                return Validation(load_rules(path), on_error)
+            except ConfigError as exc:
+                self.reader.problems.extend(exc.problems)
+                return None
+        if not isinstance(rules, dict):
+            self.problem(("validation", "rules"), "a rules file, or a mapping of rules")
+            return None
+        built = build_rules(rules, lambda where, reason: self.problem(
+            ("validation", "rules") + tuple(where), reason), self.folder)
+        return Validation(built if isinstance(built, Rules) else Rules(), on_error)
+
+    def _store(self) -> str:
+        if "store" not in self.data:
+            return default_store(self.path)
+        value = self.data["store"]
+        path = self._resolve(("store",), value, must_exist=False)
+        if path is None:
+            return default_store(self.path)
+        folder = os.path.dirname(path)
+        while folder and not os.path.exists(folder):
+            folder = os.path.dirname(folder)
+        if os.path.isdir(path) or (folder and not os.path.isdir(folder)):
+            self.problem(("store",), f"'{value}' cannot hold the store: "
+                                     + ("it is a folder" if os.path.isdir(path)
+                                        else f"{folder} is a file, not a folder"))
+        return path

@@ -1,0 +1,215 @@
+"""What a campaign config holds, once checked: Config and its parts (qrels sets, settings,
+validation), the keys and limits a config may use."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import judgments
+from ..measures import Measure
+from ..ranked import EvalOptions
+from ..system import System
+from ..yamlfile import line_of, yaml_path
+
+TOPIC_MODES = ("qrels", "intersection")
+SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
+               "official", "priority", "pooled", "metadata"}
+# PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
+NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
+            "validation", "execution"}
+ENGINES = ("local", "dask")
+# the columns of a run table (systems: {table: FILE}); run is required
+TABLE_COLUMNS = ("run", "name", "group", "type", "description", "baseline", "official",
+                 "priority", "pooled")
+MAX_TABLE_ROWS = 100_000  # rows in one run table (a campaign has hundreds)
+MAX_TABLE_BYTES = 32 * 2**20
+
+
+@dataclass(frozen=True)
+class QrelsSet:
+    """A named qrels file (``official``, ``depth10`` ...) of a kind of judgments
+    (:data:`irbench.judgments.KINDS`): ``adhoc`` (``qid iter docno rel``, the default),
+    ``diversity`` (ndeval's ``topic subtopic docno rel``, with optional ``intent_weights``:
+    ``topic subtopic weight`` lines, default uniform), or trec_eval's ``-R`` formats
+    ``qrels_jg``, ``prefs`` and ``qrels_prefs``. The kind decides which measures it scores."""
+
+    name: str
+    path: str
+    kind: str = judgments.DEFAULT_KIND
+    intent_weights: str | None = None
+
+    def read(self):
+        """The ad hoc judgments (a :class:`~irbench.trec.Qrels`): the file itself, or each
+        document at its highest level over subtopics or judgment groups (for preferences:
+        1 when some judgment gives it a positive level, else 0)."""
+        return judgments.kind(self.kind).read_adhoc(self.path, name=self.name)
+
+    def takes(self, measure: Measure) -> bool:
+        """Whether this set scores ``measure`` (its kind computes it)."""
+        return judgments.takes(self.kind, measure)
+
+    def measures(self, measures) -> list[Measure]:
+        """Those of ``measures`` this set scores, in their order."""
+        return [m for m in measures if self.takes(m)]
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """Where a system of a run table was declared: the table as messages name it (relative to
+    the working folder when the config's path is) and the row's first line. Inside a
+    ``where`` tuple it stands for the row, so that problems read ``runs.tsv:7: pooled: ...``."""
+
+    file: str
+    line: int
+
+
+def cluster_address_problem(address) -> str | None:
+    """Why ``address`` is not a Dask scheduler address (``tcp://host:port``, ``tls://...``,
+    ``host:port``) nor ``local`` / ``local:N``; None when it is one."""
+    if not isinstance(address, str) or not address.strip():
+        return "a Dask scheduler's address (tcp://host:8786), or local / local:N"
+    if address == "local":
+        return None
+    if address.startswith("local:"):
+        n = address[len("local:"):]
+        return None if n.isdigit() and int(n) >= 1 else \
+            f"local:N takes a number of workers >= 1, not {n!r}"
+    if any(c.isspace() for c in address) or ":" not in address:
+        return f"{address!r} is not a scheduler address (tcp://host:port)"
+    return None
+
+
+def pooled_systems(systems) -> tuple[str, ...] | None:
+    """The systems the judgments were pooled from, when ``systems`` declare it (any with
+    ``pooled:``; then exactly those with ``pooled: true``), else None."""
+    if all(s.pooled is None for s in systems):
+        return None
+    return tuple(s.name for s in systems if s.pooled)
+
+
+def priority_order(systems) -> list:
+    """``systems`` as pooling takes them: by group (a system without one is its own group),
+    then ``priority`` (1 first; none last), then the order given."""
+    return [s for _, s in sorted(enumerate(systems), key=lambda item: (
+        item[1].group or item[1].name,
+        item[1].priority if item[1].priority is not None else float("inf"), item[0]))]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Evaluation options of a campaign; :meth:`key` is recorded with every stored score.
+
+    topics: ``qrels`` scores every qrels topic, a topic missing from a run scoring 0 as
+    trec_eval ``-c`` does; ``intersection`` scores only the topics a run answers.
+    relevance_level (``-l``), depth (``-M``, None: no cap), judged_only (``-J``), duplicates
+    (``error`` or ``first``), collection_size (``-N``, from ``collection.size``).
+    """
+
+    topics: str = "qrels"
+    relevance_level: int = 1
+    depth: int | None = None
+    judged_only: bool = False
+    duplicates: str = "error"
+    collection_size: int = 0
+
+    def options(self) -> EvalOptions:
+        return EvalOptions(relevance_level=self.relevance_level, max_docs=self.depth,
+                           judged_only=self.judged_only, complete=True,
+                           collection_size=self.collection_size, duplicates=self.duplicates)
+
+    def key(self) -> str:
+        """Canonical JSON of the options (sorted keys), part of every stored result's key."""
+        return json.dumps(self.__dict__, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Validation:
+    """Submission checks inside ``irbench run`` (the ``validation:`` section): ``rules`` as
+    ``irbench validate`` takes them; ``on_error``: ``fail`` (a rejected run is not scored) or
+    ``warn`` (its problems are printed, it is scored)."""
+
+    rules: Any
+    on_error: str = "fail"
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str
+    name: str
+    sha256: str
+    root: str
+    topics: str | None
+    qrels: tuple[QrelsSet, ...]
+    systems: tuple[System, ...]
+    suites: dict[str, tuple[Measure, ...]]
+    settings: Settings
+    store: str
+    report: dict
+    missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
+    validation: Validation | None = None
+    known: str | None = None  # qrels of the documents users already know (Coverage, Novelty)
+    # the systems' glob patterns (absolute) with the files each matched when the config was read
+    globs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # where runs are scored (the execution: section): None, this machine's worker processes;
+    # else a Dask scheduler's address, or "local" / "local:N" (a LocalCluster for the run)
+    cluster: str | None = None
+    # the run tables the systems were read from (absolute paths), in config order
+    tables: tuple[str, ...] = ()
+    # the line of every value of the config, by YAML path (for problems found after loading)
+    lines: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
+
+    def inputs(self) -> tuple[str, ...]:
+        """Every file a run of this config reads besides the config: topics, qrels sets, the
+        known-documents qrels, run tables, runs, validation rules and their docnos list
+        (sorted, once)."""
+        paths = {self.topics, self.known, *self.tables, *(q.path for q in self.qrels),
+                 *(q.intent_weights for q in self.qrels), *(s.path for s in self.systems)}
+        rules = self.validation.rules if self.validation is not None else None
+        paths |= {getattr(rules, "path", None), getattr(rules, "docnos", None)}
+        return tuple(sorted(p for p in paths if isinstance(p, str)))
+
+    def line(self, *path) -> int:
+        """The line of a value of the config (``config.line("report", "measure")``): its
+        own, else its nearest parent's, else 1."""
+        return line_of(self.lines, path)
+
+    def at(self, *path) -> str:
+        """``FILE:LINE: yaml.path`` of a value of the config, for problems found after
+        loading, in the form of the config's own."""
+        return f"{self.path}:{self.line(*path)}: {yaml_path(path)}"
+
+    def qrels_path(self, name: str) -> str:
+        return next(q.path for q in self.qrels if q.name == name)
+
+    def pooled_systems(self) -> tuple[str, ...] | None:
+        """The systems the judgments were pooled from (see :func:`pooled_systems`)."""
+        return pooled_systems(self.systems)
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        """Every measure of every suite, once, in suite order."""
+        out: list[Measure] = []
+        for measures in self.suites.values():
+            out.extend(m for m in measures if m not in out)
+        return tuple(out)
+
+
+def campaign_root(config_path: str) -> str:
+    """The folder a config's relative paths must stay in (see the module docstring)."""
+    folder = os.path.dirname(os.path.abspath(config_path))
+    return os.path.dirname(folder) if os.path.basename(folder) == "configs" else folder
+
+
+def default_store(config_path: str) -> str:
+    """``runs/<config name>.duckdb`` beside ``configs/``, else ``<config name>.duckdb`` beside
+    the config."""
+    folder = os.path.dirname(os.path.abspath(config_path))
+    stem = os.path.splitext(os.path.basename(config_path))[0]
+    if os.path.basename(folder) == "configs":
+        return os.path.join(os.path.dirname(folder), "runs", f"{stem}.duckdb")
+    return os.path.join(folder, f"{stem}.duckdb")
