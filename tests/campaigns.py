@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -29,6 +30,19 @@ def write_qrels(path: Path, rng: np.random.Generator, topics: list[str], judged:
         levels = rng.integers(0, max_level + 1, size=judged)
         lines += [f"{t} 0 {t}-D{d:04d} {lvl}" for d, lvl in zip(docs, levels)]
     path.write_text("\n".join(lines) + "\n")
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def copy_demo(folder: Path) -> Path:
+    """The bundled demo campaign (configs/ and runs/demo/, no store) copied into ``folder``;
+    the path of its config. Tests never write into the repository's runs/."""
+    shutil.copytree(REPO / "configs", folder / "configs")
+    shutil.copytree(REPO / "runs" / "demo", folder / "runs" / "demo",
+                    ignore=shutil.ignore_patterns("*.duckdb*"))
+    (folder / "runs" / "demo.duckdb").unlink(missing_ok=True)
+    return folder / "configs" / "demo.yaml"
 
 
 def make_campaign(root: Path, systems: int = 4, topics: int = 5, depth: int = 50,

@@ -9,17 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from campaigns import copy_demo
 
 from irbench import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def copy_demo(folder: Path) -> Path:
-    shutil.copytree(ROOT / "configs", folder / "configs")
-    shutil.copytree(ROOT / "runs" / "demo", folder / "runs" / "demo")
-    (folder / "runs" / "demo.duckdb").unlink(missing_ok=True)
-    return folder / "configs" / "demo.yaml"
 
 
 @pytest.fixture(scope="module")

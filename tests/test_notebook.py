@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from campaigns import copy_demo
 
 import irbench
 from irbench import cli
@@ -41,11 +41,7 @@ def demo(tmp_path_factory) -> Path:
     """A scored copy of the bundled demo campaign: configs/ and runs/demo/ as in the
     repository, its store at runs/demo.duckdb beside them."""
     root = tmp_path_factory.mktemp("demo")
-    shutil.copytree(ROOT / "configs", root / "configs")
-    shutil.copytree(ROOT / "runs" / "demo", root / "runs" / "demo")
-    (root / "runs" / "demo.duckdb").unlink(missing_ok=True)
-    assert cli.main(["run", "--quiet", "--workers", "1",
-                     str(root / "configs" / "demo.yaml")]) == 0
+    assert cli.main(["run", "--quiet", "--workers", "1", str(copy_demo(root))]) == 0
     assert (root / "runs" / "demo.duckdb").exists()
     return root
 

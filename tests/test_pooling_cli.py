@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from campaigns import copy_demo
 
 import irbench
 from irbench import cli
@@ -133,13 +134,8 @@ def test_each_pool_subcommand_has_its_own_help(action, capsys):
 
 
 def test_judging_over_days(tmp_path, capsys):
-    import shutil
 
-    root = Path(__file__).resolve().parent.parent
-    shutil.copytree(root / "configs", tmp_path / "configs")
-    shutil.copytree(root / "runs" / "demo", tmp_path / "runs" / "demo")
-    (tmp_path / "runs" / "demo.duckdb").unlink(missing_ok=True)
-    config = str(tmp_path / "configs" / "demo.yaml")
+    config = str(copy_demo(tmp_path))
     official = {}
     for line in QRELS.read_text().splitlines():
         q, _, d, r = line.split()

@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 import pytest
-from campaigns import make_campaign
+from campaigns import copy_demo, make_campaign
 from test_report import Page
 
 from irbench import cli
@@ -159,18 +159,12 @@ def test_review_fixes_on_the_demo(tmp_path, capsys):
     prints as zero has no sign; pool bias rebuilds the report's pool; names are suggested
     whatever their case; a string of systems is refused."""
     import re
-    import shutil
     from collections import Counter
-    from pathlib import Path
 
     from irbench.errors import NotStoredError
     from irbench.report.numbers import signed as _signed
 
-    root = Path(__file__).resolve().parent.parent
-    shutil.copytree(root / "configs", tmp_path / "configs")
-    shutil.copytree(root / "runs" / "demo", tmp_path / "runs" / "demo",
-                    ignore=shutil.ignore_patterns("*.duckdb*"))
-    config = tmp_path / "configs" / "demo.yaml"
+    config = copy_demo(tmp_path)
     assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 0
     out = tmp_path / "rep"
     assert cli.main(["report", str(config), "--out", str(out), "--participants"]) == 0

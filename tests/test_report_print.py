@@ -23,6 +23,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from campaigns import copy_demo
 
 from irbench import cli
 
@@ -52,10 +53,7 @@ def campaign(request, tmp_path_factory):
     """(folder, config, report folder) of a scored campaign with its report and run pages."""
     tmp = tmp_path_factory.mktemp(request.param)
     if request.param == "demo":
-        shutil.copytree(ROOT / "configs", tmp / "configs")
-        shutil.copytree(ROOT / "runs" / "demo", tmp / "runs" / "demo",
-                        ignore=shutil.ignore_patterns("*.duckdb*"))
-        config = tmp / "configs" / "demo.yaml"
+        config = copy_demo(tmp)
     else:
         assert cli.main(["simulate", str(tmp / "sim"), "--groups", "43", "--runs-per-group",
                          "3", "--topics", "50", "--depth", "100", "--pool-depth", "20"]) == 0
@@ -205,10 +203,7 @@ def test_run_pages_print_to_pdf(tmp_path):
     """--participants-pdf: one PDF per run page, holding the run's name and the labelled
     recall points."""
     pypdf = pytest.importorskip("pypdf")
-    shutil.copytree(ROOT / "configs", tmp_path / "configs")
-    shutil.copytree(ROOT / "runs" / "demo", tmp_path / "runs" / "demo",
-                    ignore=shutil.ignore_patterns("*.duckdb*"))
-    config = tmp_path / "configs" / "demo.yaml"
+    config = copy_demo(tmp_path)
     assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 0
     out = tmp_path / "report"
     assert cli.main(["report", str(config), "--out", str(out), "--participants-pdf"]) == 0
@@ -222,10 +217,7 @@ def test_run_pages_print_to_pdf(tmp_path):
 
 
 def test_participants_pdf_without_chromium_is_a_message(tmp_path, monkeypatch, capsys):
-    shutil.copytree(ROOT / "configs", tmp_path / "configs")
-    shutil.copytree(ROOT / "runs" / "demo", tmp_path / "runs" / "demo",
-                    ignore=shutil.ignore_patterns("*.duckdb*"))
-    config = tmp_path / "configs" / "demo.yaml"
+    config = copy_demo(tmp_path)
     assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 0
     monkeypatch.setenv("IRBENCH_CHROMIUM", str(tmp_path / "no-such-browser"))
     out = tmp_path / "report"
