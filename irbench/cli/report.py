@@ -91,12 +91,11 @@ def cmd_report(args) -> int:
             from ..report.choices import focus_measure
             from ..report.exports import export_leaderboard, export_overview, export_significance
             from ..report.leaderboard import leaderboard, significance
-            from ..report.overview import DEFAULT_RANK_BY, overview
+            from ..report.overview import campaign_overview
 
             board = leaderboard(config, store, seed=args.seed)
             if args.table in ("rankings", "groups"):
-                tables = overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY),
-                                  {s.name: s for s in store.declared_systems()})
+                tables = campaign_overview(config, store, board)
                 if tables is None or not (tables.rankings if args.table == "rankings"
                                           else tables.best_per_group):
                     raise UsageError(

@@ -10,7 +10,7 @@ from . import incomplete, topics
 from .choices import focus_measure, run_page_names
 from .contract import SECTIONS, ReportContext
 from .leaderboard import leaderboard_on, significance_on
-from .overview import DEFAULT_RANK_BY, overview
+from .overview import campaign_overview
 from .provenance import provenance
 
 
@@ -38,8 +38,7 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
     if run_pages:
         links = {name: f"systems/{file}" for name, file in
                  run_page_names(store.score_matrix(qrels, focus_measure(config))[0]).items()}
-    tables = overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY),
-                      {s.name: s for s in store.declared_systems()})
+    tables = campaign_overview(config, store, board)
     shown = (("leaderboard", board), ("overview", tables), ("significance", sig),
              ("per-topic", per_topic), ("map-gmap", map_vs_gmap), ("judged", judged),
              ("reduction", reduction), ("pool-bias", pool_bias),

@@ -41,7 +41,8 @@ def ci95(values: np.ndarray) -> tuple[float, float] | None:
 
 
 def ranks(values: np.ndarray) -> np.ndarray:
-    order = np.argsort(-values, kind="stable")
+    """Rank 1 for the largest value, ties in the given order; missing values (NaN) last."""
+    order = np.argsort(-np.nan_to_num(values, nan=-np.inf), kind="stable")
     ranks = np.empty(len(values), dtype=np.int64)
     ranks[order] = np.arange(1, len(values) + 1)
     return ranks

@@ -51,6 +51,13 @@ class Overview:
 OVERVIEW_TYPES = (RankedRun, Ranking, Overview)
 
 
+def campaign_overview(config, store, board) -> Overview | None:
+    """Section 2 of a campaign: :func:`overview` of ``board`` by the config's
+    ``report.rank_by`` (default: type), the store's systems lending their declared fields."""
+    return overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY),
+                    {s.name: s for s in store.declared_systems()})
+
+
 def _value(row, system, name: str) -> str:
     """The row's value of field ``name`` as printed: the leaderboard row's when it has the
     field (pooled as the report decided it), else the declared system's; '' when unset."""

@@ -21,6 +21,7 @@ from ..measures import PROFILE
 from . import svg
 from .choices import focus_measure, run_page_names
 from .fields import documented
+from .numbers import num, ranks, spread
 
 _f = documented
 
@@ -90,10 +91,6 @@ class Participant:
 PAGE_TYPES = (ParticipantTopic, ParticipantMeasure, Verdict, Participant)
 
 
-def _num(value) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.4f}"
-
-
 def _verdicts(sig, name: str) -> tuple[Verdict, ...]:
     """Better / worse / not distinguishable, read from the all-pairs test (``sig``)."""
     if sig is None or name not in sig.systems:
@@ -109,14 +106,6 @@ def _verdicts(sig, name: str) -> tuple[Verdict, ...]:
                  for label, mask in groups)
 
 
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """1 for the largest; systems without a value last."""
-    order = np.argsort(-np.nan_to_num(values, nan=-np.inf), kind="stable")
-    ranks = np.empty(len(values), dtype=np.int64)
-    ranks[order] = np.arange(1, len(values) + 1)
-    return ranks
-
-
 def participants(config, store, context) -> tuple[Participant, ...]:
     """One :class:`Participant` page per system on the report's focus measure (its rank
     order), from the store alone; ``context`` (the main page's) lends the leaderboard's
@@ -126,13 +115,11 @@ def participants(config, store, context) -> tuple[Participant, ...]:
     names, topics, values = store.score_matrix(qrels, measure)
     if not names:
         return ()
+    best, median, worst = spread(values)
     with np.errstate(all="ignore"):
-        best = np.nanmax(values, axis=0)
-        median = np.nanmedian(values, axis=0)
-        worst = np.nanmin(values, axis=0)
         means = np.nanmean(values, axis=1)
-    ranks = _ranks(means)
-    by_rank = [names[i] for i in np.argsort(ranks, kind="stable")]
+    order = ranks(means)
+    by_rank = [names[i] for i in np.argsort(order, kind="stable")]
     spec = config.qrels[0]  # every measure of every suite that the qrels set takes
     suite = list(dict.fromkeys(str(m) for measures in config.suites.values()
                                for m in spec.measures(measures)))
@@ -151,7 +138,7 @@ def participants(config, store, context) -> tuple[Participant, ...]:
              "(the same -1 to 1 scale on every page)")
     pages = []
     for i, name in enumerate(names):
-        k = int(ranks[i]) - 1
+        k = int(order[i]) - 1
         row, s = rows.get(name), declared.get(name)
         profile = profiles.get(name, {})
         curve = curves.get(name)
@@ -168,19 +155,19 @@ def participants(config, store, context) -> tuple[Participant, ...]:
             system=name, file=files[name], group=row.group if row else "",
             type=row.type if row else "",
             metadata=_metadata(row, s, hashes.get(name, "")),
-            measure=measure, mean=_num(means[i]), rank=k + 1, systems=len(names),
+            measure=measure, mean=num(means[i]), rank=k + 1, systems=len(names),
             previous=by_rank[k - 1] if k > 0 else "",
             next=by_rank[k + 1] if k + 1 < len(by_rank) else "",
-            topics=tuple(ParticipantTopic(topics[t], _num(values[i, t]), _num(best[t]),
-                                          _num(median[t]), _num(worst[t]),
+            topics=tuple(ParticipantTopic(topics[t], num(values[i, t]), num(best[t]),
+                                          num(median[t]), num(worst[t]),
                                           bool(values[i, t] > median[t]))
                          for t in range(len(topics))),
             measures=tuple(ParticipantMeasure(m, *table[m].get(name, ("-", "-")),
                                               *table[m]["*"]) for m in suite),
-            curve=tuple(zip(recall, (_num(v) for v in curve))) if curve else (),
+            curve=tuple(zip(recall, (num(v) for v in curve))) if curve else (),
             curve_chart=chart,
-            judged=(f"judged@10 {_num(profile['judged@10'])}, judged@100 "
-                    f"{_num(profile['judged@100'])}") if "judged@10" in profile else "",
+            judged=(f"judged@10 {num(profile['judged@10'])}, judged@100 "
+                    f"{num(profile['judged@100'])}") if "judged@10" in profile else "",
             significance_test=context.significance.test if context.significance else "",
             verdicts=_verdicts(context.significance, name),
             chart=svg.differences(title, f"{measure} - median", topics,
@@ -198,11 +185,11 @@ def _suite_table(store, qrels: str, suite: list[str]) -> dict[str, dict]:
     for m, values in by.items():
         names = list(values)
         v = np.array([values[n] for n in names], dtype=np.float64)
-        ranks = _ranks(v)
-        entry = {n: (_num(v[j]), str(int(ranks[j])) if math.isfinite(v[j]) else "-")
+        rank = ranks(v)
+        entry = {n: (num(v[j]), str(int(rank[j])) if math.isfinite(v[j]) else "-")
                  for j, n in enumerate(names)}
         with np.errstate(all="ignore"):
-            entry["*"] = ((_num(float(np.nanmax(v))), _num(float(np.nanmedian(v))))
+            entry["*"] = ((num(float(np.nanmax(v))), num(float(np.nanmedian(v))))
                           if np.isfinite(v).any() else ("-", "-"))
         out[m] = entry
     return out
