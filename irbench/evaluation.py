@@ -1,4 +1,5 @@
-"""evaluate(qrels, run, measures) -> Evaluation: per-topic values for every qrels topic."""
+"""evaluate(qrels, run, measures) -> Evaluation: what a user has (paths, in-memory data,
+measure names) scored by :func:`irbench.measures.compute.score_run`, the one scoring path."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Any
 
 from .judgments import Prepared
 from .measures import Measure
-from .measures.compute import Evaluation, as_measures, compute
+from .measures.compute import Evaluation, as_measures, score_run
 from .ranked import EvalOptions, PreparedQrels
-from .trec import Qrels, Run, display, is_frame, pandas_module, read_qrels, read_run
+from .trec import Qrels, Run, is_frame, pandas_module, read_qrels, read_run
 
 
 def _prepared(qrels) -> Prepared:
@@ -44,19 +45,8 @@ def evaluate(
         options = EvalOptions(**option_values)
     elif option_values:
         raise TypeError("give either options= or option keywords, not both")
-    prepared = _prepared(qrels)
     run = run if isinstance(run, Run) else read_run(run)
-    ranked = prepared.rank(run, options)
-    wanted = as_measures(measures)
-    values, summaries = compute(ranked, wanted)
-    return Evaluation(
-        run_name=run.name,
-        runid=run.runid,
-        topics=tuple(display(t) for t in ranked.topics),
-        values=values,
-        summaries=summaries,
-        options=options,
-    )
+    return score_run(_prepared(qrels), run, as_measures(measures), options)
 
 
 def to_frame(results):

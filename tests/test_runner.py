@@ -19,7 +19,7 @@ from irbench import cli
 from irbench.config import load_config
 from irbench.errors import StoreError
 from irbench.runner import campaign as runner
-from irbench.runner import run_campaign
+from irbench.runner import inputs, run_campaign, score
 from irbench.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -345,11 +345,12 @@ def test_a_rerun_with_nothing_to_do_reads_no_input(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("read an input that had not changed")
 
-    monkeypatch.setattr(runner, "read_qrels", refuse)
-    monkeypatch.setattr(runner, "read_run", refuse)
+    monkeypatch.setattr(score, "load", refuse)  # no run is read (the topics are, always)
+    monkeypatch.setattr(inputs.judgments, "prepare", refuse)
+    monkeypatch.setattr(score, "read_run", refuse)
     assert run(path).reused == 8
     os.utime(tmp_path / "runs" / "r00.txt", ns=(1, 1))  # touched: hashed again, not scored
-    monkeypatch.setattr(runner, "read_qrels", irbench.read_qrels)
+    monkeypatch.setattr(score, "load", inputs.load)
     report = run(path)
     assert (report.evaluated, report.reused) == (0, 8)
     with Store(load_config(path).store, read_only=True) as store:

@@ -158,10 +158,10 @@ def _closed_port() -> int:
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, capsys):
     path = make_campaign(tmp_path, systems=2, topics=3)
     address = f"tcp://127.0.0.1:{_closed_port()}"
-    from irbench.runner import parallel
+    from irbench.runner import engine
 
     with pytest.raises(ClusterError, match="cannot reach the Dask scheduler at " + address):
-        with parallel.dask_client(address, connect_timeout=2):
+        with engine.dask_client(address, connect_timeout=2):
             pass
     assert cli.main(["run", "--quiet", "--cluster", "nonsense address", str(path)]) == 1
     assert "--cluster: 'nonsense address' is not a scheduler address" in \

@@ -13,7 +13,7 @@ from irbench.errors import FormatError, IrbenchError
 from irbench.measures import parse_measure
 from irbench.measures.names import parse_trec_specs
 from irbench.ranked import EvalOptions
-from irbench.runner.parallel import evaluate_sharded, topic_shards
+from irbench.runner.shards import evaluate_sharded, topic_shards
 
 MEASURES = ["AP", "GMAP", "Bpref", "infAP", "Rprec", "RR", "P@10", "nDCG", "nDCG@10",
             "R@100", "judged@10", "ERR@20", "num_ret", "num_rel_ret"] + \
@@ -118,7 +118,7 @@ def test_irbench_run_scores_big_runs_in_shards_with_the_same_results(tmp_path, m
     from campaigns import make_campaign
 
     from irbench.config import load_config
-    from irbench.runner import parallel, run_campaign
+    from irbench.runner import run_campaign, shards
 
     path = make_campaign(tmp_path / "whole", systems=3, topics=12, depth=30,
                          suites="core: [AP, nDCG@10, P@10, GMAP, Bpref, RR, ERR@20]")
@@ -126,10 +126,10 @@ def test_irbench_run_scores_big_runs_in_shards_with_the_same_results(tmp_path, m
     (tmp_path / "sharded" / "runs" / "c.duckdb").unlink(missing_ok=True)
     whole = run_campaign(load_config(path), workers=1)
     size = min(p.stat().st_size for p in (tmp_path / "whole" / "runs").glob("r*.txt"))
-    monkeypatch.setattr(parallel, "SHARD_BYTES", size // 4)  # every run: >= 4 shards
+    monkeypatch.setattr(shards, "SHARD_BYTES", size // 4)  # every run: >= 4 shards
     calls = []
-    real = parallel.evaluate_sharded
-    monkeypatch.setattr(parallel, "evaluate_sharded",
+    real = shards.evaluate_sharded
+    monkeypatch.setattr(shards, "evaluate_sharded",
                         lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     sharded_config = load_config(tmp_path / "sharded" / "configs" / "c.yaml")
     if engine == "cluster":

@@ -13,24 +13,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-# a parent that starts a pool the way irbench run does, prints its worker's pid, and waits
+# a parent that maps on worker processes as irbench run does, prints its worker's pid, and
+# waits for the second item, which never ends (it reads a pipe nobody writes)
 PARENT = """
-import os, sys
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
-from irbench.runner.parallel import die_with_parent
+import os
+from irbench.runner.engine import Processes
 
-def work():
-    return os.getpid()
+def work(item, shared):
+    if item == "pid":
+        return os.getpid()
+    os.read(shared, 1)  # never returns: the worker is busy when its parent dies
 
-def hold():
-    sys.stdin.read()  # never returns: the worker is busy when its parent dies
-
-with ProcessPoolExecutor(1, mp_context=get_context("fork"), initializer=die_with_parent,
-                         initargs=(os.getpid(),)) as pool:
-    print(pool.submit(work).result(), flush=True)
-    pool.submit(hold)
-    sys.stdin.read()
+hold, _ = os.pipe()
+Processes(1).map(work, ["pid", "hold"], hold, lambda item, pid: print(pid, flush=True))
 """
 
 
@@ -99,16 +94,41 @@ def test_irbench_eval_workers_die_with_it(tmp_path):
             pass
 
 
+def _square_or_die(item: int, shared: int) -> int:
+    if item == shared:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+    return item * item
+
+
+def test_a_worker_killed_loses_its_item_only():
+    from irbench.runner.engine import Processes, WorkerDied
+
+    got, lost = {}, []
+
+    def on_lost(item, error):
+        lost.append((item, error))
+        return None
+
+    Processes(2).map(_square_or_die, list(range(8)), 3, got.__setitem__, on_lost)
+    assert got == {i: (None if i == 3 else i * i) for i in range(8)}
+    assert [item for item, _ in lost] == [3] and isinstance(lost[0][1], WorkerDied)
+    assert "exit code -9" in str(lost[0][1])
+
+
+def test_an_error_in_a_worker_is_raised_here():
+    from irbench.runner.engine import Processes
+
+    with pytest.raises(ZeroDivisionError):
+        Processes(2).map(lambda item, shared: 1 / item, [2, 1, 0, 4], None, lambda *a: None)
+
+
 def test_a_worker_killed_mid_run_is_a_message_naming_the_run():
-    from concurrent.futures import Future
-    from concurrent.futures.process import BrokenProcessPool
+    from irbench.runner.campaign import _lost
+    from irbench.runner.engine import Processes, WorkerDied
+    from irbench.runner.score import Task
 
-    from irbench.runner import campaign as runner
-
-    future = Future()
-    future.set_exception(BrokenProcessPool("A process in the process pool was terminated"))
-    task = runner._Task("sys-a", "runs/a.txt", {})
-    outcome = runner._Campaign._result(future, task)
+    task = Task(system="sys-a", path="runs/a.txt", wanted={})
+    outcome = _lost(task, WorkerDied("worker process 1 ended (exit code -9)"), Processes(2))
     assert outcome.system == "sys-a" and outcome.error.startswith("runs/a.txt: not scored: a "
                                                                    "worker process was killed")
     assert "GiB" in outcome.error and "next 'irbench run' tries again" in outcome.error

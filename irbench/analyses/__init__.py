@@ -29,7 +29,7 @@ from .. import __version__
 from ..config import pooled_systems, priority_order
 from ..errors import AnalysisError
 from ..report import options
-from ..trec import read_run
+from ..trec import Loaded, read_run
 
 REDUCTION, POOL_BIAS = "judgment-reduction", "leave-one-group-out"
 DEFAULT_DESIGN = "buckley-voorhees"  # reduction.DEFAULT_DESIGN (that module imports scipy)
@@ -146,17 +146,7 @@ def compute_missing(config, store, every: bool = False,
     return [s.kind for s in todo]
 
 
-class _Bytes:
-    """A file read once, handed to the readers under its own name."""
-
-    def __init__(self, name: str, data: bytes):
-        self.name, self._data = name, data
-
-    def read(self) -> bytes:
-        return self._data
-
-
-def _read_verified(path: str, sha: str, what: str) -> _Bytes:
+def _read_verified(path: str, sha: str, what: str) -> Loaded:
     from ..trec import is_url, read_url
 
     try:
@@ -171,7 +161,7 @@ def _read_verified(path: str, sha: str, what: str) -> _Bytes:
     if hashlib.sha256(data).hexdigest() != sha:
         raise AnalysisError(f"{path}: {what} changed since 'irbench run' scored it; run "
                             "'irbench run CONFIG' again first")
-    return _Bytes(path, data)
+    return Loaded(path, data)
 
 
 def _read_scored(name: str, path: str, sha: str):

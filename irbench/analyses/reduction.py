@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..measures import parse_measure
-from ..measures.compute import compute
-from ..ranked import EvalOptions, PreparedQrels, rank_run
+from ..measures.compute import score_run
+from ..ranked import EvalOptions, PreparedQrels
 from ..stats import rank_agreement
 from ..trec import Qrels
 
@@ -149,7 +149,7 @@ def _means(runs, qrels: Qrels, measures, options: EvalOptions) -> np.ndarray:
     prepared = PreparedQrels(qrels)
     out = np.zeros((len(measures), len(runs)))
     for j, run in enumerate(runs):  # a loop over runs; each is scored on whole columns
-        _, summaries = compute(rank_run(run, prepared, options), measures)
+        summaries = score_run(prepared, run, measures, options).summaries
         out[:, j] = [summaries[m] for m in measures]
     return out
 

@@ -42,6 +42,9 @@ class Prepared(Protocol):
     @property
     def adhoc(self) -> PreparedQrels: ...
 
+    @property
+    def qrels(self) -> Any: ...  # the judgments as read: query_id and line columns
+
     def rank(self, run: Run, options: EvalOptions = ...) -> Ranked: ...
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import DuplicateError, FormatError
 from ..measures import Measure
-from ..measures.compute import Evaluation, as_measures, compute
+from ..measures.compute import Evaluation, as_measures, score_run
 from ..measures.diversity import (
     INTENT_KEY,
     IntentColumns,
@@ -43,6 +43,7 @@ from ..trec import (
     Qrels,
     Run,
     display,
+    is_source,
     longest_token,
     read_run,
     read_source,
@@ -88,9 +89,7 @@ def read_diversity_qrels(source, name: str | None = None, *,
     problem (field count, a relevance that is not an integer, a judgment given twice) is
     reported with its line, up to 20 in one :class:`FormatError`.
     """
-    if isinstance(source, Mapping) or (
-        not isinstance(source, (str, bytes, os.PathLike)) and not hasattr(source, "read")
-    ):
+    if isinstance(source, Mapping) or not is_source(source):
         label = name or "diversity qrels"
         rows = _memory_rows(source)
         columns = _columns_of_rows(rows, f"<{label}>", second)
@@ -532,11 +531,4 @@ def evaluate_diversity(
         dq = qrels if isinstance(qrels, DiversityQrels) else read_diversity_qrels(qrels)
         prepared = PreparedDiversity(dq, intent_weights)
     run = run if isinstance(run, Run) else read_run(run)
-    return evaluation_of(prepared.rank(run, options), run, measures, options)
-
-
-def evaluation_of(ranked: Ranked, run: Run, measures, options: EvalOptions) -> Evaluation:
-    values, summaries = compute(ranked, as_measures(measures))
-    return Evaluation(run_name=run.name, runid=run.runid,
-                      topics=tuple(display(t) for t in ranked.topics), values=values,
-                      summaries=summaries, options=options)
+    return score_run(prepared, run, as_measures(measures), options)

@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from ..measures import Measure
-from ..measures.compute import Evaluation
+from ..measures.compute import Evaluation, as_measures, score_run
 from ..measures.textbook import KNOWN_KEY, KnownColumns
 from ..ranked import EvalOptions
 from ..trec import Qrels, Run, read_qrels, read_run
-from .diversity import KeyedJudgments, KeyedQrels, evaluation_of, index_in
+from .diversity import KeyedJudgments, KeyedQrels, index_in
 
 
 class PreparedKnown(KeyedJudgments):
@@ -27,6 +27,7 @@ class PreparedKnown(KeyedJudgments):
     topic when listed with a value >= 1), prepared once for many runs."""
 
     def __init__(self, qrels: Qrels, known: Qrels):
+        self.qrels = qrels
         listed = known.relevance >= 1
         self.keyed = KeyedQrels(qrels, known.query_id[listed], known.doc_id[listed])
         level = self.keyed.table_level
@@ -56,4 +57,4 @@ def evaluate_known(qrels, known, run, measures: Iterable[Measure | str],
     qrels = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     known = known if isinstance(known, Qrels) else read_qrels(known)
     run = run if isinstance(run, Run) else read_run(run)
-    return evaluation_of(PreparedKnown(qrels, known).rank(run, options), run, measures, options)
+    return score_run(PreparedKnown(qrels, known), run, as_measures(measures), options)

@@ -1,20 +1,23 @@
-"""The engine: values and summaries of measures on a ranked run, and the result they make.
+"""Scoring: values and summaries of measures on a ranked run, and the result they make.
 
-:func:`compute` takes a :class:`~irbench.ranked.Ranked` run (ranked once, by any kind of
-judgments) and gives one value per topic for each measure plus the summary trec_eval prints.
-:func:`irbench.evaluate` reads and ranks, then calls it; the judgment-group measures call it
-once per group (:mod:`irbench.measures.avgjg`).
+:func:`score_run` is the one path by which a run is scored: ``irbench.evaluate``, ``irbench
+eval``, ``irbench run``, the topic shards of huge runs and the report's analyses call it with
+prepared judgments of any kind, a read run and :class:`Measure` values. :func:`compute` takes
+a :class:`~irbench.ranked.Ranked` run and gives one value per topic for each measure plus the
+summary trec_eval prints; the judgment-group measures call it once per group
+(:mod:`irbench.measures.avgjg`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..ranked import EvalOptions, Ranked
+from ..trec import Run, display
 from .base import Measure, summarise
 from .names import measure_list, parse_measure
 
@@ -40,6 +43,32 @@ class Evaluation:
 
     def __getitem__(self, measure: Measure | str) -> np.ndarray:
         return self.values[parse_measure(measure)]
+
+
+class Ranks(Protocol):
+    """Prepared judgments of any kind (see :class:`irbench.judgments.Prepared`)."""
+
+    def rank(self, run: Run, options: EvalOptions) -> Ranked: ...
+
+
+def score_run(prepared: Ranks, run: Run, measures: Sequence[Measure], options: EvalOptions,
+              intersection: bool = False) -> Evaluation:
+    """``run`` ranked against ``prepared`` judgments and scored for ``measures``: a value per
+    judged topic (with ``intersection``: per judged topic the run answers) and each measure's
+    summary as trec_eval computes it."""
+    ranked = prepared.rank(run, options)
+    if intersection:
+        ranked = restrict(ranked, ~ranked.missing)
+    return score_ranked(ranked, measures, run.name, run.runid, options)
+
+
+def score_ranked(ranked: Ranked, measures: Sequence[Measure], run_name: str, runid: str,
+                 options: EvalOptions) -> Evaluation:
+    """The scores of a run already ranked against its judgments (see :func:`score_run`)."""
+    values, summaries = compute(ranked, list(measures))
+    return Evaluation(run_name=run_name, runid=runid,
+                      topics=tuple(display(t) for t in ranked.topics), values=values,
+                      summaries=summaries, options=options)
 
 
 def as_measures(measures: Iterable[Measure | str]) -> list[Measure]:

@@ -1,8 +1,14 @@
 """``irbench run``: a campaign's config scored into its store, incrementally.
 
-- ``campaign.py``: the plan (what the store lacks), the submission checks, scoring and the
-  batched writes of every system's outcome (``run_campaign``, ``check_campaign``);
-- ``parallel.py``: the worker processes, the topic shards of huge runs and the Dask cluster;
+- ``campaign.py``: one campaign run, stage by stage (``run_campaign``, ``check_campaign``);
+- ``inputs.py``: files hashed, topics and qrels sets read and checked, measures per set;
+- ``plan.py``: what the store lacks, as one :class:`~.score.Task` per system;
+- ``score.py``: one system scored (its checks, then ``score_run`` per qrels set);
+- ``record.py``: outcomes written to the store in batches, and the final checks;
+- ``results.py``: failures, warnings and the ``RunReport``;
+- ``engine.py``: ``Engine.map`` in this process, in worker processes or on a Dask cluster;
+- ``shards.py``: a huge run scored in topic shards; ``parallel.py``: ``irbench eval``'s
+  runs on worker processes, a big file read in parts;
 - ``stamp.py``: the run stamp that answers an unchanged rerun before any heavy import.
 
 Submodules are imported when first used: the command line's fast path imports ``stamp`` alone.
@@ -13,7 +19,7 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {"run_campaign": "campaign", "check_campaign": "campaign",
-            "RunReport": "campaign"}
+            "RunReport": "results", "Failure": "results"}
 
 __all__ = list(_EXPORTS)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -29,10 +30,11 @@ from ..errors import StoreError
 from .connection import Connection, Transaction, connect, remove_strays
 from .pools import Pools
 from .reads import Reads
-from .records import Evaluated, SystemRecord
+from .records import PROFILE_PREFIX, Evaluated, FileFacts, QrelsRecord, SystemRecord
 from .schema import MIGRATIONS
 
-__all__ = ["MIGRATIONS", "READER_WAIT", "Evaluated", "Store", "SystemRecord"]
+__all__ = ["MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT", "Evaluated", "FileFacts", "QrelsRecord",
+           "Store", "SystemRecord"]
 
 
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
@@ -126,18 +128,19 @@ class Store(Reads, Pools):
 
     # -- file hashes (a cache keyed by path, size and mtime)
 
-    def cached_hashes(self) -> dict[str, tuple[int, int, str]]:
+    def cached_hashes(self) -> dict[str, FileFacts]:
+        """{path: its facts when last read}."""
         rows = self.con.execute("SELECT path, size, mtime_ns, sha256 FROM files").fetchall()
-        return {path: (size, mtime, sha) for path, size, mtime, sha in rows}
+        return {row[0]: FileFacts(*row) for row in rows}
 
-    def remember_hashes(self, rows: Iterable[tuple[str, int, int, str]]) -> None:
-        rows = list(rows)
+    def remember_hashes(self, facts: Iterable[FileFacts]) -> None:
+        rows = list(facts)
         if not rows:
             return
-        columns = {"path": np.array([r[0] for r in rows], dtype=object),
-                   "size": np.array([r[1] for r in rows], dtype=np.int64),
-                   "mtime_ns": np.array([r[2] for r in rows], dtype=np.int64),
-                   "sha256": np.array([r[3] for r in rows], dtype=object)}
+        columns = {"path": np.array([r.path for r in rows], dtype=object),
+                   "size": np.array([r.size for r in rows], dtype=np.int64),
+                   "mtime_ns": np.array([r.mtime_ns for r in rows], dtype=np.int64),
+                   "sha256": np.array([r.sha256 for r in rows], dtype=object)}
         with self.transaction():
             self._insert_columns("INSERT OR REPLACE INTO", "files", columns)
 
@@ -185,7 +188,7 @@ class Store(Reads, Pools):
     def sync_declarations(self, topics: Sequence[tuple[str, str]],
                           measures: Sequence[tuple[str, str, str, str]],
                           suites: Sequence[tuple[str, str, int]],
-                          systems: Sequence[dict], qrels: Sequence[dict]) -> None:
+                          systems: Sequence[dict], qrels: Sequence[QrelsRecord]) -> None:
         """Replace topics, measures, suites; upsert systems and qrels sets, dropping those the
         config no longer names (their ``current`` rows go with them)."""
         with self.transaction():
@@ -198,7 +201,7 @@ class Store(Reads, Pools):
             self.con.execute("DELETE FROM suites")
             self.con.executemany("INSERT INTO suites VALUES (?, ?, ?)", list(suites))
             self._sync("systems", "name", systems, "system")
-            self._sync("qrels_sets", "name", qrels, "qrels")
+            self._sync("qrels_sets", "name", [asdict(q) for q in qrels], "qrels")
 
     def _sync(self, table: str, key: str, rows: Sequence[dict], current_column: str) -> None:
         names = [row[key] for row in rows]
@@ -260,9 +263,10 @@ class Store(Reads, Pools):
         rows = self.con.execute(
             "SELECT e.run_sha256, e.qrels_sha256, s.measure FROM evaluations e "
             "JOIN (SELECT evaluation_id, measure FROM summaries UNION ALL "
-            "      SELECT evaluation_id, 'profile:' || measure FROM profiles) s "
+            "      SELECT evaluation_id, ? || measure FROM profiles) s "
             "USING (evaluation_id) "
-            "WHERE e.options = ? AND e.irbench_version = ?", [options, version]).fetchall()
+            "WHERE e.options = ? AND e.irbench_version = ?",
+            [PROFILE_PREFIX, options, version]).fetchall()
         done: dict[tuple[str, str], set[str]] = {}
         for run_sha, qrels_sha, measure in rows:
             done.setdefault((run_sha, qrels_sha), set()).add(measure)
@@ -343,7 +347,7 @@ class Store(Reads, Pools):
         for res in results:
             eid = self._evaluation_id(res.run_sha256, res.qrels_sha256, options, version,
                                       runner_id)
-            names = list(res.values)
+            names = [str(m) for m in res.values]
             if names:
                 if eid not in self._created:  # an older evaluation may hold some of these
                     self.con.execute("DELETE FROM scores WHERE evaluation_id = ? AND measure "
@@ -352,7 +356,7 @@ class Store(Reads, Pools):
             if res.profile:
                 self._pending["profiles"].append({
                     "evaluation_id": np.full(len(res.profile), eid, dtype=np.int64),
-                    "measure": np.array(list(res.profile), dtype=object),
+                    "measure": np.array([str(m) for m in res.profile], dtype=object),
                     "value": np.array(list(res.profile.values()), dtype=np.float64)})
             self._pending["current"].append((res.system, res.qrels, eid))
 
@@ -363,13 +367,13 @@ class Store(Reads, Pools):
             "evaluation_id": np.full(t * n, eid, dtype=np.int64),
             "measure": np.repeat(np.array(names, dtype=object), t),
             "query_id": np.tile(np.array(res.topics, dtype=object), n),
-            "value": np.concatenate([np.asarray(res.values[m], dtype=np.float64)
-                                     for m in names]) if t else np.zeros(0),
+            "value": np.concatenate([np.asarray(v, dtype=np.float64)
+                                     for v in res.values.values()]) if t else np.zeros(0),
         })
         self._pending["summaries"].append({
             "evaluation_id": np.full(n, eid, dtype=np.int64),
             "measure": np.array(names, dtype=object),
-            "value": np.array([res.summaries[m] for m in names], dtype=np.float64),
+            "value": np.array([res.summaries[m] for m in res.values], dtype=np.float64),
             "num_topics": np.full(n, t, dtype=np.int64),
             "runner_id": np.full(n, runner_id, dtype=np.int64),
         })

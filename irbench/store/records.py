@@ -1,11 +1,46 @@
-"""What the runner hands the store: one (system, qrels set)'s values, one system's outcome."""
+"""What the runner hands the store: one (system, qrels set)'s values, one system's outcome,
+a qrels set's facts, a file's facts."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
+
+from ..measures import Measure
+
+PROFILE_PREFIX = "profile:"  # done_measures names a stored profile value profile:<measure>
+
+
+class FileFacts(NamedTuple):
+    """A file's size and modification time (for an object at a URL: a version token) when
+    its content had this sha256: an unchanged file is not read again."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class QrelsRecord:
+    """A qrels set as the store declares it: its file, kind and what it holds."""
+
+    name: str
+    path: str
+    kind: str
+    intent_weights: str | None
+    sha256: str | None = None
+    intent_weights_sha256: str | None = None
+    num_topics: int | None = None
+    num_judged: int | None = None
+    num_relevant: int | None = None
+    max_level: int | None = None
+    level_counts: list[int] | None = None
+    topics: list[str] | None = None
+    topics_sha256: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -17,9 +52,9 @@ class Evaluated:
     run_sha256: str
     qrels_sha256: str
     topics: tuple[str, ...]
-    values: dict[str, np.ndarray]   # canonical measure name -> per-topic float64
-    summaries: dict[str, float]
-    profile: dict[str, float] = field(default_factory=dict)  # the report's PROFILE means
+    values: dict[Measure, np.ndarray]   # per-topic float64 (stored under canonical names)
+    summaries: dict[Measure, float]
+    profile: dict[Measure, float] = field(default_factory=dict)  # the report's PROFILE means
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,6 +20,7 @@ from .ids import (  # noqa: F401
     MIN_RELEVANCE,
     SHOWN_BYTES,
     UTF8_BOM,
+    Loaded,
     Problems,
     Qrels,
     Readable,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import IO, Protocol, TypeGuard, Union
+from typing import IO, NamedTuple, Protocol, TypeGuard, Union
 
 import numpy as np
 
@@ -19,12 +19,21 @@ class Readable(Protocol):
     def read(self) -> bytes | str: ...
 
 
-Source = Union[str, "os.PathLike[str]", IO[bytes], IO[str], Readable]
+class Loaded(NamedTuple):
+    """A file already read: its path (as messages name it) and its bytes, as they are on
+    disk (gzip is decompressed by the reader)."""
+
+    name: str
+    data: bytes
+
+
+Source = Union[str, "os.PathLike[str]", Loaded, IO[bytes], IO[str], Readable]
 
 
 def is_source(source: object) -> TypeGuard[Source]:
-    """True for a path or something readable; False for in-memory data."""
-    return isinstance(source, (str, os.PathLike)) or hasattr(source, "read")
+    """True for a path, a :class:`Loaded` file or something readable; False for in-memory
+    data."""
+    return isinstance(source, (str, os.PathLike, Loaded)) or hasattr(source, "read")
 
 
 _MAX_PROBLEMS = 20

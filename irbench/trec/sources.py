@@ -9,7 +9,7 @@ import sys
 import zlib
 
 from ..errors import FormatError
-from .ids import UTF8_BOM, Source
+from .ids import UTF8_BOM, Loaded, Source
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -19,7 +19,9 @@ GUNZIP_RATIO, GUNZIP_FLOOR = 100, 1 << 28  # a gzip file may expand to max(100x,
 
 def read_source(source: Source) -> tuple[str, bytes]:
     """Return (display path, raw bytes), decompressing gzip."""
-    if isinstance(source, (str, os.PathLike)):
+    if isinstance(source, Loaded):
+        path, data = source
+    elif isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if path == "-":
             data = sys.stdin.buffer.read()
@@ -41,9 +43,8 @@ def read_source(source: Source) -> tuple[str, bytes]:
                 raise FormatError([f"{path}: cannot read ({exc.strerror})"]) from None
     else:
         path = getattr(source, "name", None) or "<memory>"
-        data = source.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
+        content = source.read()
+        data = content.encode("utf-8") if isinstance(content, str) else content
     if data[:2] == GZIP_MAGIC or path.endswith(".gz"):
         data = gunzip_or_fail(path, data)
     data = without_bom(data)

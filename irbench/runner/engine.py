@@ -1,0 +1,310 @@
+"""One way to compute ``fn(item, shared)`` for many items: :class:`InProcess`, :class:`Processes`
+(worker processes of this machine) and :class:`Cluster` (a Dask cluster), behind one
+``Engine.map(fn, items, shared, on_result, on_lost)``.
+
+``shared`` is what every item needs (prepared qrels, settings): it reaches each worker once,
+and ``fn`` receives it as an argument, so no worker keeps it in a module global. Results are
+handed to ``on_result(item, result)`` in this process as they finish (any order), so the
+caller writes them (the store has a single writer) and its memory stays bounded. An item whose
+worker dies (killed by the OOM killer, a crash in native code) gets
+``on_result(item, on_lost(item, error))``; the other items are still computed.
+
+Worker processes die with the process that started them (:func:`die_with_parent`) and ignore
+Ctrl-C, which the parent handles: a ``kill -9``, SIGTERM, SIGHUP or SIGINT of ``irbench``
+leaves no worker behind holding the store's descriptors or the caller's stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import ClusterError
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+Fn = Callable[[Any, Any], Any]
+OnResult = Callable[[Any, Any], None]
+OnLost = Callable[[Any, BaseException], Any]
+
+
+class WorkerDied(Exception):
+    """The process computing an item ended before returning its result."""
+
+
+class Engine(Protocol):
+    def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
+            on_lost: OnLost | None = None) -> None:
+        """``on_result(item, fn(item, shared))`` for every item (see the module docstring)."""
+
+
+def _raise(item: Any, error: BaseException) -> Any:
+    raise error
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Every item computed here, in order."""
+
+    def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
+            on_lost: OnLost | None = None) -> None:
+        for item in items:
+            on_result(item, fn(item, shared))
+
+
+@dataclass(frozen=True)
+class Processes:
+    """Items computed by ``workers`` processes of this machine, one item at a time each.
+
+    Workers are forked where the platform can (they inherit ``shared`` without a copy until
+    written), else spawned with ``shared`` pickled once per worker; each has its own pipe, so
+    a worker that dies takes nothing but its own item with it, and a new worker takes its
+    place while items remain. An exception raised by ``fn`` is raised here (``fn`` is expected
+    to turn a user's mistakes into results)."""
+
+    workers: int
+
+    def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
+            on_lost: OnLost | None = None) -> None:
+        import multiprocessing  # here: 8 ms of start-up that one run in-process never needs
+        from multiprocessing.connection import wait
+
+        on_lost = on_lost or _raise
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        pending = deque(items)
+        idle: list[_Worker] = []
+        busy: dict[Any, _Worker] = {}  # a busy worker's pipe and sentinel -> the worker
+        count = max(1, min(self.workers, len(pending)))
+        try:
+            idle.extend(_Worker.start(context, fn, shared) for _ in range(count))
+            while pending or busy:
+                while idle and pending:
+                    worker = idle.pop()
+                    worker.give(pending.popleft())
+                    busy[worker.pipe] = busy[worker.process.sentinel] = worker
+                for ready in wait(list(busy)):
+                    done = busy.get(ready)
+                    if done is None:
+                        continue  # its pipe and sentinel were both ready: handled
+                    del busy[done.pipe], busy[done.process.sentinel]
+                    item, (ok, result) = done.item, done.take()
+                    if ok is None:  # the worker died: replaced if items remain
+                        result = on_lost(item, result)
+                        if pending:
+                            idle.append(_Worker.start(context, fn, shared))
+                    elif not ok:
+                        raise result
+                    else:
+                        idle.append(done)
+                    on_result(item, result)
+        finally:
+            for worker in idle + list({id(w): w for w in busy.values()}.values()):
+                worker.stop()
+
+
+@dataclass
+class _Worker:
+    process: Any  # a multiprocessing Process
+    pipe: Connection
+    item: Any = None
+
+    @classmethod
+    def start(cls, context, fn: Fn, shared: Any) -> _Worker:
+        here, there = context.Pipe()
+        process = context.Process(target=_serve, args=(fn, shared, there, os.getpid()),
+                                  daemon=True)
+        process.start()
+        there.close()
+        return cls(process, here)
+
+    def give(self, item: Any) -> None:
+        self.item = item
+        self.pipe.send(item)
+
+    def take(self) -> tuple[bool | None, Any]:
+        """(True, result), (False, the exception ``fn`` raised) or (None, WorkerDied)."""
+        try:
+            if self.pipe.poll():
+                return self.pipe.recv()
+        except (EOFError, OSError):
+            pass
+        self.process.join()
+        return None, WorkerDied(f"worker process {self.process.pid} ended "
+                                f"(exit code {self.process.exitcode})")
+
+    def stop(self) -> None:
+        try:
+            self.pipe.send(None)
+        except OSError:
+            pass
+        self.pipe.close()
+        self.process.join(timeout=0)
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join()
+
+
+def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int) -> None:
+    """A worker: ``fn(item, shared)`` for every item received, until ``None``."""
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for item in iter(_receiver(pipe), None):
+        try:
+            reply: tuple[bool, Any] = (True, fn(item, shared))
+        except Exception as exc:
+            reply = (False, exc)
+        try:
+            pipe.send(reply)
+        except Exception as exc:  # e.g. an unpicklable exception
+            pipe.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def _receiver(pipe: Connection) -> Callable[[], Any]:
+    def receive():
+        try:
+            return pipe.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return None
+    return receive
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Have the kernel kill this (worker) process when its parent dies, however the parent
+    dies (Linux ``PR_SET_PDEATHSIG``; elsewhere nothing is done). ``parent``: the pid the
+    worker was started by, default the current parent; if it is already gone, exit now."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes  # here: only worker processes need it
+
+    parent = os.getppid() if parent is None else parent
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl: workers end when their pipe closes
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def worker_count(workers: int | None, jobs: int) -> int:
+    """``workers`` (default: the CPUs this process may use), at most ``jobs``, at least 1."""
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    return max(1, min(workers, jobs))
+
+
+# ---- a Dask cluster -----------------------------------------------------------------------
+
+CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler before giving up
+IN_FLIGHT_PER_THREAD = 4  # tasks submitted ahead per worker thread
+BATCH_MAX = 16  # items per cluster task at most
+
+
+@dataclass
+class Cluster:
+    """Items computed on the Dask cluster of ``client`` (a ``distributed.Client``).
+
+    ``shared`` is scattered to every worker once; items travel in batches (a few per worker
+    thread in flight, so the scheduler's per-task cost is paid per batch); a task whose
+    worker dies is retried by Dask on another worker, and every item of a batch that killed
+    its workers more often than Dask allows goes to ``on_lost``."""
+
+    client: Any
+    address: str = ""
+
+    def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
+            on_lost: OnLost | None = None) -> None:
+        from distributed import as_completed
+        from distributed.scheduler import KilledWorker
+
+        on_lost = on_lost or _raise
+        client = self.client
+        threads = sum(client.nthreads().values()) or 1
+        size = max(1, min(BATCH_MAX, len(items) // (threads * IN_FLIGHT_PER_THREAD * 4)))
+        batches = iter([items[i:i + size] for i in range(0, len(items), size)])
+        state = client.scatter(shared, broadcast=True, hash=False)
+        items_of: dict = {}
+
+        def submit(batch):
+            future = client.submit(_batch, fn, batch, state, pure=False)
+            items_of[future] = batch
+            return future
+
+        finished = as_completed([submit(b) for b in
+                                 islice(batches, threads * IN_FLIGHT_PER_THREAD)])
+        try:
+            for future in finished:
+                batch = items_of.pop(future)
+                try:
+                    results = future.result()
+                except KilledWorker as exc:
+                    results = [on_lost(item, exc) for item in batch]
+                future.release()
+                for more in islice(batches, 1):
+                    finished.add(submit(more))
+                for item, result in zip(batch, results):
+                    on_result(item, result)
+        except BaseException:
+            client.cancel(list(items_of))
+            raise
+        finally:
+            client.cancel(state)
+
+    def describe(self) -> dict:
+        return {"name": "dask", "address": self.address,
+                "scheduler": self.client.scheduler.address,
+                "worker_threads": sum(self.client.nthreads().values())}
+
+
+def _batch(fn: Fn, items: Sequence, shared: Any) -> list:
+    """A cluster task: ``fn`` on each item of a batch, on one worker."""
+    return [fn(item, shared) for item in items]
+
+
+@contextmanager
+def dask_client(address: str, connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
+    """A ``distributed.Client`` of the scheduler at ``address``; ``local`` or ``local:N``
+    starts a ``LocalCluster`` of N worker processes (one thread each; default one per CPU)
+    for the duration. An unreachable scheduler is a :class:`ClusterError`."""
+    try:
+        import distributed
+    except ModuleNotFoundError:
+        raise ClusterError("the Dask engine needs the cluster extra: pip install "
+                           "'irbench[cluster]'") from None
+    cluster = None
+    try:
+        if address == "local" or address.startswith("local:"):
+            n = int(address[len("local:"):]) if ":" in address else (os.cpu_count() or 1)
+            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
+                                               processes=True, dashboard_address=":0")
+            client = distributed.Client(cluster)
+        else:
+            client = distributed.Client(address, timeout=connect_timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise ClusterError(f"cannot reach the Dask scheduler at {address} ({exc}): is "
+                           "'dask scheduler' running there, and is its port open?") from None
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+__all__ = ["Engine", "InProcess", "Processes", "Cluster", "WorkerDied", "dask_client",
+           "die_with_parent", "worker_count"]

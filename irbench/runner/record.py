@@ -1,0 +1,115 @@
+"""What the runner writes: systems' outcomes in batched transactions (:class:`Writes`), their
+provenance and checks, and the checks made once every system is scored."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from .. import __version__
+from ..config import Config
+from ..store import FileFacts, QrelsRecord, Store, SystemRecord
+from ..submissions.ir_metadata import run_fields
+from .inputs import listed
+from .results import Findings
+from .score import Outcome
+
+FLUSH_SYSTEMS, FLUSH_SECONDS = 32, 2.0  # write the store at least this often
+
+
+class Writes:
+    """Systems' outcomes written a few at a time: each flush is one transaction holding whole
+    systems, so a kill loses at most the systems since the last flush (scored again next time)
+    and never half a system."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.pending: list[SystemRecord] = []
+        self.since = time.monotonic()
+
+    def add(self, record: SystemRecord) -> None:
+        self.pending.append(record)
+        if len(self.pending) >= FLUSH_SYSTEMS or time.monotonic() - self.since > FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            with self.store.transaction():
+                for record in self.pending:
+                    self.store.record_system(record)
+            self.pending.clear()
+        self.since = time.monotonic()
+
+
+def outcome_record(outcome: Outcome, options: str, runner_id: int, shas: dict[str, str],
+                   cache: dict[str, FileFacts]) -> SystemRecord:
+    """The store's record of one system's outcome. A failed system keeps showing its stored
+    results when its file could not be read at all or is the very file they came from."""
+    extra = _provenance(outcome)
+    if outcome.error is not None:
+        cached = cache.get(outcome.path)
+        unchanged = not outcome.sha256 or (cached is not None
+                                           and cached.sha256 == outcome.sha256)
+        return SystemRecord(name=outcome.system, status="failed", error=outcome.error,
+                            sha256=outcome.sha256, run_tag=outcome.run_tag, options=options,
+                            version=__version__, runner_id=runner_id, keep_current=unchanged,
+                            **extra)
+    computed = bool(outcome.results) or not outcome.reused
+    return SystemRecord(
+        name=outcome.system, status="ok", results=outcome.results, sha256=outcome.sha256,
+        run_tag=outcome.run_tag, options=options, version=__version__, runner_id=runner_id,
+        num_topics=len(outcome.topics) if computed else None,
+        num_docs=outcome.num_docs if computed else None,
+        answered=outcome.topics if computed else None,
+        reuse=[(q, outcome.sha256, shas[q]) for q in outcome.reused], **extra)
+
+
+def _provenance(outcome: Outcome) -> dict:
+    """What a run says about itself (ir_metadata) and what the checks said of it, for the store."""
+    extra: dict = {}
+    if outcome.metadata is not None:
+        extra["ir_metadata"] = json.dumps(outcome.metadata, sort_keys=True, default=str)
+        fields, _ = run_fields(outcome.metadata)
+        extra["fields"] = {k: v for k, v in fields.items() if k in ("group", "type")}
+    if outcome.checked is not None:
+        extra["validation"], extra["problems"] = outcome.checked.verdict, outcome.checked.problems
+    return extra
+
+
+def validation_warnings(outcome: Outcome) -> list[str]:
+    """The submission checks' problems of a run that was not rejected for them (a rejected
+    run's failure already lists them), as warnings: the same for ``run`` and ``check``."""
+    rejected = (outcome.error or "").startswith("rejected by the submission checks")
+    if outcome.checked is None or rejected:
+        return []
+    return [f"system '{outcome.system}': {line}" for line in outcome.checked.lines
+            if ": warning: " in line or ": error: " in line]
+
+
+def system_row(system, position: int) -> dict:
+    """A system as the store declares it."""
+    return {"name": system.name, "path": system.path, "group": system.group,
+            "type": system.type, "description": system.description,
+            "baseline": system.baseline, "official": system.official,
+            "priority": system.priority, "pooled": system.pooled,
+            "metadata": json.dumps(system.metadata, sort_keys=True, default=str),
+            "position": position}
+
+
+def check_unanswered(findings: Findings, config: Config, store: Store,
+                     records: list[QrelsRecord], shas: dict[str, str],
+                     answered: dict[str, tuple[str, ...]]) -> None:
+    """A qrels topic that no system answers is a failure of the qrels set (usually topic ids
+    that do not match); its scores are stored all the same."""
+    stored = store.answered_topics()
+    union = set().union(*answered.values(), *stored.values()) if (answered or stored) else set()
+    if not union:
+        return
+    for record in records:
+        if record.name not in shas:
+            continue
+        lonely = [t for t in record.topics or () if t not in union]
+        if lonely:
+            findings.fail(f"qrels '{record.name}'", f"{config.qrels_path(record.name)}: no "
+                          f"system answers topic{'s' if len(lonely) > 1 else ''} "
+                          f"{listed(lonely)}")
