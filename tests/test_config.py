@@ -470,7 +470,6 @@ def test_table_alone_in_the_mapping_form(campaign):
 
 
 def test_report_options_are_refused_with_their_line(campaign):
-    from irbench.report.options import report_problems
 
     path = write(campaign, """
         collection: {qrels: ../runs/qrels.txt}
@@ -487,7 +486,7 @@ def test_report_options_are_refused_with_their_line(campaign):
           pool_depht: 10
           reduction_design: uniform
     """)
-    found = report_problems(load_config(path))
+    found = list(load_config(path).report.problems)
     assert found == [
         f"{path}:6: report.title: must be text, the report's heading (default: the config's "
         "name), not 2024",
@@ -506,7 +505,6 @@ def test_report_options_are_refused_with_their_line(campaign):
 
 
 def test_report_title_and_rank_by(campaign):
-    from irbench.report.options import report_problems
 
     path = write(campaign, """
         collection: {qrels: ../runs/qrels.txt}
@@ -515,15 +513,16 @@ def test_report_title_and_rank_by(campaign):
         report: {title: "TREC 2024 <Deep> Learning", rank_by: [type, group, official, pooled]}
     """)
     config = load_config(path)
-    assert report_problems(config) == []
-    assert config.report["title"] == "TREC 2024 <Deep> Learning"
+    assert list(config.report.problems) == []
+    assert config.report.title == "TREC 2024 <Deep> Learning"
+    assert config.report.rank_by == ("type", "group", "official", "pooled")
     path = write(campaign, """
         collection: {qrels: ../runs/qrels.txt}
         systems: {b: ../runs/beta.txt}
         suites: {core: [AP]}
         report: {rank_by: type}
     """)
-    [problem] = report_problems(load_config(path))
+    [problem] = list(load_config(path).report.problems)
     assert problem.startswith(f"{path}:5: report.rank_by: must be a list of system fields")
 
 

@@ -298,7 +298,7 @@ def test_the_written_config_runs_as_it_is(tmp_path, capsys):
     assert config.name == "my-camp"
     assert [(s.name, s.group, s.priority, s.pooled) for s in config.systems] == [
         (f"group{g}-{k}", f"group{g}", k, k == 1) for g in "ABC" for k in (1, 2)]
-    assert config.report == {"pool_depth": 5}
+    assert (config.report.given, config.report.pool_depth) == (("pool_depth",), 5)
     assert cli.main(["check", str(path)]) == 0
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
     capsys.readouterr()

@@ -221,3 +221,9 @@ def test_the_analyses_name_the_default_design_without_importing_it():
     from irbench.analyses import reduction
 
     assert analyses.DEFAULT_DESIGN == reduction.DEFAULT_DESIGN
+
+
+def test_the_config_knows_every_reduction_design():
+    from irbench.config.report import REDUCTION_DESIGNS
+
+    assert REDUCTION_DESIGNS == tuple(DESIGNS)  # the config checks names without scipy

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from .. import __version__
 from ..config import pooled_systems, priority_order
 from ..errors import AnalysisError
-from ..report import options
 from ..trec import Loaded, read_run
 
 REDUCTION, POOL_BIAS = "judgment-reduction", "leave-one-group-out"
@@ -62,7 +61,7 @@ def reduction_spec(config, store, design: str | None = None) -> Spec | None:
         return None
     from .reduction import FRACTIONS, MEASURES, SEEDS
 
-    params = {"design": design or config.report.get("reduction_design") or DEFAULT_DESIGN,
+    params = {"design": design or config.report.reduction_design or DEFAULT_DESIGN,
               "fractions": list(FRACTIONS), "seeds": list(SEEDS), "measures": list(MEASURES)}
     return Spec(REDUCTION, params, _key(REDUCTION, params, systems,
                                         store.qrels_hash(config.qrels[0].name),
@@ -74,7 +73,7 @@ def pool_bias_spec(config, store) -> Spec | None:
     is rebuilt from the systems the config declares ``pooled: true`` (when any declares
     ``pooled``), else each group's first ``pooled_per_group`` runs by priority, else every
     run."""
-    depth = config.report.get("pool_depth")
+    depth = config.report.pool_depth
     if depth is None or not config.qrels:
         return None
     shown = {name: (name, path, sha) for name, path, sha in
@@ -86,7 +85,7 @@ def pool_bias_spec(config, store) -> Spec | None:
     declared = pooled_systems(systems)
     params = {"depth": int(depth), "declared": list(declared) if declared is not None else None,
               "per_group": None if declared is not None else
-              config.report.get("pooled_per_group"),
+              config.report.pooled_per_group,
               "relevance_level": config.settings.relevance_level,
               "order": [[s.name, s.group or s.name] for s in ordered]}
     systems = tuple(shown[s.name] for s in ordered)
@@ -99,7 +98,7 @@ def specs(config, store, every: bool = False) -> list[Spec]:
     """The analyses ``config`` asks for (``every``: the reduction even when it names no
     design, as ``irbench analyse`` computes it)."""
     wanted = []
-    if every or config.report.get("reduction_design") is not None:
+    if every or config.report.reduction_design is not None:
         wanted.append(reduction_spec(config, store))
     wanted.append(pool_bias_spec(config, store))
     return [s for s in wanted if s is not None]
@@ -124,9 +123,8 @@ def compute_missing(config, store, every: bool = False,
     problems."""
     if not config.report and not every:
         return []
-    problems = options.report_problems(config)
-    if problems:
-        raise AnalysisError("\n".join(problems))
+    if config.report.problems:
+        raise AnalysisError("\n".join(config.report.problems))
     todo = [s for s in specs(config, store, every) if load(store, s) is None]
     if not todo:
         return []

@@ -108,11 +108,10 @@ def add_parsers(sub) -> None:
 
 def cmd_check(args) -> int:
     from ..runner import check_campaign
-    from .report import report_problems
 
     config = load_config(args.config)
     failures, warnings = check_campaign(config, workers=args.workers)
-    problems = [str(f) for f in failures] + report_problems(config)
+    problems = [str(f) for f in failures] + list(config.report.problems)
     for warning in warnings:
         print(f"irbench: warning: {terminal(warning)}", file=sys.stderr)
     for problem in problems:

@@ -243,11 +243,11 @@ def _judged_pool(args):
     config, table, level = _campaign(args)
     qrels = _qrels(config, args.qrels)
     params = _params(args.param)
-    if "k" not in params and config.report.get("pool_depth"):
-        params["k"] = config.report["pool_depth"]
-    if args.per_group is None and not args.pooled and config.report.get("pooled_per_group") \
+    if "k" not in params and config.report.pool_depth:
+        params["k"] = config.report.pool_depth
+    if args.per_group is None and not args.pooled and config.report.pooled_per_group \
             and config.pooled_systems() is None:
-        args.per_group = config.report["pooled_per_group"]
+        args.per_group = config.report.pooled_per_group
     pool = pooling.build_pool(table, "depth", contributing=_contributing(table, args, config),
                               relevance_level=level, **params)
     return config, table, qrels, pool, level

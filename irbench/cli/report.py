@@ -6,13 +6,12 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ..report.options import report_problems
 from .output import add_wait, progress_bar
 
 if TYPE_CHECKING:
     from ..report.runpages import Participant
 
-__all__ = ["add_parsers", "default_folder", "report_problems"]  # report_problems: for check
+__all__ = ["add_parsers", "default_folder"]
 
 
 def add_parsers(sub) -> None:
@@ -79,7 +78,7 @@ def cmd_report(args) -> int:
     args.participants = args.participants or args.participants_pdf
     from ..errors import UsageError
 
-    problems = report_problems(config)
+    problems = config.report.problems
     if problems:
         raise UsageError("\n".join(problems))
     wait = args.wait if args.wait is not None else READER_WAIT
@@ -156,7 +155,7 @@ def cmd_analyse(args) -> int:
     from ..store import Store
 
     config = load_config(args.config, strict=False)
-    problems = report_problems(config)
+    problems = config.report.problems
     if problems:
         raise UsageError("\n".join(problems))
     if not os.path.exists(config.store):

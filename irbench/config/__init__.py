@@ -10,13 +10,15 @@ as absolute paths: the campaign folder is the config's folder, or its parent whe
 sits in a folder named ``configs`` (the layout ``configs/`` beside ``runs/``).
 
 The package: ``types.py`` (what a config holds), ``builder.py`` (``load_config`` and the
-builder), ``systems.py`` (the systems section and run tables).
+builder), ``systems.py`` (the systems section and run tables), ``report.py`` (the
+``report:`` section as a checked :class:`ReportSpec`).
 """
 
 from __future__ import annotations
 
 from ..system import System
 from .builder import load_config
+from .report import RANK_FIELDS, REPORT_OPTIONS, ReportSpec
 from .systems import read_table
 from .types import (
                     ENGINES,
@@ -39,7 +41,8 @@ from .types import (
                     priority_order,
 )
 
-__all__ = ["ENGINES", "MAX_TABLE_BYTES", "MAX_TABLE_ROWS", "NAME_RE", "SYSTEM_KEYS",
+__all__ = ["ENGINES", "MAX_TABLE_BYTES", "MAX_TABLE_ROWS", "NAME_RE", "RANK_FIELDS",
+           "REPORT_OPTIONS", "ReportSpec", "SYSTEM_KEYS",
            "TABLE_COLUMNS", "TOP_KEYS", "TOPIC_MODES", "Config", "QrelsSet", "Settings",
            "System", "TableRow", "Validation", "campaign_root", "cluster_address_problem",
            "default_store", "load_config", "pooled_systems", "priority_order", "read_table"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import replace
 from typing import Any
 
 from .. import judgments
@@ -12,6 +13,7 @@ from ..errors import ConfigError, IrbenchError
 from ..measures import Measure, parse_measure
 from ..submissions import Rules, build_rules, load_rules
 from ..yamlfile import parse_yaml, read_text
+from .report import ReportSpec, build_report
 from .systems import SystemsBuilder
 from .types import (
     ENGINES,
@@ -40,8 +42,8 @@ def load_config(path: str | os.PathLike, strict: bool = True, systems: bool = Tr
     data, reader = parse_yaml(path, text)
     if not isinstance(data, dict):
         raise ConfigError([f"{path}:1: a config is a mapping with collection, systems, suites"])
-    return Builder(path, data, reader, hashlib.sha256(raw).hexdigest(), strict,
-                    systems).build()
+    return Builder(path, data, reader, sha256=hashlib.sha256(raw).hexdigest(), strict=strict,
+                   systems=systems).build()
 
 
 class Builder(SystemsBuilder):
@@ -59,10 +61,7 @@ class Builder(SystemsBuilder):
         store = self._store()
         validation = self._validation()
         cluster = self._execution()
-        report = self.data.get("report") or {}
-        if not isinstance(report, dict):
-            self.problem(("report",), "must be a mapping of report options")
-            report = {}
+        report = self._report(suites)
         name = self.data.get("name", os.path.splitext(os.path.basename(self.path))[0])
         if "name" in self.data and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
             self.problem(("name",), "a campaign name is letters, digits, '.', '_' and '-', "
@@ -70,10 +69,29 @@ class Builder(SystemsBuilder):
         problems = self.reader.problems + (list(self.missing_runs.values()) if self.strict else [])
         if problems:
             raise ConfigError(sorted(problems, key=self._order))
-        return Config(self.path, str(name), self.sha256, self.root, topics, qrels, systems,
-                      suites, settings, store, report, self.missing_runs, validation,
-                      self.known, tuple(self.globs), cluster, tuple(self.tables),
-                      dict(self.reader.lines))
+        return Config(path=self.path, name=str(name), sha256=self.sha256, root=self.root,
+                      topics=topics, qrels=qrels, systems=systems, suites=suites,
+                      settings=settings, store=store, report=report,
+                      missing_runs=self.missing_runs, validation=validation, known=self.known,
+                      globs=tuple(self.globs), cluster=cluster, tables=tuple(self.tables),
+                      lines=dict(self.reader.lines))
+
+    def _report(self, suites: dict[str, tuple[Measure, ...]]) -> ReportSpec:
+        """The ``report:`` section; its problems are the report's (see
+        :mod:`irbench.config.report`), not the config's."""
+        value = self.data.get("report") or {}
+        if not isinstance(value, dict):
+            self.problem(("report",), "must be a mapping of report options")
+            return ReportSpec()
+        found: list[tuple[int, str]] = []
+
+        def problem(where: tuple, reason: str) -> None:
+            found.append((self.reader.line(where), f"{self._at(where)}: {reason}"))
+
+        measures = tuple(dict.fromkeys(m for ms in suites.values() for m in ms))
+        spec = build_report(value, measures, problem)
+        return replace(spec, problems=tuple(text for _, text in
+                                            sorted(found, key=lambda p: p[0])))
 
     def _execution(self) -> str | None:
         """``execution: {engine: local | dask, address: ...}``: the Dask scheduler's address
@@ -256,7 +274,8 @@ class Builder(SystemsBuilder):
         if duplicates not in ("error", "first"):
             self.problem(("evaluation", "duplicates"), "must be error or first")
             duplicates = "error"
-        return Settings(topics, level, depth, judged_only, duplicates, size)
+        return Settings(topics=topics, relevance_level=level, depth=depth,
+                        judged_only=judged_only, duplicates=duplicates, collection_size=size)
 
     def _validation(self) -> Validation | None:
         value = self.data.get("validation")

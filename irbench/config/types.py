@@ -14,6 +14,7 @@ from ..measures import Measure
 from ..ranked import EvalOptions
 from ..system import System
 from ..yamlfile import line_of, yaml_path
+from .report import ReportSpec
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
@@ -100,7 +101,7 @@ def priority_order(systems) -> list:
         item[1].priority if item[1].priority is not None else float("inf"), item[0]))]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     """Evaluation options of a campaign; :meth:`key` is recorded with every stored score.
 
@@ -137,7 +138,7 @@ class Validation:
     on_error: str = "fail"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Config:
     path: str
     name: str
@@ -149,7 +150,7 @@ class Config:
     suites: dict[str, tuple[Measure, ...]]
     settings: Settings
     store: str
-    report: dict
+    report: ReportSpec
     missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
     validation: Validation | None = None
     known: str | None = None  # qrels of the documents users already know (Coverage, Novelty)

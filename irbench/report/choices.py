@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import re
 
-from ..measures import parse_measure
-
 
 def focus_measure(config) -> str:
     """The measure of the significance matrix, per-topic section and participant pages:
     ``report.measure``, else the first suite's first measure that the first qrels set takes."""
-    chosen = config.report.get("measure")
-    if chosen:
-        return str(parse_measure(chosen))
+    if config.report.measure is not None:
+        return str(config.report.measure)
     suite = next(iter(config.suites.values()))
     return str((config.qrels[0].measures(suite) or suite)[0])
 

@@ -44,7 +44,7 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
              ("reduction", reduction), ("pool-bias", pool_bias),
              ("precision-recall", curves), ("provenance", True))
     return ReportContext(
-        title=str(config.report.get("title") or config.name),
+        title=config.report.title or config.name,
         campaign=config.name,
         links=links,
         toc=tuple((anchor, SECTIONS[anchor]) for anchor, part in shown if part is not None),

@@ -66,7 +66,7 @@ def not_shown(config, store) -> tuple[str, ...]:
                          "(runs, qrels, options or report settings changed since), so it is "
                          "not shown: 'irbench run CONFIG' (or 'irbench analyse CONFIG') "
                          "computes it again.")
-        elif spec.kind == analyses.POOL_BIAS or config.report.get("reduction_design"):
+        elif spec.kind == analyses.POOL_BIAS or config.report.reduction_design:
             notes.append(f"{what} has not been computed yet: run 'irbench run CONFIG'.")
         else:
             notes.append(f"{what} is not computed: set report.reduction_design in the config "

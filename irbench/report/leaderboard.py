@@ -86,7 +86,7 @@ def pooled_flags(config, systems) -> dict[str, str]:
     declared = pooled_systems(systems)
     if declared is not None:
         return {s.name: "yes" if s.name in declared else "no" for s in systems}
-    per_group = config.report.get("pooled_per_group")
+    per_group = config.report.pooled_per_group
     if not per_group:
         return {}
 

@@ -54,7 +54,7 @@ OVERVIEW_TYPES = (RankedRun, Ranking, Overview)
 def campaign_overview(config, store, board) -> Overview | None:
     """Section 2 of a campaign: :func:`overview` of ``board`` by the config's
     ``report.rank_by`` (default: type), the store's systems lending their declared fields."""
-    return overview(board, tuple(config.report.get("rank_by") or DEFAULT_RANK_BY),
+    return overview(board, config.report.rank_by or DEFAULT_RANK_BY,
                     {s.name: s for s in store.declared_systems()})
 
 

@@ -71,16 +71,11 @@ def _pieces(path: str) -> Iterator[bytes]:
             first = False
 
 
-def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
+def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
                      options: EvalOptions = EvalOptions(), shards: int | None = None,
                      intersection: bool = False) -> Sharded:
-    """Evaluate the run file at ``path`` on ad hoc ``qrels`` (a :class:`~irbench.trec.Qrels`)
-    one topic shard at a time, so memory is bounded by a shard, not the run: the file is read
-    once in pieces, each result line spilled to its topic's shard (:func:`topic_shards`) in a
-    temporary folder, then each shard is read, ranked against the qrels of its topics and
-    scored. The per-topic values are those of one whole evaluation, and the summaries are
-    computed from all of them in topic order as one evaluation computes them: the numbers are
-    identical. Problems in the file are reported with its own line numbers (a
+    """Evaluate the run file at ``path`` on ad hoc ``qrels`` one topic shard at a time (see the
+    module docstring). Problems in the file are reported with its own line numbers (a
     :class:`FormatError`). ``intersection``: score only the topics the run answers."""
     for m in measures:
         try:  # a summary that needs the whole ranking (num_q, runid, micro averages) fails
@@ -88,62 +83,24 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
         except (AttributeError, TypeError):
             raise IrbenchError(f"{m} cannot be computed in topic shards (its summary needs "
                                "the whole run)") from None
-    size = os.path.getsize(path)
-    shards = shards or max(1, -(-size // SHARD_BYTES))
-    joined = trec.PartJoiner(path)
-    num_docs, answered = 0, []
-    with tempfile.TemporaryDirectory(prefix="irbench-shards-") as spill:
-        held: list[list] = [[] for _ in range(shards)]
-        held_bytes, flushes = 0, 0
-
-        def flush():
-            nonlocal held_bytes, flushes
-            for k, parts in enumerate(held):
-                if parts:
-                    q, d, sc, ln = (trec.concat(list(c)) for c in zip(*parts))
-                    np.savez(os.path.join(spill, f"{k}-{flushes}.npz"), q=q, d=d, s=sc, ln=ln)
-                    parts.clear()
-            held_bytes, flushes = 0, flushes + 1
-
-        for piece in _pieces(path):
-            columns = joined.add(trec.parse_run([piece]))
-            if columns is not None:
-                q, d, sc, ln = columns
-                shard = topic_shards(q, shards)
-                order = np.argsort(shard, kind="stable")
-                bounds = np.searchsorted(shard[order], np.arange(shards + 1))
-                for k in range(shards):  # a loop over shards, not topics
-                    rows = order[bounds[k]:bounds[k + 1]]
-                    if len(rows):
-                        held[k].append((q[rows], d[rows], sc[rows], ln[rows]))
-                held_bytes += len(piece)
-                num_docs += len(sc)
-                answered.append(np.unique(q))
-            if held_bytes >= _SPILL_BYTES:
-                flush()
-        flush()
-        joined.problems.raise_if_any()
-        runid = joined.runid
-        if num_docs == 0:
-            raise FormatError([f"{path}:1: empty run: no result lines"])
+    shards = shards or max(1, -(-os.path.getsize(path) // SHARD_BYTES))
+    with tempfile.TemporaryDirectory(prefix="irbench-shards-") as folder:
+        spill = _Spill(folder, shards)
+        joined = spill.read(path)
+        runid = trec.display(joined.runid)
         qrels_shard = topic_shards(qrels.query_id, shards)
         topics = []
         values: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
         for k in range(shards):
-            parts = [np.load(os.path.join(spill, f"{k}-{f}.npz")) for f in range(flushes)
-                     if os.path.exists(os.path.join(spill, f"{k}-{f}.npz"))]
             keep = qrels_shard == k
             if not keep.any():
                 continue  # no judged topic here: nothing of these lines is scored
-            sub = trec.Qrels(qrels.name, qrels.query_id[keep], qrels.doc_id[keep],
-                             qrels.relevance[keep], qrels.line[keep], qrels.path)
-            if parts:
-                columns = [trec.concat([p[c] for p in parts]) for c in ("q", "d", "s", "ln")]
-            else:  # every judged topic of this shard is missing from the run
-                empty = np.zeros(0, dtype="S1")
-                columns = [empty, empty, np.zeros(0), np.zeros(0, np.int64)]
-            q, d, sc, ln = columns
-            run = trec.Run(os.path.basename(path), trec.display(runid), q, d, sc, ln, path=path)
+            sub = trec.Qrels(name=qrels.name, query_id=qrels.query_id[keep],
+                             doc_id=qrels.doc_id[keep], relevance=qrels.relevance[keep],
+                             line=qrels.line[keep], path=qrels.path)
+            q, d, sc, ln = spill.columns(k)
+            run = trec.Run(name=os.path.basename(path), runid=runid, query_id=q, doc_id=d,
+                           score=sc, line=ln, path=path)
             ranked = PreparedQrels(sub).rank(run, options)
             if intersection:
                 ranked = restrict(ranked, ~ranked.missing)
@@ -155,6 +112,68 @@ def evaluate_sharded(qrels, path: str, measures: Sequence[Measure],
     order = np.argsort(all_topics, kind="stable")
     merged = {m: (np.concatenate(values[m]) if values[m] else np.zeros(0))[order]
               for m in measures}
-    return Sharded(all_topics[order], merged,
-                   {m: summarise(m, merged[m], None) for m in measures},
-                   np.unique(trec.concat(answered)), num_docs, trec.display(runid), shards)
+    return Sharded(topics=all_topics[order], values=merged,
+                   summaries={m: summarise(m, merged[m], None) for m in measures},
+                   answered=np.unique(trec.concat(spill.answered)), num_docs=spill.num_docs,
+                   runid=runid, shards=shards)
+
+
+class _Spill:
+    """A run's result lines by topic shard in a temporary folder: parsed lines are held in
+    memory up to ``_SPILL_BYTES`` of the file, then written, one ``.npz`` per shard and
+    flush."""
+
+    def __init__(self, folder: str, shards: int):
+        self.folder, self.shards = folder, shards
+        self.held: list[list] = [[] for _ in range(shards)]
+        self.held_bytes = self.flushes = self.num_docs = 0
+        self.answered: list[np.ndarray] = []
+
+    def read(self, path: str) -> trec.PartJoiner:
+        """Read the file at ``path`` once, in pieces, into the shards; its problems are
+        raised (a :class:`FormatError`) once all are known."""
+        joined = trec.PartJoiner(path)
+        for piece in _pieces(path):
+            columns = joined.add(trec.parse_run([piece]))
+            if columns is not None:
+                self._add(columns)
+                self.held_bytes += len(piece)
+            if self.held_bytes >= _SPILL_BYTES:
+                self._flush()
+        self._flush()
+        joined.problems.raise_if_any()
+        if self.num_docs == 0:
+            raise FormatError([f"{path}:1: empty run: no result lines"])
+        return joined
+
+    def _add(self, columns: tuple) -> None:
+        q, d, sc, ln = columns
+        shard = topic_shards(q, self.shards)
+        order = np.argsort(shard, kind="stable")
+        bounds = np.searchsorted(shard[order], np.arange(self.shards + 1))
+        for k in range(self.shards):  # a loop over shards, not topics
+            rows = order[bounds[k]:bounds[k + 1]]
+            if len(rows):
+                self.held[k].append((q[rows], d[rows], sc[rows], ln[rows]))
+        self.num_docs += len(sc)
+        self.answered.append(np.unique(q))
+
+    def _file(self, shard: int, flush: int) -> str:
+        return os.path.join(self.folder, f"{shard}-{flush}.npz")
+
+    def _flush(self) -> None:
+        for k, parts in enumerate(self.held):
+            if parts:
+                q, d, sc, ln = (trec.concat(list(c)) for c in zip(*parts))
+                np.savez(self._file(k, self.flushes), q=q, d=d, s=sc, ln=ln)
+                parts.clear()
+        self.held_bytes, self.flushes = 0, self.flushes + 1
+
+    def columns(self, shard: int) -> list[np.ndarray]:
+        """(query_id, doc_id, score, line) of the shard's lines, in the file's order."""
+        parts = [np.load(self._file(shard, f)) for f in range(self.flushes)
+                 if os.path.exists(self._file(shard, f))]
+        if not parts:  # every judged topic of this shard is missing from the run
+            empty = np.zeros(0, dtype="S1")
+            return [empty, empty, np.zeros(0), np.zeros(0, np.int64)]
+        return [trec.concat([p[c] for p in parts]) for c in ("q", "d", "s", "ln")]
