@@ -52,6 +52,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from .errors import OutputError, SimulationError
 
@@ -370,8 +371,6 @@ SUITES = {"core": ["AP", "nDCG@10", "P@10", "RR", "Rprec", "R@100", "GMAP"],
 def _campaign_yaml(result: SimulationResult) -> str:
     """A campaign config over the simulated files, paths relative to it: ready for
     ``irbench run OUT/campaign.yaml``."""
-    import yaml
-
     spec, out = result.spec, result.out_dir
     name = re.sub(r"[^A-Za-z0-9_-]", "-", out.resolve().name).strip("-.") or "simulated"
     config = {

@@ -161,3 +161,97 @@ def test_no_private_name_crosses_a_module():
                     and path.stem != node.value.id):
                 found.append(f"{path.relative_to(PACKAGE)}: {node.value.id}.{node.attr}")
     assert found == []
+
+
+# ---- sizes and seams (issue 24) -------------------------------------------------------------
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 80
+MAX_POSITIONAL = 5  # a constructor called with more positional arguments: use keywords
+
+# The only imports allowed inside functions outside the command line (irbench/cli/, whose
+# command modules import what their command needs when it runs): what would make start-up or a
+# run slow for those that do not use it. Each with its reason.
+LAZY_IMPORTS = {
+    "scipy": "0.3-1 s to import; only the statistics and the report's intervals need it",
+    "matplotlib": "the report's charts (the report extra)",
+    "adjustText": "the report's scatter labels (the report extra)",
+    "distributed": "the Dask engine (the cluster extra)",
+    "pandas": "data frames in and out (the pandas extra)",
+    "pyarrow": "Arrow tables in (with pandas or Polars)",
+    "fsspec": "object storage URLs (the remote extra)",
+    "ir_datasets": "irds: inputs (an extra)",
+    "multiprocessing": "8 ms of irbench eval's start-up; only worker processes need it",
+    "ctypes": "PR_SET_PDEATHSIG in worker processes only",
+    "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
+    "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "
+                       "analyses, which rebuild a pool only for the pool-bias section",
+}
+
+
+def _functions(tree: ast.AST):
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _absolute(module: str, path: Path, node: ast.ImportFrom) -> str:
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    if not node.level:
+        return node.module or ""
+    base = package[: len(package) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def test_no_module_is_too_long():
+    long = {m: n for m, p in _modules().items()
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def test_no_function_is_too_long():
+    long = {}
+    for module, path in _modules().items():
+        for node in _functions(ast.parse(path.read_text())):
+            if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                long[f"{module}.{node.name}"] = node.end_lineno - node.lineno + 1
+    assert long == {}
+
+
+def test_no_global_statement():
+    found = [f"{module}:{node.lineno}" for module, path in _modules().items()
+             for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Global)]
+    assert found == []
+
+
+def test_no_constructor_takes_many_positional_arguments():
+    found = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = (func.id if isinstance(func, ast.Name) else
+                    func.attr if isinstance(func, ast.Attribute) else "")
+            positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+            if name[:1].isupper() and len(positional) > MAX_POSITIONAL:
+                found.append(f"{module}:{node.lineno}: {name}")
+    assert found == []
+
+
+def test_imports_inside_functions_are_the_listed_lazy_ones():
+    found = []
+    for module, path in _modules().items():
+        if module.startswith("irbench.cli"):
+            continue
+        for function in _functions(ast.parse(path.read_text())):
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [_absolute(module, path, node)]
+                else:
+                    continue
+                for name in names:
+                    if not any(name == lazy or name.startswith(lazy + ".")
+                               for lazy in LAZY_IMPORTS):
+                        found.append(f"{module}:{node.lineno}: {name}")
+    assert found == []

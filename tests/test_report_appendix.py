@@ -99,9 +99,10 @@ def reduction(tau, rmse, tau_map=None, measures=("AP", "Bpref", "infAP"),
     from irbench.analyses.reduction import Reduction
 
     tau = np.array(tau, dtype=float)
-    return Reduction(design, tuple(measures), (1.0, 0.5, 0.1), (0, 1), tau,
-                     np.array(tau_map if tau_map is not None else tau, dtype=float),
-                     np.array(rmse, dtype=float))
+    return Reduction(design=design, measures=tuple(measures), fractions=(1.0, 0.5, 0.1),
+                     seeds=(0, 1), tau=tau,
+                     tau_map=np.array(tau_map if tau_map is not None else tau, dtype=float),
+                     rmse=np.array(rmse, dtype=float))
 
 
 def test_reduction_findings_follow_the_numbers():

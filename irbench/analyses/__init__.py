@@ -25,10 +25,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .. import __version__
+from .. import __version__, judgments
 from ..config import pooled_systems, priority_order
 from ..errors import AnalysisError
-from ..trec import Loaded, read_run
+from ..trec import Loaded, is_url, read_run, read_url
 
 REDUCTION, POOL_BIAS = "judgment-reduction", "leave-one-group-out"
 DEFAULT_DESIGN = "buckley-voorhees"  # reduction.DEFAULT_DESIGN (that module imports scipy)
@@ -145,8 +145,6 @@ def compute_missing(config, store, every: bool = False,
 
 
 def _read_verified(path: str, sha: str, what: str) -> Loaded:
-    from ..trec import is_url, read_url
-
     try:
         if is_url(path):
             data = read_url(path)
@@ -169,8 +167,6 @@ def _read_scored(name: str, path: str, sha: str):
 def _read_scored_qrels(config, store):
     """The first qrels set's ad hoc judgments, once its file is checked to be the one
     scored."""
-    from .. import judgments
-
     spec = config.qrels[0]
     data = _read_verified(spec.path, store.qrels_hash(spec.name), f"qrels '{spec.name}'")
     return judgments.kind(spec.kind).read_adhoc(data, name=spec.name)

@@ -53,7 +53,7 @@ class Design:
     citation: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reduction:
     """Means over seeds for MEASURES x FRACTIONS: ``tau`` against the same measure on the full
     judgments, ``tau_map`` against MAP on the full judgments, ``rmse`` of the systems' means
@@ -75,9 +75,11 @@ class Reduction:
 
     @classmethod
     def from_json(cls, data: dict) -> Reduction:
-        return cls(data["design"], tuple(data["measures"]), tuple(data["fractions"]),
-                   tuple(data["seeds"]), np.array(data["tau"], dtype=float),
-                   np.array(data["tau_map"], dtype=float), np.array(data["rmse"], dtype=float))
+        return cls(design=data["design"], measures=tuple(data["measures"]),
+                   fractions=tuple(data["fractions"]), seeds=tuple(data["seeds"]),
+                   tau=np.array(data["tau"], dtype=float),
+                   tau_map=np.array(data["tau_map"], dtype=float),
+                   rmse=np.array(data["rmse"], dtype=float))
 
 
 def _positions(qrels: Qrels, cls: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -179,5 +181,6 @@ def judgment_reduction(runs, qrels: Qrels, options: EvalOptions, fractions=FRACT
                               rank_agreement(full[i], reduced[i]).tau) / len(seeds)
                 tau_map[i, k] += rank_agreement(full_map, reduced[i]).tau / len(seeds)
                 rmse[i, k] += math.sqrt(float(np.mean((reduced[i] - full[i]) ** 2))) / len(seeds)
-    return Reduction(design, tuple(str(m) for m in parsed), tuple(fractions), tuple(seeds),
-                     tau, tau_map, rmse)
+    return Reduction(design=design, measures=tuple(str(m) for m in parsed),
+                     fractions=tuple(fractions), seeds=tuple(seeds), tau=tau, tau_map=tau_map,
+                     rmse=rmse)

@@ -3,7 +3,7 @@ or qrels file (and as ``irbench eval``'s qrels).
 
 The dataset's queries and qrels are written once as plain files (``query_id<TAB>text`` topics,
 TREC qrels) in irbench's cache folder (``$IRBENCH_CACHE_DIR/irds/<dataset-id>/``, see
-:func:`irbench.runner.stamp.cache_folder`), written whole then renamed into place, so everything
+:func:`irbench.cache.cache_folder`), written whole then renamed into place, so everything
 downstream (the sha256 of every input in the store, the readers, the runner's caching, the
 checks) treats them as the files they are. ir_datasets is an optional extra (``pip install
 'irbench[irds]'``), imported only here; irbench never lets it download: when the files
@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..cache import cache_folder
 from ..errors import FormatError
 
 PREFIX = "irds:"
@@ -29,8 +30,6 @@ def is_irds(value) -> bool:
 def materialise(ref: str, what: str) -> str:
     """The path of a plain file holding the ``what`` (``topics`` or ``qrels``) of the
     ir_datasets dataset ``ref`` (``irds:<id>``); FormatError saying what is wrong."""
-    from ..runner.stamp import cache_folder  # here: irbench eval on plain files does not need it
-
     dataset_id = ref[len(PREFIX):]
     if not _ID.fullmatch(dataset_id) or ".." in dataset_id.split("/"):
         raise FormatError([f"'{ref}': not an ir_datasets id (e.g. irds:antique/test)"])

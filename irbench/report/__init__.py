@@ -3,6 +3,8 @@
 ``irbench analyse``). Submodules are imported when first used: ``irbench run`` asks
 ``analyses`` what the config wants without importing the report's statistics and charts."""
 
+from importlib import import_module
+
 _EXPORTS = {"ReportContext": "contract", "build_context": "context",
             "undocumented_fields": "contract", "render": "render", "write_report": "render"}
 
@@ -12,6 +14,4 @@ __all__ = ["ReportContext", "build_context", "render", "write_report", "undocume
 def __getattr__(name: str):
     if name not in _EXPORTS:
         raise AttributeError(f"module 'irbench.report' has no attribute {name!r}")
-    from importlib import import_module
-
     return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import io
+import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,8 +41,6 @@ class Figure:
 
     def save(self, folder: str) -> list[str]:
         """Write ``folder/NAME.pdf`` and ``NAME.png``; the paths written."""
-        import os
-
         paths = []
         for ext in ("pdf", "png"):
             path = os.path.join(folder, f"{self.name}.{ext}")
@@ -80,8 +80,6 @@ def _style():
         import matplotlib
         from matplotlib.rcsetup import cycler  # what matplotlib.cycler is
     except ModuleNotFoundError:
-        from ..errors import OutputError
-
         raise OutputError("the report's charts need matplotlib: pip install "
                           "'irbench[report]'") from None
 
@@ -105,8 +103,6 @@ def _svg(fig) -> str:
 def _unique_ids(svg: str, prefix: str) -> str:
     """Every id of ``svg`` (and every reference to one) prefixed, so several charts inlined in
     one page never share an id (matplotlib numbers them per figure: figure_1, axes_1, ...)."""
-    import re
-
     svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
     svg = re.sub(r'(xlink:href|href)="#([^"]+)"',
                  lambda m: f'{m.group(1)}="#{prefix}-{m.group(2)}"', svg)

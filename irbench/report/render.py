@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
 import tempfile
 
+import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from ..errors import OutputError
+from ..escaping import csv_cell
 from .contract import ReportContext
 
 
@@ -111,12 +114,6 @@ def _swap_in(new: str, dest: str) -> None:
 def _pairs_csv(sig, fh) -> None:
     """Every pair of the significance test: system_a, system_b, mean difference (a - b),
     effect size d_z, adjusted p-value; names neutralised for spreadsheets."""
-    import csv
-
-    import numpy as np
-
-    from ..escaping import csv_cell
-
     writer = csv.writer(fh)
     writer.writerow(["measure", "system_a", "system_b", "mean_diff", "effect_size",
                      "p_adjusted"])

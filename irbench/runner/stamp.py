@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from .. import __version__
+from ..cache import cache_folder
 
 FORMAT = 2
 STORE_SCHEMA = 10  # len(irbench.store.MIGRATIONS), without importing DuckDB (a test checks)
@@ -48,14 +49,6 @@ FINE_WINDOW_NS = 50_000_000  # ns-stamping file systems tick every few ms
 COARSE_WINDOW_NS = 2_000_000_000  # whole-second (FAT: 2 s) stamping
 # ``irbench run`` options that cannot change what an unchanged rerun does (with their arity)
 _HARMLESS = {"--quiet": 0, "--fail-fast": 0, "--workers": 1, "--wait": 1, "--cluster": 1}
-
-
-def cache_folder() -> str:
-    explicit = os.environ.get("IRBENCH_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "irbench")
 
 
 def stamp_path(config_path: str) -> str:

@@ -8,6 +8,8 @@ size design. Every function returns one frozen result type; every resampling is 
 seed 0) and recorded in its result.
 """
 
+from importlib import import_module
+
 # Imported on first use (PEP 562), so that the command line starts without loading scipy.
 _EXPORTS = {
     "DiscriminativePower": "agreement",
@@ -59,8 +61,6 @@ _EXPORTS = {
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        from importlib import import_module
-
         value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
         globals()[name] = value
         return value

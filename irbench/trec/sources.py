@@ -3,6 +3,7 @@ gzip decompressed within a bound (no gzip bomb), a byte-order mark dropped."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -151,8 +152,6 @@ def url_stat(url: str) -> tuple[int, int]:
 
 
 def _digest(data: bytes) -> bytes:
-    import hashlib
-
     return hashlib.sha256(data).digest()
 
 

@@ -23,6 +23,7 @@ Every problem is reported as ``PATH:LINE: reason``; up to 20 in one :class:`Form
 from __future__ import annotations
 
 import gzip
+import io
 import math
 import os
 import re
@@ -557,8 +558,6 @@ def run_name(path: str) -> str:
 
 def run_tag(path: str) -> str:
     """The tag (sixth column) of the first result line of a run file (or URL), or ''."""
-    import io
-
     opener: Callable[..., Any] = gzip.open if path.endswith(".gz") else open
     source: str | io.BytesIO = path
     try:
