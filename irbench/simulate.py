@@ -206,30 +206,86 @@ def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult
     if not isinstance(spec, CampaignSpec):
         raise TypeError(f"spec must be a CampaignSpec, not {type(spec).__name__}")
     rng = np.random.default_rng(spec.seed)
-    n_groups, per_group, n_topics = spec.groups, spec.runs_per_group, spec.topics
-    n_runs = n_groups * per_group
-    query_ids = [str(FIRST_TOPIC + t) for t in range(n_topics)]
+    query_ids = [str(FIRST_TOPIC + t) for t in range(spec.topics)]
+    draws = _campaign_draws(rng, spec)  # campaign-level draws: topics, then runs
+    pool = _candidate_draws(rng, spec, draws.n_relevant)  # then each topic's candidates
 
-    # campaign-level draws: topics, then runs
+    out = Path(out_dir)
+    _make_folder(out / "runs")
+    width = max(DOCNO_DIGITS, len(str(spec.collection_size - 1)))
+    run_format = _RunFormat(query_ids, pool.candidates, spec.depth, width)
+    judged = [np.zeros(len(c), dtype=bool) for c in pool.candidates]
+    runs: list[SimulatedRun] = []
+    for g in range(spec.groups):  # then each group's runs, topic by topic
+        runs_of = slice(g * spec.runs_per_group, (g + 1) * spec.runs_per_group)
+        retrieved, printed = _group_rankings(rng, spec, draws, runs_of, pool, judged)
+        runs += _write_group(out, g, spec, draws, run_format, retrieved, printed)
+
+    result = SimulationResult(
+        spec=spec, out_dir=out, topics_path=out / "topics.txt", qrels_path=out / "qrels.txt",
+        campaign_path=out / "campaign.json", config_path=out / "campaign.yaml",
+        runs=tuple(runs), topics=_simulated_topics(query_ids, draws, pool, judged),
+        pool_size=int(sum(int(j.sum()) for j in judged)),
+    )
+    _write(result.topics_path, _topics_text(query_ids, draws.titles).encode("ascii"))
+    _write(result.qrels_path,
+           _qrels_text(query_ids, pool.candidates, pool.grades, judged, width).encode("ascii"))
+    _write(result.campaign_path, _campaign_json(result).encode("ascii"))
+    _write(result.config_path, _campaign_yaml(result).encode("utf-8"))
+    return result
+
+
+@dataclass(frozen=True)
+class _Draws:
+    """The campaign-level draws: per topic its relevant count, ease and title; per run
+    whether it is manual, its true quality and how it prints scores (offset + scale * score)."""
+
+    n_relevant: np.ndarray
+    ease: np.ndarray
+    titles: list[str]
+    manual: np.ndarray
+    quality: np.ndarray
+    score_offset: np.ndarray
+    score_scale: np.ndarray
+
+
+def _campaign_draws(rng: np.random.Generator, spec: CampaignSpec) -> _Draws:
+    """Topics first (relevant counts, eases, titles), then groups and runs, in this order."""
+    n_topics, n_runs = spec.topics, spec.groups * spec.runs_per_group
     cap = min(_REL_MAX, max(1, spec.collection_size // 10))
     n_relevant = np.clip(np.rint(rng.lognormal(math.log(_REL_MEDIAN), _REL_SIGMA, n_topics)),
                          min(_REL_MIN, cap), cap).astype(np.int64)
     ease = np.round(rng.lognormal(0.0, _EASE_SIGMA, n_topics), 4)
     titles = _titles(rng, n_topics)
-    group_quality = rng.normal(_GROUP_QUALITY, _GROUP_QUALITY_SD, n_groups)
+    group_quality = rng.normal(_GROUP_QUALITY, _GROUP_QUALITY_SD, spec.groups)
     manual = rng.random(n_runs) < _MANUAL_RATE
-    quality: np.ndarray = np.repeat(group_quality, per_group) + rng.normal(0.0, _RUN_QUALITY_SD,
-                                                                            n_runs)
+    quality: np.ndarray = (np.repeat(group_quality, spec.runs_per_group)
+                           + rng.normal(0.0, _RUN_QUALITY_SD, n_runs))
     quality = np.round(np.maximum(quality + _MANUAL_BOOST * manual, _MIN_QUALITY), 4)
     score_offset = np.round(rng.uniform(-10.0, 20.0, n_runs), 2)
     score_scale = np.round(rng.uniform(0.5, 4.0, n_runs), 2)
+    return _Draws(n_relevant=n_relevant, ease=ease, titles=titles, manual=manual,
+                  quality=quality, score_offset=score_offset, score_scale=score_scale)
 
-    # topic-level draws: candidates (relevant first), their latent grades, the shared noise
+
+@dataclass(frozen=True)
+class _Candidates:
+    """Per topic: its candidates (collection positions, relevant first), their latent grades
+    and the noise every system shares on them."""
+
+    candidates: list[np.ndarray]
+    grades: list[np.ndarray]
+    shared: list[np.ndarray]
+
+
+def _candidate_draws(rng: np.random.Generator, spec: CampaignSpec,
+                     n_relevant: np.ndarray) -> _Candidates:
+    """Each topic's candidates, their latent grades and the shared noise, topic by topic."""
     grade_levels = np.arange(1, spec.grades)
     grade_p = 0.5 ** (grade_levels - 1.0)
     grade_p /= grade_p.sum()
     candidates, grades, shared = [], [], []
-    for t in range(n_topics):
+    for t in range(spec.topics):
         n_rel = int(n_relevant[t])
         n_cand = min(spec.collection_size, n_rel + max(_NONREL_CANDIDATES, 2 * spec.depth))
         candidates.append(rng.choice(spec.collection_size, n_cand, replace=False))
@@ -237,64 +293,77 @@ def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult
         grade[:n_rel] = rng.choice(grade_levels, n_rel, p=grade_p)
         grades.append(grade)
         shared.append(_W_SHARED * rng.standard_normal(n_cand))
+    return _Candidates(candidates=candidates, grades=grades, shared=shared)
 
-    out = Path(out_dir)
+
+def _make_folder(folder: Path) -> None:
     try:
-        (out / "runs").mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(
-            f"cannot create the campaign folder {out / 'runs'}: {exc.strerror or exc}"
+            f"cannot create the campaign folder {folder}: {exc.strerror or exc}"
         ) from None
-    width = max(DOCNO_DIGITS, len(str(spec.collection_size - 1)))
-    run_format = _RunFormat(query_ids, candidates, spec.depth, width)
-    judged = [np.zeros(len(c), dtype=bool) for c in candidates]
-    runs: list[SimulatedRun] = []
-    for g in range(n_groups):
-        first = g * per_group
-        retrieved = np.empty((per_group, n_topics, spec.depth), dtype=np.int64)
-        printed = np.empty((per_group, n_topics, spec.depth), dtype=np.int64)
-        offset = score_offset[first:first + per_group, None]
-        scale = score_scale[first:first + per_group, None]
-        for t in range(n_topics):
-            n_cand = len(candidates[t])
-            signal = (quality[first:first + per_group] * ease[t]
-                      * rng.lognormal(0.0, _TOPIC_INTERACTION_SIGMA, per_group))
-            latent = (signal[:, None] * grades[t] + shared[t]
-                      + _W_GROUP * rng.standard_normal(n_cand)
-                      + _W_OWN * rng.standard_normal((per_group, n_cand)))
-            top = _top(latent, spec.depth)
-            value = np.rint((offset + scale * np.take_along_axis(latent, top, axis=1))
-                            * 10**SCORE_DECIMALS).astype(np.int64)
-            order = np.lexsort((-candidates[t][top], -value), axis=-1)  # trec_eval's order
-            retrieved[:, t] = np.take_along_axis(top, order, axis=1)
-            printed[:, t] = np.take_along_axis(value, order, axis=1)
-            judged[t][retrieved[:spec.pooled_runs, t, :spec.pool_depth].ravel()] = True
-        for k in range(per_group):
-            name = f"{group_name(g)}-{k + 1}"
-            path = out / "runs" / f"{name}.txt"
-            _write(path, run_format.render(retrieved[k], printed[k], name))
-            runs.append(SimulatedRun(name=name, group=group_name(g), pooled=k < spec.pooled_runs,
-                                     type="manual" if manual[first + k] else "automatic",
-                                     quality=float(quality[first + k]), path=path))
 
-    topics = tuple(
-        SimulatedTopic(query_id=query_ids[t], title=titles[t], ease=float(ease[t]),
-                       relevant=int(n_relevant[t]), judged=int(judged[t].sum()),
-                       relevant_judged=int((judged[t] & (grades[t] > 0)).sum()))
-        for t in range(n_topics)
+
+def _group_rankings(rng: np.random.Generator, spec: CampaignSpec, draws: _Draws,
+                    runs_of: slice, pool: _Candidates,
+                    judged: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(retrieved, printed), each (runs, topics, depth): the candidate positions each run of
+    one group (``runs_of``) returns per topic in trec_eval's order, and their printed scores
+    times ``10**SCORE_DECIMALS``. Draws topic by topic; marks what the group's pooled runs
+    return in their top ``pool_depth`` as judged (in ``judged``)."""
+    quality, ease, candidates = draws.quality[runs_of], draws.ease, pool.candidates
+    per_group, n_topics = len(quality), len(candidates)
+    retrieved = np.empty((per_group, n_topics, spec.depth), dtype=np.int64)
+    printed = np.empty((per_group, n_topics, spec.depth), dtype=np.int64)
+    offset, scale = draws.score_offset[runs_of, None], draws.score_scale[runs_of, None]
+    for t in range(n_topics):
+        n_cand = len(candidates[t])
+        signal = (quality * ease[t]
+                  * rng.lognormal(0.0, _TOPIC_INTERACTION_SIGMA, per_group))
+        latent = (signal[:, None] * pool.grades[t] + pool.shared[t]
+                  + _W_GROUP * rng.standard_normal(n_cand)
+                  + _W_OWN * rng.standard_normal((per_group, n_cand)))
+        retrieved[:, t], printed[:, t] = _ranked(latent, candidates[t], offset, scale,
+                                                 spec.depth)
+        judged[t][retrieved[:spec.pooled_runs, t, :spec.pool_depth].ravel()] = True
+    return retrieved, printed
+
+
+def _ranked(latent: np.ndarray, candidates: np.ndarray, offset: np.ndarray, scale: np.ndarray,
+            depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's (run's) ``depth`` best candidate positions in trec_eval's order (printed
+    score descending, then docno descending) and their printed scores, as ints."""
+    top = _top(latent, depth)
+    value = np.rint((offset + scale * np.take_along_axis(latent, top, axis=1))
+                    * 10**SCORE_DECIMALS).astype(np.int64)
+    order = np.lexsort((-candidates[top], -value), axis=-1)  # trec_eval's order
+    return np.take_along_axis(top, order, axis=1), np.take_along_axis(value, order, axis=1)
+
+
+def _write_group(out: Path, g: int, spec: CampaignSpec, draws: _Draws, run_format: _RunFormat,
+                 retrieved: np.ndarray, printed: np.ndarray) -> list[SimulatedRun]:
+    """Write the run files of group ``g``; its runs."""
+    runs = []
+    first = g * spec.runs_per_group
+    for k in range(spec.runs_per_group):
+        name = f"{group_name(g)}-{k + 1}"
+        path = out / "runs" / f"{name}.txt"
+        _write(path, run_format.render(retrieved[k], printed[k], name))
+        runs.append(SimulatedRun(name=name, group=group_name(g), pooled=k < spec.pooled_runs,
+                                 type="manual" if draws.manual[first + k] else "automatic",
+                                 quality=float(draws.quality[first + k]), path=path))
+    return runs
+
+
+def _simulated_topics(query_ids: list[str], draws: _Draws, pool: _Candidates,
+                      judged: list[np.ndarray]) -> tuple[SimulatedTopic, ...]:
+    return tuple(
+        SimulatedTopic(query_id=query_ids[t], title=draws.titles[t], ease=float(draws.ease[t]),
+                       relevant=int(draws.n_relevant[t]), judged=int(judged[t].sum()),
+                       relevant_judged=int((judged[t] & (pool.grades[t] > 0)).sum()))
+        for t in range(len(query_ids))
     )
-    result = SimulationResult(
-        spec=spec, out_dir=out, topics_path=out / "topics.txt", qrels_path=out / "qrels.txt",
-        campaign_path=out / "campaign.json", config_path=out / "campaign.yaml",
-        runs=tuple(runs), topics=topics,
-        pool_size=int(sum(int(j.sum()) for j in judged)),
-    )
-    _write(result.topics_path, _topics_text(query_ids, titles).encode("ascii"))
-    _write(result.qrels_path,
-           _qrels_text(query_ids, candidates, grades, judged, width).encode("ascii"))
-    _write(result.campaign_path, _campaign_json(result).encode("ascii"))
-    _write(result.config_path, _campaign_yaml(result).encode("utf-8"))
-    return result
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -106,8 +106,48 @@ def simulate_budgets(table: RunTable, qrels: Qrels, *, strategies=DEFAULT_STRATE
     down to this rank of each contributing run (e.g. the official pool depth, so that every
     candidate has an official judgment). Seeded: the same arguments give the same result.
     """
-    import time
+    fractions, names, params = _checked(strategies, fractions, measures, params)
+    scorer = TableScorer(table, np.unique(qrels.query_id), relevance_level)
+    reference = scorer.means(judged_from_qrels(table, qrels), names)
+    oracle = Oracle(table, qrels)
+    judged = _per_topic(table, qrels.query_id[qrels.relevance >= 0])
+    relevant = _per_topic(table, qrels.query_id[qrels.relevance >= relevance_level])
+    budgets = _budgets(fractions, judged)
+    S, B, T, M, R = len(strategies), len(fractions), table.num_topics, len(names), table.num_runs
+    spent = np.zeros((S, B, T), dtype=np.int64)
+    found = np.zeros((S, B, T), dtype=np.int64)
+    means = np.zeros((S, B, M, R))
+    tau = np.zeros((S, B, M))
+    tau_ap = np.zeros((S, B, M))
+    seconds = {}
+    for s, name in enumerate(strategies):
+        if progress is not None:
+            progress(s + 1, len(strategies), f"simulating {name}")
+        kwargs = dict(params.get(name, {}))
+        if max_depth is not None:
+            kwargs.setdefault("max_depth", max_depth)
+        state, seconds[name] = _replay(table, oracle, name, budgets, contributing=contributing,
+                                       per_group=per_group, seed=seed,
+                                       relevance_level=relevance_level, kwargs=kwargs)
+        spent[s], found[s], means[s], tau[s], tau_ap[s] = _at_budgets(
+            table, state, oracle, budgets, scorer, names, reference, relevance_level)
+    return BudgetSimulation(
+        strategies=tuple(strategies), fractions=fractions, topics=tuple(table.topic_ids()),
+        runs=table.runs, measures=tuple(names), seed=int(seed),
+        params={"contributing": contributing if contributing is None else list(
+            np.asarray(table.runs)[_mask(table, contributing, per_group)]),
+            "per_group": per_group, "max_depth": max_depth, "strategy_params": params,
+            "relevance_level": relevance_level},
+        spent=spent, found=found, relevant=relevant, judged=judged, means=means,
+        reference=reference, tau=tau, tau_ap=tau_ap, seconds=seconds,
+    )
 
+
+def _checked(strategies, fractions, measures, params: dict | None
+             ) -> tuple[np.ndarray, list[str], dict]:
+    """(fractions sorted and distinct, measure names, params) after checking every argument:
+    fractions in (0, 1], measures with a pooling kernel, known strategies, parameters only for
+    strategies simulated."""
     fractions = np.asarray(sorted(set(float(f) for f in fractions)), dtype=np.float64)
     if len(fractions) == 0 or fractions[0] <= 0 or fractions[-1] > 1:
         raise PoolingError("budget fractions must be in (0, 1]")
@@ -119,69 +159,73 @@ def simulate_budgets(table: RunTable, qrels: Qrels, *, strategies=DEFAULT_STRATE
         if name not in strategies:
             raise PoolingError(f"parameters given for {name!r}, which is not simulated "
                                f"({', '.join(strategies)})")
-    qrels_topics = np.unique(qrels.query_id)
-    scorer = TableScorer(table, qrels_topics, relevance_level)
-    full = judged_from_qrels(table, qrels)
-    reference = scorer.means(full, names)
-    oracle = Oracle(table, qrels)
-    judged = np.bincount(table.topic_lookup(qrels.query_id)[qrels.relevance >= 0] + 1,
-                         minlength=table.num_topics + 1)[1:]
-    relevant = np.bincount(table.topic_lookup(qrels.query_id)[qrels.relevance >= relevance_level]
-                           + 1, minlength=table.num_topics + 1)[1:]
+    return fractions, names, params
+
+
+def _per_topic(table: RunTable, query_id: np.ndarray) -> np.ndarray:
+    """(T,) how many of ``query_id`` fall on each topic of the table (others are ignored)."""
+    return np.bincount(table.topic_lookup(query_id) + 1, minlength=table.num_topics + 1)[1:]
+
+
+def _budgets(fractions: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """(B, T) judgments each topic gets at each fraction: ``max(1, round(f * J_t))``; 1 for a
+    topic without official judgments."""
     budgets = np.maximum(1, np.rint(fractions[:, None] * judged[None, :])).astype(np.int64)
     budgets[:, judged == 0] = 1
-    S, B, T, M, R = len(strategies), len(fractions), table.num_topics, len(names), table.num_runs
-    spent = np.zeros((S, B, T), dtype=np.int64)
-    found = np.zeros((S, B, T), dtype=np.int64)
-    means = np.zeros((S, B, M, R))
-    tau = np.zeros((S, B, M))
-    tau_ap = np.zeros((S, B, M))
-    seconds = {}
-    for s, name in enumerate(strategies):
-        if progress is not None:
-            progress(s + 1, len(strategies), f"simulating {name}")
-        spec = get_strategy(name)
-        kwargs = dict(params.get(name, {}))
-        if max_depth is not None:
-            kwargs.setdefault("max_depth", max_depth)
-        start = time.perf_counter()
-        if spec.scope == "global":
-            state = PoolingState(table, name, contributing=contributing, per_group=per_group,
-                                 total=int(budgets[-1].sum()), seed=seed,
-                                 relevance_level=relevance_level, **kwargs)
+    return budgets
+
+
+def _replay(table: RunTable, oracle: Oracle, name: str, budgets: np.ndarray, *,
+            contributing, per_group: int | None, seed: int, relevance_level: int,
+            kwargs: dict) -> tuple[PoolingState, float]:
+    """Strategy ``name`` run by the oracle to the largest budget (per topic, or their sum for
+    a global strategy); the state, and the seconds it took."""
+    import time
+
+    start = time.perf_counter()
+    if get_strategy(name).scope == "global":
+        state = PoolingState(table, name, contributing=contributing, per_group=per_group,
+                             total=int(budgets[-1].sum()), seed=seed,
+                             relevance_level=relevance_level, **kwargs)
+    else:
+        state = PoolingState(table, name, contributing=contributing, per_group=per_group,
+                             budget=budgets[-1], seed=seed, relevance_level=relevance_level,
+                             **kwargs)
+    state.run_oracle(oracle)
+    return state, time.perf_counter() - start
+
+
+def _at_budgets(table: RunTable, state: PoolingState, oracle: Oracle, budgets: np.ndarray,
+                scorer: TableScorer, names: list[str], reference: np.ndarray,
+                relevance_level: int) -> tuple[np.ndarray, ...]:
+    """(spent, found, means, tau, tau_ap) of one replayed strategy at each budget, shaped
+    (B, T), (B, T), (B, M, R), (B, M), (B, M): the pool at a budget is a prefix of the
+    strategy's judging order (per topic, or over all topics for a global strategy)."""
+    B, T, (M, R) = len(budgets), table.num_topics, reference.shape
+    spent = np.zeros((B, T), dtype=np.int64)
+    found = np.zeros((B, T), dtype=np.int64)
+    means = np.zeros((B, M, R))
+    tau = np.zeros((B, M))
+    tau_ap = np.zeros((B, M))
+    handed = state.step >= 0
+    global_scope = state.strategy.scope == "global"
+    for b in range(B):
+        if global_scope:
+            chosen = handed & (state.step < budgets[b].sum())
         else:
-            state = PoolingState(table, name, contributing=contributing, per_group=per_group,
-                                 budget=budgets[-1], seed=seed, relevance_level=relevance_level,
-                                 **kwargs)
-        state.run_oracle(oracle)
-        seconds[name] = time.perf_counter() - start
-        handed = state.step >= 0
-        for b in range(B):
-            if spec.scope == "global":
-                chosen = handed & (state.step < budgets[b].sum())
-            else:
-                chosen = handed & (state.order < budgets[b][state.table.cand_topic])
-            rel = np.where(chosen, oracle.relevance, -1)
-            topic = table.cand_topic[chosen]
-            spent[s, b] = np.bincount(topic, minlength=T)
-            found[s, b] = np.bincount(topic, weights=rel[chosen] >= relevance_level,
-                                      minlength=T).astype(np.int64)
-            reduced = Judged(rel, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-            means[s, b] = scorer.means(reduced, names)
-            for m in range(M):
-                agreement = rank_agreement(reference[m], means[s, b, m])
-                tau[s, b, m] = agreement.tau
-                tau_ap[s, b, m] = agreement.tau_ap
-    return BudgetSimulation(
-        strategies=tuple(strategies), fractions=fractions, topics=tuple(table.topic_ids()),
-        runs=table.runs, measures=tuple(names), seed=int(seed),
-        params={"contributing": contributing if contributing is None else list(
-            np.asarray(table.runs)[_mask(table, contributing, per_group)]),
-            "per_group": per_group, "max_depth": max_depth, "strategy_params": params,
-            "relevance_level": relevance_level},
-        spent=spent, found=found, relevant=relevant, judged=judged, means=means,
-        reference=reference, tau=tau, tau_ap=tau_ap, seconds=seconds,
-    )
+            chosen = handed & (state.order < budgets[b][state.table.cand_topic])
+        rel = np.where(chosen, oracle.relevance, -1)
+        topic = table.cand_topic[chosen]
+        spent[b] = np.bincount(topic, minlength=T)
+        found[b] = np.bincount(topic, weights=rel[chosen] >= relevance_level,
+                               minlength=T).astype(np.int64)
+        reduced = Judged(rel, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        means[b] = scorer.means(reduced, names)
+        for m in range(M):
+            agreement = rank_agreement(reference[m], means[b, m])
+            tau[b, m] = agreement.tau
+            tau_ap[b, m] = agreement.tau_ap
+    return spent, found, means, tau, tau_ap
 
 
 def _mask(table: RunTable, contributing, per_group) -> np.ndarray:

@@ -143,6 +143,49 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
     duplicates: ``"error"`` (a docno retrieved twice for one topic is a :class:`FormatError`,
         as in trec_eval) or ``"first"`` (keep the better-ranked copy).
     """
+    entries = _checked_entries(runs, depth, duplicates)
+    sources = _sources(entries)
+    groups, run_group = _groups(entries)
+    lengths = np.array([len(r) for r in sources], dtype=np.int64)
+    run = np.repeat(np.arange(len(sources), dtype=np.int32), lengths)
+    qid = _widen([r.query_id for r in sources])
+    score = np.concatenate([r.score for r in sources])
+    docs, doc = _intern(_widen([r.doc_id for r in sources]))
+    line = np.concatenate([r.line for r in sources])
+    topic_ids, topic = _topic_index(qid, topics)
+    if topics is not None:  # rows of other topics (-1) go
+        keep = topic >= 0
+        run, score, doc, topic, line = run[keep], score[keep], doc[keep], topic[keep], line[keep]
+    topic = topic.astype(np.int32)
+    num_segments = len(sources) * len(topic_ids)
+
+    seg = run.astype(np.int64) * len(topic_ids) + topic
+    order = np.lexsort((-doc, -score, seg))  # trec_eval: score desc, then docno desc
+    run, topic, doc, line, seg = run[order], topic[order], doc[order], line[order], seg[order]
+    dup = _duplicates(seg, doc, len(docs))
+    if dup.any():
+        if duplicates == "error":
+            _raise_duplicates(sources, topic_ids, docs, run, topic, doc, line, dup)
+        keep = ~dup
+        run, topic, doc, seg = run[keep], topic[keep], doc[keep], seg[keep]
+    segments = _segments(seg, num_segments)
+    rank = (np.arange(len(seg), dtype=np.int64) - segments[seg] + 1).astype(np.int32)
+    if depth is not None and len(rank) and rank.max() > depth:
+        keep = rank <= depth
+        run, topic, doc, seg, rank = run[keep], topic[keep], doc[keep], seg[keep], rank[keep]
+        segments = _segments(seg, num_segments)
+    cand, cand_topic, cand_doc = _candidates(topic, doc, len(docs))
+    return RunTable(
+        runs=tuple(e[0] for e in entries), groups=groups, run_group=run_group,
+        topics=topic_ids, docs=docs, run=run, topic=topic, rank=rank, doc=doc, cand=cand,
+        segments=segments, cand_topic=cand_topic, cand_doc=cand_doc, sources=tuple(sources),
+    )
+
+
+def _checked_entries(runs: Sequence[Any], depth: int | None,
+                     duplicates: str) -> list[tuple[str, str, Any]]:
+    """(name, group, run or path) of each of ``runs``, after checking the options and that
+    there are runs, uniquely named."""
     if duplicates not in ("error", "first"):
         raise PoolingError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if depth is not None and depth < 1:
@@ -154,6 +197,11 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
     repeated = sorted(name for name, count in Counter(names).items() if count > 1)
     if repeated:
         raise PoolingError(f"run names must be unique: {', '.join(repeated)}")
+    return entries
+
+
+def _sources(entries: list[tuple[str, str, Any]]) -> list[Run]:
+    """The :class:`Run` of each entry: given, or read from a path or a data frame."""
     sources: list[Run] = []
     for name, _, run in entries:
         if isinstance(run, Run):
@@ -163,58 +211,47 @@ def build_table(runs: Sequence[Any], *, topics: Iterable[str | bytes] | None = N
         else:
             raise PoolingError(f"run {name!r}: expected a Run, a path or a data frame, got "
                                f"{type(run).__name__}")
+    return sources
+
+
+def _groups(entries: list[tuple[str, str, Any]]) -> tuple[tuple[str, ...], np.ndarray]:
+    """(groups in order of first appearance, group index of each run); a run without a group
+    is its own group."""
     group_names = [e[1] or e[0] for e in entries]
     groups = tuple(dict.fromkeys(group_names))
     gindex = {g: i for i, g in enumerate(groups)}
-    run_group = np.array([gindex[g] for g in group_names], dtype=np.int64)
+    return groups, np.array([gindex[g] for g in group_names], dtype=np.int64)
 
-    lengths = np.array([len(r) for r in sources], dtype=np.int64)
-    run = np.repeat(np.arange(len(sources), dtype=np.int32), lengths)
-    qid = _widen([r.query_id for r in sources])
-    score = np.concatenate([r.score for r in sources])
-    docs, doc = _intern(_widen([r.doc_id for r in sources]))
-    line = np.concatenate([r.line for r in sources])
+
+def _topic_index(qid: np.ndarray, topics: Iterable[str | bytes] | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(topic ids sorted, topic index of each row's ``qid``): every topic of the rows, or
+    ``topics`` only, with -1 for rows of other topics."""
     if topics is None:
         topic_ids, topic = np.unique(qid, return_inverse=True)
-        topic = topic.ravel()
-    else:
-        wanted = [t if isinstance(t, bytes) else str(t).encode("utf-8") for t in topics]
-        if not wanted:
-            raise PoolingError("topics is empty: nothing to pool")
-        topic_ids = np.unique(np.array(wanted, dtype=np.bytes_))
-        pos = np.minimum(np.searchsorted(topic_ids, qid), len(topic_ids) - 1)
-        topic = np.where(topic_ids[pos] == qid, pos, -1)
-        keep = topic >= 0
-        run, score, doc, topic, line = run[keep], score[keep], doc[keep], topic[keep], line[keep]
-    topic = topic.astype(np.int32)
-    num_topics = len(topic_ids)
+        return topic_ids, topic.ravel()
+    wanted = [t if isinstance(t, bytes) else str(t).encode("utf-8") for t in topics]
+    if not wanted:
+        raise PoolingError("topics is empty: nothing to pool")
+    topic_ids = np.unique(np.array(wanted, dtype=np.bytes_))
+    pos = np.minimum(np.searchsorted(topic_ids, qid), len(topic_ids) - 1)
+    return topic_ids, np.where(topic_ids[pos] == qid, pos, -1)
 
-    seg = run.astype(np.int64) * num_topics + topic
-    order = np.lexsort((-doc, -score, seg))  # trec_eval: score desc, then docno desc
-    run, topic, doc, line, seg = run[order], topic[order], doc[order], line[order], seg[order]
-    dup = _duplicates(seg, doc, len(docs))
-    if dup.any():
-        if duplicates == "error":
-            _raise_duplicates(sources, topic_ids, docs, run, topic, doc, line, dup)
-        keep = ~dup
-        run, topic, doc, seg = run[keep], topic[keep], doc[keep], seg[keep]
-    counts = np.bincount(seg, minlength=len(sources) * num_topics)
-    segments = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    rank = (np.arange(len(seg), dtype=np.int64) - segments[seg] + 1).astype(np.int32)
-    if depth is not None and len(rank) and rank.max() > depth:
-        keep = rank <= depth
-        run, topic, doc, seg, rank = run[keep], topic[keep], doc[keep], seg[keep], rank[keep]
-        counts = np.bincount(seg, minlength=len(sources) * num_topics)
-        segments = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    key = topic.astype(np.int64) * max(len(docs), 1) + doc
+
+def _segments(seg: np.ndarray, num_segments: int) -> np.ndarray:
+    """Row offsets of each (run, topic) segment of rows sorted by ``seg``."""
+    counts = np.bincount(seg, minlength=num_segments)
+    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+def _candidates(topic: np.ndarray, doc: np.ndarray,
+                num_docs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(candidate of each row, topic and docno code of each candidate): the distinct
+    (topic, docno) pairs, sorted by topic then docno."""
+    key = topic.astype(np.int64) * max(num_docs, 1) + doc
     cand_key, cand = np.unique(key, return_inverse=True)
-    cand_topic, cand_doc = np.divmod(cand_key, max(len(docs), 1))
-    return RunTable(
-        runs=tuple(names), groups=groups, run_group=run_group, topics=topic_ids, docs=docs,
-        run=run, topic=topic, rank=rank, doc=doc, cand=cand.astype(np.int64).ravel(),
-        segments=segments, cand_topic=cand_topic.astype(np.int64), cand_doc=cand_doc,
-        sources=tuple(sources),
-    )
+    cand_topic, cand_doc = np.divmod(cand_key, max(num_docs, 1))
+    return cand.astype(np.int64).ravel(), cand_topic.astype(np.int64), cand_doc
 
 
 def _intern(doc_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -32,7 +32,7 @@ from .choices import (  # noqa: F401
     TUKEY_TESTS,
     default_test,
 )
-from .paired import DEFAULT_SAMPLES, DEFAULT_SEED, TestResult, paired_columns
+from .paired import DEFAULT_SAMPLES, DEFAULT_SEED, Columns, TestResult, paired_columns
 from .scores import Scores, check_alternative, check_choice
 
 
@@ -214,23 +214,58 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
     items = [scores] if isinstance(scores, Scores) else list(scores)
     if not items:
         raise StatisticsError("nothing to compare: no measure given")
+    test, correction = _settle_test(test, correction, baseline=baseline,
+                                    systems=len(items[0].systems), family=family,
+                                    alternative=alternative, alpha=alpha)
+    items, systems = _aligned(items, baseline)
+    a_idx, b_idx = _pairs(systems, baseline)
+    level = alpha / len(items) if family == "all" else alpha  # a Tukey test's own level
+    tested = [_test_measure(s, a_idx, b_idx, test, alternative=alternative, samples=samples,
+                            seed=seed, level=level, ci=ci, confidence=confidence, exact=exact)
+              for s in items]
+    p_all = np.array([t.p_value for t in tested])  # (measures, pairs)
+    adjusted = _adjust_family(p_all, test, correction, family)
+    means = np.array([s.values.mean(axis=1) for s in items])
+    out = []
+    for k, (s, t) in enumerate(zip(items, tested)):
+        out += _measure_pairs(s.measure, len(s.topics), t, systems=systems,
+                              pairs=(a_idx, b_idx), means=means[k], adjusted=adjusted[k],
+                              test=test, alternative=alternative, ci=ci,
+                              confidence=confidence, alpha=alpha)
+    notes = _notes(test, tested[0].exact, correction, family, p_all, samples=samples,
+                   alpha=alpha)
+    return Comparison(measures=tuple(s.measure for s in items), systems=systems,
+                      topics=tuple(len(s.topics) for s in items), means=means,
+                      baseline=baseline, test=test, correction=correction, family=family,
+                      alternative=alternative, alpha=alpha, samples=samples, seed=seed,
+                      pairs=tuple(out), notes=notes)
+
+
+def _settle_test(test: str | None, correction: str | None, *, baseline: str | None,
+                 systems: int, family: str, alternative: str, alpha: float) -> tuple[str, str]:
+    """(test, correction) :func:`compare` runs with: the default test filled in, every choice
+    checked; a Tukey test is its own correction."""
     if test is None:
-        test = default_test(baseline, len(items[0].systems))
+        test = default_test(baseline, systems)
     check_choice("test", test, COMPARE_TESTS)
     check_choice("family", family, FAMILIES)
     check_alternative(alternative)
     if not 0 < alpha < 1:
         raise StatisticsError(f"alpha must lie between 0 and 1, got {alpha}")
-    tukey = test in TUKEY_TESTS
-    if tukey:
-        if correction not in (None, test):
-            raise StatisticsError(f"{test} controls the family-wise error rate itself; give no "
-                             f"correction with it (got '{correction}')")
-        if alternative != "two-sided":
-            raise StatisticsError(f"{test} is two-sided only")
-        correction = test
-    else:
-        correction = check_choice("correction", correction or DEFAULT_CORRECTION, CORRECTIONS)
+    if test not in TUKEY_TESTS:
+        return test, check_choice("correction", correction or DEFAULT_CORRECTION, CORRECTIONS)
+    if correction not in (None, test):
+        raise StatisticsError(f"{test} controls the family-wise error rate itself; give no "
+                         f"correction with it (got '{correction}')")
+    if alternative != "two-sided":
+        raise StatisticsError(f"{test} is two-sided only")
+    return test, test
+
+
+def _aligned(items: list[Scores], baseline: str | None) -> tuple[list[Scores], tuple[str, ...]]:
+    """The measures with their systems in the first measure's order, and that order; each
+    measure given once, holding the same systems (at least 2, the baseline among them), each
+    scored on every topic."""
     measures = [s.measure for s in items]
     if len(set(measures)) != len(measures):
         raise StatisticsError("a measure is given twice")
@@ -246,63 +281,100 @@ def compare(scores: Scores | Sequence[Scores], *, baseline: str | None = None,
         raise StatisticsError(f"unknown baseline '{baseline}' (systems: {', '.join(systems)})")
     for s in items:
         s.check_complete()
-    a_idx, b_idx = _pairs(systems, baseline)
+    return items, systems
 
-    per_measure = []
-    for s in items:
-        X, Y = s.values[a_idx].T, s.values[b_idx].T
-        cols = paired_columns(X, Y, None if tukey else test, alternative=alternative,
-                              samples=samples, seed=seed, ci=ci, confidence=confidence,
-                              exact=exact)
-        statistic, p = cols.statistic, cols.p_value
-        used_samples, used_seed, is_exact = cols.samples, cols.seed, cols.exact
-        critical = None
-        if tukey:  # simultaneous intervals at the family's level, as the p-values are
-            level = alpha / len(items) if family == "all" else alpha
-            tk = (tukey_hsd(s, level) if test == "tukey-hsd"
-                  else randomized_tukey_hsd(s, samples, seed, level))
-            statistic, p = tk.statistic[a_idx, b_idx], tk.p_values[a_idx, b_idx]
-            used_samples, used_seed, is_exact = tk.samples, tk.seed, False
-            critical = tk.critical_difference
-        per_measure.append((cols, statistic, p, used_samples, used_seed, is_exact, critical))
 
-    p_all = np.array([pm[2] for pm in per_measure])  # (measures, pairs)
-    if tukey:  # over the pairs of each measure; over all measures: Bonferroni across them
-        adjusted = np.minimum(p_all * len(items), 1.0) if family == "all" else p_all
-    elif family == "all":
-        adjusted = adjust_p(p_all.ravel(), correction).reshape(p_all.shape)
-    else:
-        adjusted = adjust_p(p_all, correction, axis=1)
+@dataclass(frozen=True)
+class _Tested:
+    """One measure's test over every pair: ``cols`` describes the differences (mean, interval,
+    effect sizes); statistic, p_value and the resampling behind them are the test's (the Tukey
+    test's with one, whose simultaneous intervals are mean difference +- ``critical``)."""
 
-    means = np.array([s.values.mean(axis=1) for s in items])
+    cols: Columns
+    statistic: np.ndarray
+    p_value: np.ndarray
+    samples: int | None
+    seed: int | None
+    exact: bool
+    critical: float | None
+
+
+def _test_measure(s: Scores, a_idx: np.ndarray, b_idx: np.ndarray, test: str, *,
+                  alternative: str, samples: int, seed: int | None, level: float, ci: str,
+                  confidence: float, exact: bool | None) -> _Tested:
+    """``test`` of every pair (a_idx[j] - b_idx[j]) on one measure; a Tukey test at ``level``,
+    so that its intervals are simultaneous at the family's level, as its p-values are."""
+    tukey = test in TUKEY_TESTS
+    cols = paired_columns(s.values[a_idx].T, s.values[b_idx].T, None if tukey else test,
+                          alternative=alternative, samples=samples, seed=seed, ci=ci,
+                          confidence=confidence, exact=exact)
+    if not tukey:
+        return _Tested(cols=cols, statistic=cols.statistic, p_value=cols.p_value,
+                       samples=cols.samples, seed=cols.seed, exact=cols.exact, critical=None)
+    tk = (tukey_hsd(s, level) if test == "tukey-hsd"
+          else randomized_tukey_hsd(s, samples, seed, level))
+    return _Tested(cols=cols, statistic=tk.statistic[a_idx, b_idx],
+                   p_value=tk.p_values[a_idx, b_idx], samples=tk.samples, seed=tk.seed,
+                   exact=False, critical=tk.critical_difference)
+
+
+def _adjust_family(p_all: np.ndarray, test: str, correction: str, family: str) -> np.ndarray:
+    """The (measures, pairs) p-values adjusted over each family. A Tukey test has adjusted
+    over the pairs of each measure; over all measures, Bonferroni across them."""
+    if test in TUKEY_TESTS:
+        return np.minimum(p_all * len(p_all), 1.0) if family == "all" else p_all
+    if family == "all":
+        return adjust_p(p_all.ravel(), correction).reshape(p_all.shape)
+    return adjust_p(p_all, correction, axis=1)
+
+
+def _measure_pairs(measure: str, n: int, tested: _Tested, *, systems: tuple[str, ...],
+                   pairs: tuple[np.ndarray, np.ndarray], means: np.ndarray,
+                   adjusted: np.ndarray, test: str, alternative: str, ci: str,
+                   confidence: float, alpha: float) -> list[PairComparison]:
+    """One :class:`PairComparison` per pair of one measure (``means`` and ``adjusted`` are
+    that measure's rows; ``n`` its topic count)."""
     out = []
-    for k, (s, (cols, statistic, p, used_samples, used_seed, is_exact, critical)) in \
-            enumerate(zip(items, per_measure)):
-        n = len(s.topics)
-        for j, (a, b) in enumerate(zip(a_idx, b_idx)):
-            diff = float(cols.mean_diff[j])
-            low, high, how, level = (float(cols.ci_low[j]), float(cols.ci_high[j]), ci,
-                                     confidence) if critical is None else (
-                diff - critical, diff + critical, "tukey", 1 - alpha)
-            result = TestResult(test, float(statistic[j]), float(p[j]), alternative, n,
-                                diff, low, high, how, level,
-                                float(cols.effect_size[j]), float(cols.hedges_g[j]),
-                                used_samples, used_seed, is_exact,
-                                "" if cols.method is None else str(cols.method[j]))
-            out.append(PairComparison(s.measure, systems[a], systems[b], float(means[k, a]),
-                                      float(means[k, b]), result, float(adjusted[k, j]),
-                                      bool(adjusted[k, j] <= alpha)))
-    notes = []
-    resampled = test in ("randomization", "bootstrap") and not per_measure[0][5]  # exact?
+    for j, (a, b) in enumerate(zip(*pairs)):
+        result = _pair_result(tested, j, test=test, alternative=alternative, n=n, ci=ci,
+                              confidence=confidence, alpha=alpha)
+        out.append(PairComparison(measure=measure, system_a=systems[a], system_b=systems[b],
+                                  mean_a=float(means[a]), mean_b=float(means[b]),
+                                  result=result, p_adjusted=float(adjusted[j]),
+                                  significant=bool(adjusted[j] <= alpha)))
+    return out
+
+
+def _pair_result(tested: _Tested, j: int, *, test: str, alternative: str, n: int, ci: str,
+                 confidence: float, alpha: float) -> TestResult:
+    """The :class:`TestResult` of pair ``j``: its interval from ``ci`` at ``confidence``, or
+    the Tukey test's simultaneous interval at ``1 - alpha``."""
+    cols, critical = tested.cols, tested.critical
+    diff = float(cols.mean_diff[j])
+    low, high, how, level = (float(cols.ci_low[j]), float(cols.ci_high[j]), ci,
+                             confidence) if critical is None else (
+        diff - critical, diff + critical, "tukey", 1 - alpha)
+    return TestResult(test=test, statistic=float(tested.statistic[j]),
+                      p_value=float(tested.p_value[j]), alternative=alternative, n=n,
+                      mean_diff=diff, ci_low=low, ci_high=high, ci_method=how,
+                      confidence=level, effect_size=float(cols.effect_size[j]),
+                      hedges_g=float(cols.hedges_g[j]), samples=tested.samples,
+                      seed=tested.seed, exact=tested.exact,
+                      method="" if cols.method is None else str(cols.method[j]))
+
+
+def _notes(test: str, exact: bool, correction: str, family: str, p_all: np.ndarray, *,
+           samples: int, alpha: float) -> tuple[str, ...]:
+    """Caveats for the reader: a resampling test whose smallest p-value cannot survive a
+    family-wise correction over the (measures, pairs) p-values ``p_all``."""
+    resampled = test in ("randomization", "bootstrap") and not exact
     size = p_all.size if family == "all" else p_all.shape[1]  # comparisons in a family
     if resampled and correction in ("bonferroni", "holm") and size / (samples + 1) > alpha:
-        notes.append(f"no p-value of a test with {samples:,} samples is below "
-                     f"1/{samples + 1:,}, so none can survive the {correction} correction over "
-                     f"{size:,} comparisons at alpha {alpha:g}; use at least "
-                     f"{int(np.ceil(size / alpha)):,} samples, or randomized-tukey-hsd")
-    return Comparison(tuple(measures), systems, tuple(len(s.topics) for s in items), means,
-                      baseline, test, correction, family, alternative, alpha, samples, seed,
-                      tuple(out), tuple(notes))
+        return (f"no p-value of a test with {samples:,} samples is below "
+                f"1/{samples + 1:,}, so none can survive the {correction} correction over "
+                f"{size:,} comparisons at alpha {alpha:g}; use at least "
+                f"{int(np.ceil(size / alpha)):,} samples, or randomized-tukey-hsd",)
+    return ()
 
 
 def _pairs(systems: Sequence[str], baseline: str | None) -> tuple[np.ndarray, np.ndarray]:
