@@ -15,6 +15,7 @@ or not). Scores come from :mod:`irbench.pooling.kernels` and equal trec_eval's.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,8 +181,6 @@ def _replay(table: RunTable, oracle: Oracle, name: str, budgets: np.ndarray, *,
             kwargs: dict) -> tuple[PoolingState, float]:
     """Strategy ``name`` run by the oracle to the largest budget (per topic, or their sum for
     a global strategy); the state, and the seconds it took."""
-    import time
-
     start = time.perf_counter()
     if get_strategy(name).scope == "global":
         state = PoolingState(table, name, contributing=contributing, per_group=per_group,
