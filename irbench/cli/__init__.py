@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from .. import __version__
@@ -54,6 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 1
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     try:
         return args.handler(args)
     except IrbenchError as exc:
@@ -62,6 +66,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see _terminated)
+        what = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"irbench: {what}: what was complete is kept (a store stays as it was after its "
+              "last complete write; 'irbench run' goes on from there)", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an exception so that every ``finally`` runs (temporary folders are
+    removed, the store's open transaction rolled back) before irbench exits."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated()
 
 
 __all__ = ["main", "build_parser"]

@@ -233,7 +233,7 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
     if tasks:
         context = Context(qrels=prepared, qrels_sha=shas, topic_set=topic_set,
                           settings=camp.config.settings, done=done, topics=topics_obj,
-                          validation=config.validation, shard_bytes=shards.SHARD_BYTES)
+                          validation=config.validation, shard_bytes=shards.shard_bytes())
         try:
             camp.execute(tasks, context, on_outcome)
         finally:

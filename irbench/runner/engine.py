@@ -103,8 +103,10 @@ class Processes:
                             idle.append(_Worker.start(context, fn, shared))
                     elif not ok:
                         raise result
-                    else:
+                    elif done.process.is_alive():
                         idle.append(done)
+                    elif pending:  # it answered, then died: a new one takes its place
+                        idle.append(_Worker.start(context, fn, shared))
                     on_result(item, result)
         finally:
             for worker in idle + list({id(w): w for w in busy.values()}.values()):
@@ -157,6 +159,7 @@ def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int) -> None:
     """A worker: ``fn(item, shared)`` for every item received, until ``None``."""
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (see irbench.cli)
     for item in iter(_receiver(pipe), None):
         try:
             reply: tuple[bool, Any] = (True, fn(item, shared))

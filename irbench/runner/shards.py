@@ -1,16 +1,24 @@
 """One huge run file scored in topic shards, so memory is bounded by a shard, not the run.
 
-:func:`evaluate_sharded` reads the file once in pieces and spills each result line to its
-topic's shard (:func:`topic_shards`) in a temporary folder; each shard is then read, ranked
-against the qrels of its topics and scored. The per-topic values are those of one whole
-evaluation, and the summaries are computed from all of them in topic order, as one evaluation
-computes them: the numbers are identical.
+:func:`evaluate_sharded` reads the file once in pieces (a gzip file decompressed as a stream,
+within the whole-file path's expansion limit) and spills each result line to its topic's shard
+(:func:`topic_shards`) in a temporary folder; each shard is then read, ranked against the
+qrels of its topics and scored, in groups of topics no bigger than a shard when a few topics
+hold most of the lines (a single topic bigger than :data:`TOPIC_LIMIT` shards is refused,
+naming the limit). The per-topic values are those of one whole evaluation, and the summaries
+are computed from all of them in topic order, as one evaluation computes them: the numbers
+are identical.
+
+The spill folder (``irbench-shards-PID-*`` in the temporary folder) is removed when scoring
+ends, however it ends short of SIGKILL; :func:`sweep_spills` removes those of processes that
+are gone (a killed run's), and runs before each sharded evaluation.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -18,16 +26,31 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import trec
-from ..errors import FormatError, IrbenchError
+from ..errors import FormatError, IrbenchError, UsageError
 from ..measures import Measure
 from ..measures.base import summarise
 from ..measures.compute import restrict, score_ranked
 from ..ranked import EvalOptions, PreparedQrels
 
 # a run file bigger than this is evaluated in topic shards (IRBENCH_SHARD_BYTES; 0: never)
-SHARD_BYTES = int(os.environ.get("IRBENCH_SHARD_BYTES") or 256 << 20)
+SHARD_BYTES = 256 << 20
+TOPIC_LIMIT = 4  # a topic whose lines fill more than this many shards is refused
 _SPILL_BYTES = 64 << 20  # parsed run data kept in memory before it is spilled to the shards
 _HASH_PRIME = np.uint64(1099511628211)
+_SPILL_PREFIX = "irbench-shards-"
+
+
+def shard_bytes() -> int:
+    """The size above which a run file is scored in topic shards (0: never):
+    ``IRBENCH_SHARD_BYTES`` when set, else :data:`SHARD_BYTES`; a value that is not a whole
+    number of bytes is a :class:`UsageError`."""
+    raw = os.environ.get("IRBENCH_SHARD_BYTES", "").strip()
+    if not raw:
+        return SHARD_BYTES
+    if not re.fullmatch(r"[0-9]{1,19}", raw):
+        raise UsageError(f"IRBENCH_SHARD_BYTES={raw!r}: must be a whole number of bytes (e.g. "
+                         f"{256 << 20} for 256 MiB), or 0 to never score a run in shards")
+    return int(raw)
 
 
 def topic_shards(query_id: np.ndarray, shards: int) -> np.ndarray:
@@ -55,20 +78,74 @@ class Sharded:
     shards: int
 
 
-def _pieces(path: str) -> Iterator[bytes]:
-    """Whole-line pieces of about ``trec.text.CHUNK`` bytes of a (possibly gzip) run file."""
+def _pieces(path: str, stats: dict) -> Iterator[bytes]:
+    """Whole-line pieces of about ``trec.text.CHUNK`` bytes of a (possibly gzip) run file;
+    ``stats["bytes"]`` counts the text read. A gzip file is decompressed as a stream within
+    the whole-file path's limit (:func:`irbench.trec.gunzip`), with its messages."""
     with open(path, "rb") as raw:
-        fh = gzip.open(raw) if raw.read(2) == trec.GZIP_MAGIC else raw
+        gz = raw.read(2) == trec.GZIP_MAGIC or path.endswith(".gz")
         raw.seek(0)
-        first = True
-        while True:
-            piece = fh.read(trec.text.CHUNK)
-            if not piece:
-                return
-            if not piece.endswith(b"\n"):
-                piece += fh.readline()
-            yield trec.without_bom(piece) if first else piece
-            first = False
+        if gz:
+            limit = trec.gunzip_limit(os.fstat(raw.fileno()).st_size)
+            blocks = iter(lambda: raw.read(trec.text.CHUNK), b"")
+            text: Iterator[bytes] = trec.inflate(blocks, limit)
+        else:
+            text = iter(lambda: raw.read(trec.text.CHUNK), b"")
+        try:
+            yield from _whole_lines(text, stats)
+        except ValueError as exc:
+            raise FormatError([f"{path}:1: {exc}"]) from None
+
+
+def _whole_lines(blocks: Iterator[bytes], stats: dict) -> Iterator[bytes]:
+    held, first = b"", True
+    for block in blocks:
+        held += block
+        if len(held) < trec.text.CHUNK:
+            continue
+        cut = held.rfind(b"\n") + 1
+        if cut == 0:
+            continue  # one line longer than a piece: kept whole
+        piece, held = held[:cut], held[cut:]
+        stats["bytes"] += len(piece)
+        yield trec.without_bom(piece) if first else piece
+        first = False
+    if held:
+        stats["bytes"] += len(held)
+        yield trec.without_bom(held) if first else held
+
+
+def sweep_spills(folder: str | None = None) -> list[str]:
+    """Remove the spill folders of this user's irbench processes that are gone (a killed
+    run's); the folders removed."""
+    folder = folder or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = re.fullmatch(re.escape(_SPILL_PREFIX) + r"([0-9]+)-.*", entry.name)
+        try:
+            if (match is None or not entry.is_dir(follow_symlinks=False)
+                    or entry.stat(follow_symlinks=False).st_uid != os.getuid()
+                    or _alive(int(match[1]))):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
@@ -83,31 +160,36 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
         except (AttributeError, TypeError):
             raise IrbenchError(f"{m} cannot be computed in topic shards (its summary needs "
                                "the whole run)") from None
-    shards = shards or max(1, -(-os.path.getsize(path) // SHARD_BYTES))
-    with tempfile.TemporaryDirectory(prefix="irbench-shards-") as folder:
+    size = os.path.getsize(path)
+    shards = shards or max(1, -(-size // (shard_bytes() or size or 1)))
+    sweep_spills()
+    with tempfile.TemporaryDirectory(prefix=f"{_SPILL_PREFIX}{os.getpid()}-") as folder:
         spill = _Spill(folder, shards)
         joined = spill.read(path)
         runid = trec.display(joined.runid)
         qrels_shard = topic_shards(qrels.query_id, shards)
         topics = []
         values: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
+        budget = spill.row_budget()
         for k in range(shards):
-            keep = qrels_shard == k
-            if not keep.any():
+            in_shard = qrels_shard == k
+            if not in_shard.any():
                 continue  # no judged topic here: nothing of these lines is scored
-            sub = trec.Qrels(name=qrels.name, query_id=qrels.query_id[keep],
-                             doc_id=qrels.doc_id[keep], relevance=qrels.relevance[keep],
-                             line=qrels.line[keep], path=qrels.path)
-            q, d, sc, ln = spill.columns(k)
-            run = trec.Run(name=os.path.basename(path), runid=runid, query_id=q, doc_id=d,
-                           score=sc, line=ln, path=path)
-            ranked = PreparedQrels(sub).rank(run, options)
-            if intersection:
-                ranked = restrict(ranked, ~ranked.missing)
-            part = score_ranked(ranked, measures, run.name, run.runid, options)
-            topics.append(ranked.topics)  # bytes, in the order one ranking has them
-            for m in measures:
-                values[m].append(np.asarray(part.values[m], dtype=np.float64))
+            for group, keep in _judged_groups(spill.groups(k, budget, path), in_shard,
+                                              qrels.query_id):
+                sub = trec.Qrels(name=qrels.name, query_id=qrels.query_id[keep],
+                                 doc_id=qrels.doc_id[keep], relevance=qrels.relevance[keep],
+                                 line=qrels.line[keep], path=qrels.path)
+                q, d, sc, ln = spill.columns(k, group)
+                run = trec.Run(name=os.path.basename(path), runid=runid, query_id=q,
+                               doc_id=d, score=sc, line=ln, path=path)
+                ranked = PreparedQrels(sub).rank(run, options)
+                if intersection:
+                    ranked = restrict(ranked, ~ranked.missing)
+                part = score_ranked(ranked, measures, run.name, run.runid, options)
+                topics.append(ranked.topics)  # bytes, in the order one ranking has them
+                for m in measures:
+                    values[m].append(np.asarray(part.values[m], dtype=np.float64))
     all_topics = trec.concat(topics) if topics else np.zeros(0, dtype="S1")
     order = np.argsort(all_topics, kind="stable")
     merged = {m: (np.concatenate(values[m]) if values[m] else np.zeros(0))[order]
@@ -116,6 +198,24 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
                    summaries={m: summarise(m, merged[m], None) for m in measures},
                    answered=np.unique(trec.concat(spill.answered)), num_docs=spill.num_docs,
                    runid=runid, shards=shards)
+
+
+def _judged_groups(groups: list[np.ndarray | None], in_shard: np.ndarray,
+                   query_id: np.ndarray) -> Iterator[tuple[np.ndarray | None, np.ndarray]]:
+    """(topics of a group or None for the whole shard, which qrels rows it scores): every
+    judged topic of the shard in exactly one, those the run does not answer in a last one."""
+    if groups == [None]:
+        yield None, in_shard
+        return
+    covered = np.zeros(len(query_id), dtype=bool)
+    for group in groups:
+        keep = in_shard & np.isin(query_id, np.asarray(group))
+        covered |= keep
+        if keep.any():
+            yield group, keep
+    rest = in_shard & ~covered
+    if rest.any():
+        yield np.unique(query_id[rest]), rest
 
 
 class _Spill:
@@ -127,13 +227,15 @@ class _Spill:
         self.folder, self.shards = folder, shards
         self.held: list[list] = [[] for _ in range(shards)]
         self.held_bytes = self.flushes = self.num_docs = 0
+        self.rows = np.zeros(shards, dtype=np.int64)  # result lines per shard
         self.answered: list[np.ndarray] = []
+        self.text = {"bytes": 0}  # the file's text read (decompressed)
 
     def read(self, path: str) -> trec.PartJoiner:
         """Read the file at ``path`` once, in pieces, into the shards; its problems are
         raised (a :class:`FormatError`) once all are known."""
         joined = trec.PartJoiner(path)
-        for piece in _pieces(path):
+        for piece in _pieces(path, self.text):
             columns = joined.add(trec.parse_run([piece]))
             if columns is not None:
                 self._add(columns)
@@ -155,6 +257,7 @@ class _Spill:
             rows = order[bounds[k]:bounds[k + 1]]
             if len(rows):
                 self.held[k].append((q[rows], d[rows], sc[rows], ln[rows]))
+        self.rows += np.diff(bounds)
         self.num_docs += len(sc)
         self.answered.append(np.unique(q))
 
@@ -169,11 +272,49 @@ class _Spill:
                 parts.clear()
         self.held_bytes, self.flushes = 0, self.flushes + 1
 
-    def columns(self, shard: int) -> list[np.ndarray]:
-        """(query_id, doc_id, score, line) of the shard's lines, in the file's order."""
-        parts = [np.load(self._file(shard, f)) for f in range(self.flushes)
-                 if os.path.exists(self._file(shard, f))]
-        if not parts:  # every judged topic of this shard is missing from the run
+    def _parts(self, shard: int) -> list:
+        return [np.load(self._file(shard, f)) for f in range(self.flushes)
+                if os.path.exists(self._file(shard, f))]
+
+    def row_budget(self) -> int:
+        """Result lines a shard holds on average (at least 1)."""
+        return max(1, -(-self.num_docs // self.shards))
+
+    def groups(self, shard: int, budget: int, path: str) -> list[np.ndarray | None]:
+        """The shard's topics in groups of at most ``budget`` result lines (one topic may
+        hold more, up to ``TOPIC_LIMIT`` times), or ``[None]``: the whole shard at once."""
+        if self.rows[shard] <= 2 * budget:
+            return [None]
+        ids = trec.concat([p["q"] for p in self._parts(shard)])
+        topics, counts = np.unique(ids, return_counts=True)
+        del ids
+        worst = int(np.argmax(counts))
+        if counts[worst] > TOPIC_LIMIT * budget:
+            share = counts[worst] / max(self.num_docs, 1) * self.text["bytes"]
+            raise IrbenchError(
+                f"{path}: topic '{trec.display(topics[worst])}' has {int(counts[worst]):,} "
+                f"result lines (about {share / 2**20:,.0f} MiB of the file), more than "
+                f"{TOPIC_LIMIT} topic shards hold ({TOPIC_LIMIT * budget:,} lines): scoring "
+                "it would hold them in memory at once; set IRBENCH_SHARD_BYTES higher (now "
+                f"{shard_bytes():,} bytes) to score this run")
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        cuts = np.searchsorted(starts, np.arange(budget, starts[-1], budget), side="right") - 1
+        bounds = np.unique(np.concatenate([[0], cuts, [len(topics)]]))
+        groups: list[np.ndarray | None] = [topics[a:b] for a, b in zip(bounds[:-1], bounds[1:])
+                                           if b > a]
+        return groups
+
+    def columns(self, shard: int, topics: np.ndarray | None = None) -> list[np.ndarray]:
+        """(query_id, doc_id, score, line) of the shard's lines (of ``topics`` only, if given),
+        in the file's order; one spill file is in memory at a time besides them."""
+        kept = []
+        for p in self._parts(shard):
+            if topics is None:
+                kept.append([p[c] for c in ("q", "d", "s", "ln")])
+            else:
+                mask = np.isin(p["q"], topics)
+                kept.append([p[c][mask] for c in ("q", "d", "s", "ln")])
+        if not kept:  # every judged topic of this shard is missing from the run
             empty = np.zeros(0, dtype="S1")
             return [empty, empty, np.zeros(0), np.zeros(0, np.int64)]
-        return [trec.concat([p[c] for p in parts]) for c in ("q", "d", "s", "ln")]
+        return [trec.concat([part[i] for part in kept]) for i in range(4)]

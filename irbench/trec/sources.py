@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import zlib
+from collections.abc import Iterable, Iterator
 
 from ..errors import FormatError
 from .ids import UTF8_BOM, Loaded, Source
@@ -67,31 +68,50 @@ def gunzip(data: bytes) -> bytes:
     """``data`` decompressed (every gzip member), at most ``max(GUNZIP_RATIO x its size,
     GUNZIP_FLOOR)`` bytes: ValueError with the reason for a file that is not gzip or
     expands further (a gzip bomb), found before more than that limit is held in memory."""
-    limit = max(GUNZIP_RATIO * len(data), GUNZIP_FLOOR)
-    out: list[bytes] = []
+    return b"".join(inflate([data], gunzip_limit(len(data))))
+
+
+def gunzip_limit(compressed: int) -> int:
+    """The most bytes a gzip file of ``compressed`` bytes may expand to."""
+    return max(GUNZIP_RATIO * compressed, GUNZIP_FLOOR)
+
+
+def inflate(blocks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """The decompressed bytes of gzip data arriving in ``blocks`` (every member), at most
+    ``limit`` bytes in all: ValueError with the reason for data that is not gzip, is cut
+    short, or expands further (found before more than one block's worth is held)."""
     size = 0
-    rest = data
+    inflater = None
     try:
-        while rest:
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            chunk = inflater.decompress(rest, limit - size + 1)
-            size += len(chunk)
-            out.append(chunk)
-            while inflater.unconsumed_tail and size <= limit:
-                chunk = inflater.decompress(inflater.unconsumed_tail, limit - size + 1)
-                size += len(chunk)
-                out.append(chunk)
-            if size > limit:
-                raise ValueError(f"gzip file expands to more than {limit:,} bytes (irbench "
-                                 f"allows {GUNZIP_RATIO} times the compressed size, at least "
-                                 f"{GUNZIP_FLOOR >> 20} MiB)")
-            if not inflater.eof:
-                raise ValueError("not a valid gzip file (Compressed file ended before the "
-                                 "end-of-stream marker was reached)")
-            rest = inflater.unused_data.lstrip(b"\x00")  # next member (or padding)
+        for block in blocks:
+            data = block
+            while data:
+                if inflater is None:
+                    data = data.lstrip(b"\x00")  # padding between members
+                    if not data:
+                        break
+                    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                chunk = inflater.decompress(data, limit - size + 1)
+                while True:
+                    size += len(chunk)
+                    if size > limit:
+                        raise ValueError(
+                            f"gzip file expands to more than {limit:,} bytes (irbench allows "
+                            f"{GUNZIP_RATIO} times the compressed size, at least "
+                            f"{GUNZIP_FLOOR >> 20} MiB)")
+                    yield chunk
+                    if not inflater.unconsumed_tail:
+                        break
+                    chunk = inflater.decompress(inflater.unconsumed_tail, limit - size + 1)
+                if inflater.eof:
+                    data, inflater = inflater.unused_data, None  # the next member, if any
+                else:
+                    data = b""
     except zlib.error as exc:
         raise ValueError(f"not a valid gzip file ({exc})") from None
-    return b"".join(out)
+    if inflater is not None:
+        raise ValueError("not a valid gzip file (Compressed file ended before the "
+                         "end-of-stream marker was reached)")
 
 
 def gunzip_or_fail(path: str, data: bytes) -> bytes:

@@ -1,0 +1,223 @@
+"""The sharded path keeps every limit of the whole-file path (issue 25): the gzip expansion
+limit and its messages, a truncated .gz as that run's failure, memory per shard bounded when
+one topic holds most lines (split into topic groups, or refused naming the limit), spill
+folders removed on SIGTERM and Ctrl-C and swept once their process is gone, and
+IRBENCH_SHARD_BYTES checked."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from campaigns import make_campaign
+
+import irbench
+from irbench import cli
+from irbench.errors import FormatError, IrbenchError, UsageError
+from irbench.measures import parse_measure
+from irbench.ranked import EvalOptions
+from irbench.runner import shards
+from irbench.runner.shards import evaluate_sharded, shard_bytes, sweep_spills
+from irbench.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+MEASURES = [parse_measure(m) for m in ("AP", "nDCG@10", "P@10", "RR", "Bpref", "R@100")]
+OPTIONS = EvalOptions(complete=True)
+
+
+def _skewed(tmp_path, big=3000, small=40, topics=30, seed=5):
+    """A run whose topic 'q0' holds most of the lines, and qrels of every topic (some that
+    the run does not answer)."""
+    rng = np.random.default_rng(seed)
+    counts = {"q0": big, **{f"q{i}": small for i in range(1, topics)}}
+    lines = [f"{t} Q0 d{rng.integers(0, 2 * n)}x{j} {j} {rng.normal():.6f} tag"
+             for t, n in counts.items() for j in range(n)]
+    run = tmp_path / "run.txt"
+    run.write_text("".join(lines[i] + "\n" for i in rng.permutation(len(lines))))
+    qrels = tmp_path / "qrels.txt"
+    judged = {f"{t} 0 d{d}x{j}": rng.integers(0, 3) for t, n in
+              {**counts, "q98": 5, "q99": 5}.items() for j in range(3)
+              for d in rng.integers(0, 2 * n, 3)}
+    qrels.write_text("".join(f"{k} {v}\n" for k, v in judged.items()))
+    return run, irbench.read_qrels(qrels)
+
+
+def _whole(qrels, run):
+    return irbench.evaluate(irbench.PreparedQrels(qrels), irbench.read_run(run), MEASURES,
+                            OPTIONS)
+
+
+def test_a_dominant_topic_is_scored_in_topic_groups_with_the_same_numbers(tmp_path,
+                                                                            monkeypatch):
+    run, qrels = _skewed(tmp_path)
+    whole = _whole(qrels, run)
+    groups_seen = []
+    real = shards._Spill.groups
+    monkeypatch.setattr(shards._Spill, "groups",
+                        lambda self, *a: groups_seen.append(real(self, *a)) or groups_seen[-1])
+    got = evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, shards=4)
+    assert any(g != [None] and len(g) > 1 for g in groups_seen)  # a shard was split
+    assert [irbench.trec.display(t) for t in got.topics] == list(whole.topics)
+    for m in MEASURES:
+        np.testing.assert_array_equal(got.values[m], whole[str(m)])
+        assert got.summaries[m] == whole.summary(str(m))
+
+
+def test_a_topic_bigger_than_the_limit_is_refused_naming_it(tmp_path):
+    run, qrels = _skewed(tmp_path, big=6000)
+    with pytest.raises(IrbenchError, match=r"topic 'q0' has 6,000 result lines .*more than 4 "
+                                           r"topic shards hold .*IRBENCH_SHARD_BYTES"):
+        evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, shards=16)
+
+
+def _gz_problem(path: Path) -> str:
+    with pytest.raises(FormatError) as whole:
+        irbench.read_run(path)
+    return str(whole.value)
+
+
+def test_a_gzip_bomb_is_refused_as_on_the_whole_file_path(tmp_path, monkeypatch):
+    monkeypatch.setattr(irbench.trec.sources, "GUNZIP_FLOOR", 4096)
+    path = tmp_path / "bomb.txt.gz"
+    path.write_bytes(gzip.compress(b"1 Q0 d1 1 1.0 tag\n" * 200_000))
+    qrels = irbench.read_qrels({"1": {"d1": 1}})
+    expected = _gz_problem(path)
+    assert "expands to more than" in expected
+    with pytest.raises(FormatError) as sharded:
+        evaluate_sharded(qrels, str(path), MEASURES, OPTIONS, shards=2)
+    assert str(sharded.value) == expected
+
+
+def test_a_truncated_gzip_file_is_that_runs_message(tmp_path):
+    run, qrels = _skewed(tmp_path, big=200)
+    data = gzip.compress(run.read_bytes())
+    cut = tmp_path / "cut.txt.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    expected = _gz_problem(cut)
+    assert "not a valid gzip file" in expected
+    with pytest.raises(FormatError) as sharded:
+        evaluate_sharded(qrels, str(cut), MEASURES, OPTIONS, shards=3)
+    assert str(sharded.value) == expected
+    good = tmp_path / "good.txt.gz"
+    good.write_bytes(data + gzip.compress(b""))  # two members: read whole, as gunzip does
+    got = evaluate_sharded(qrels, str(good), MEASURES, OPTIONS, shards=3)
+    np.testing.assert_array_equal(got.values[MEASURES[0]], _whole(qrels, run)[str(MEASURES[0])])
+
+
+def test_a_truncated_gzip_run_fails_alone_in_a_campaign(tmp_path, capsys, monkeypatch):
+    config = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    runs = tmp_path / "runs"
+    data = gzip.compress((runs / "r01.txt").read_bytes())
+    (runs / "r01.txt").unlink()
+    (runs / "r01.txt.gz").write_bytes(data[: len(data) // 2])
+    config.write_text(config.read_text().replace("glob: ../runs/r*.txt", "glob: ../runs/r*"))
+    size = min(p.stat().st_size for p in runs.glob("r*"))  # the .gz
+    monkeypatch.setenv("IRBENCH_SHARD_BYTES", str(size // 2))  # every run in shards
+    assert cli.main(["run", "--workers", "1", "--quiet", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "r01.txt.gz:1: not a valid gzip file" in err and "Traceback" not in err
+    with Store(str(tmp_path / "runs" / "c.duckdb"), read_only=True) as store:
+        _, rows = store.query("SELECT DISTINCT system FROM means ORDER BY system")
+    assert [r[0] for r in rows] == ["r00", "r02"]
+
+
+@pytest.mark.parametrize("value", ["abc", "1e6", "-5", "12.5", "9" * 30])
+def test_a_bad_shard_size_is_a_message(value, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("IRBENCH_SHARD_BYTES", value)
+    with pytest.raises(UsageError, match="IRBENCH_SHARD_BYTES=.*must be a whole number"):
+        shard_bytes()
+    config = make_campaign(tmp_path, systems=2, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "IRBENCH_SHARD_BYTES" in err and "Traceback" not in err
+
+
+def test_shard_size_from_the_environment(monkeypatch):
+    monkeypatch.delenv("IRBENCH_SHARD_BYTES", raising=False)
+    assert shard_bytes() == shards.SHARD_BYTES
+    monkeypatch.setenv("IRBENCH_SHARD_BYTES", " 0 ")
+    assert shard_bytes() == 0
+
+
+def test_spill_folders_of_gone_processes_are_swept(tmp_path):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = tmp_path / f"irbench-shards-{int(gone.stdout)}-abc"
+    alive = tmp_path / f"irbench-shards-{os.getpid()}-def"
+    other = tmp_path / "irbench-shards-xyz"  # not ours to judge: no pid
+    for folder in (dead, alive, other):
+        folder.mkdir()
+        (folder / "0-0.npz").write_bytes(b"x")
+    assert sweep_spills(str(tmp_path)) == [str(dead)]
+    assert not dead.exists() and alive.exists() and other.exists()
+
+
+# a campaign whose scoring signals itself as soon as the first piece of its run is spilled
+SIGNALLED = """
+import os, signal, sys
+from irbench import cli
+from irbench.runner import shards
+
+real = shards._Spill._add
+
+def add(self, columns):
+    real(self, columns)
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))
+
+shards._Spill._add = add
+sys.exit(cli.main(["run", "--workers", "1", "--quiet", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("sig, status, word", [("SIGTERM", 143, "terminated"),
+                                               ("SIGINT", 130, "interrupted")])
+def test_a_signal_while_sharding_leaves_no_spill_folder_and_no_traceback(tmp_path, sig,
+                                                                         status, word):
+    config = make_campaign(tmp_path / "camp", systems=1, extra_qrels=False)
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    size = (tmp_path / "camp" / "runs" / "r00.txt").stat().st_size
+    env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(spill),
+               IRBENCH_SHARD_BYTES=str(size // 3),
+               IRBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", SIGNALLED, str(config), sig],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == status, proc.stderr
+    assert f"irbench: {word}: what was complete is kept" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert list(spill.iterdir()) == []
+    with Store(str(tmp_path / "camp" / "runs" / "c.duckdb"), read_only=True) as store:
+        _, rows = store.query("SELECT status FROM runner_runs")
+    assert rows == [("interrupted",)]
+    rerun = subprocess.run([sys.executable, "-m", "irbench", "run", "--quiet", str(config)],
+                           capture_output=True, text=True, env=env)
+    assert rerun.returncode == 0, rerun.stderr
+
+
+def test_a_bad_shard_size_in_a_subprocess_is_not_a_traceback(tmp_path):
+    config = make_campaign(tmp_path, systems=1, extra_qrels=False)
+    env = dict(os.environ, PYTHONPATH=str(REPO), IRBENCH_SHARD_BYTES="1e6",
+               IRBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-m", "irbench", "run", "--quiet", str(config)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith("irbench: error: IRBENCH_SHARD_BYTES='1e6'")
+    assert "Traceback" not in proc.stderr
+
+
+def test_import_does_not_read_the_environment():
+    code = textwrap.dedent("""
+        import os
+        os.environ["IRBENCH_SHARD_BYTES"] = "abc"
+        import irbench.runner.shards
+        print("imported")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert proc.stdout.strip() == "imported", proc.stderr
