@@ -55,6 +55,7 @@ import numpy as np
 import yaml
 
 from .errors import OutputError, SimulationError
+from .files import write_file
 
 FIRST_TOPIC = 401
 DOCNO_PREFIX = "SIM-"
@@ -368,7 +369,7 @@ def _simulated_topics(query_ids: list[str], draws: _Draws, pool: _Candidates,
 
 def _write(path: Path, data: bytes) -> None:
     try:
-        path.write_bytes(data)
+        write_file(path, data)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 

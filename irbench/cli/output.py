@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..escaping import csv_cell, terminal
+from ..files import write_file
 from ..measures import Measure, summarise
 from ..measures.base import sequential_sum
 from ..measures.compute import Evaluation
@@ -151,10 +152,10 @@ def write_text(path: str | None, text: str) -> None:
         sys.stdout.write(text)
         return
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_file(path, text)  # a failure leaves the previous file as it was
     except OSError as exc:
-        raise UsageError(f"{path}: cannot write ({exc.strerror})") from None
+        raise UsageError(f"{path}: cannot write ({exc.strerror}); nothing was "
+                         "changed there") from None
 
 
 # ---- text tables and JSON values shared by the commands ------------------------------------

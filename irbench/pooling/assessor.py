@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import JudgmentError, PoolingError
+from ..files import write_file
 from ..trec import MAX_ID_BYTES, MAX_RELEVANCE, Qrels, display
 from .pool import Pool, judgment_values
 
@@ -44,12 +45,16 @@ def write_assessor_files(pool: Pool, folder: str | os.PathLike) -> list[Path]:
         docs = [display(d) for d in pool.doc_id[rows[a:b]]]
         qrels_path = out / f"{qid}.qrels"
         csv_path = out / f"{qid}.csv"
-        qrels_path.write_text("".join(f"{qid} 0 {d} -1\n" for d in docs), encoding="utf-8")
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
         writer.writerows((qid, d, "", i + 1) for i, d in enumerate(docs))
-        csv_path.write_text(buf.getvalue(), encoding="utf-8")
+        try:
+            write_file(qrels_path, "".join(f"{qid} 0 {d} -1\n" for d in docs))
+            write_file(csv_path, buf.getvalue())
+        except OSError as exc:
+            raise PoolingError(f"cannot write {exc.filename or out}: "
+                               f"{exc.strerror or exc}") from None
         written += [qrels_path, csv_path]
     return written
 

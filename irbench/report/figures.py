@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import OutputError
+from ..files import replacing
 
 if TYPE_CHECKING:
     from matplotlib.transforms import Bbox
@@ -44,8 +45,8 @@ class Figure:
         paths = []
         for ext in ("pdf", "png"):
             path = os.path.join(folder, f"{self.name}.{ext}")
-            with _style():
-                self.figure.savefig(path, dpi=200, bbox_inches="tight",
+            with _style(), replacing(path, binary=True) as fh:
+                self.figure.savefig(fh, format=ext, dpi=200, bbox_inches="tight",
                                     metadata={"CreationDate": None} if ext == "pdf" else None)
             paths.append(path)
         return paths

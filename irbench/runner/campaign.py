@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import __version__, analyses
 from ..config import Config
-from ..errors import IrbenchError
+from ..errors import IrbenchError, StoreError
 from ..store import Store, SystemRecord
 from . import shards
 from .engine import Cluster, Engine, InProcess, Processes, dask_client
@@ -73,8 +73,13 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
             raise
         finally:
             report.failures, report.warnings = camp.findings.failures, camp.findings.warnings
-            store.finish_runner(runner_id, status, report.evaluated, report.reused,
-                                len(camp.findings.failures))
+            in_flight = sys.exc_info()[0] is not None
+            try:
+                store.finish_runner(runner_id, status, report.evaluated, report.reused,
+                                    len(camp.findings.failures))
+            except StoreError:
+                if not in_flight:
+                    raise  # else the error in flight is what happened (a full disk ...)
     report.seconds = time.perf_counter() - started
     return report
 

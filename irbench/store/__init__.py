@@ -70,8 +70,14 @@ class Store(Reads, Pools):
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:  # the error in flight is what happened: one of closing adds nothing to it
+            self.close()
+        except (StoreError, OSError):
+            self.con = None
 
     def close(self) -> None:
         if self.con is not None:

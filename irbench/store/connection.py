@@ -1,5 +1,7 @@
 """One DuckDB connection held safely: the file lock (a second writer waits or is told who
-holds it), transactions, a damaged file told apart from a full disk."""
+holds it), transactions, and storage errors told apart (:func:`storage_error`: a full disk, a
+file-size limit, a name too long, no permission, a read-only file system, a write that failed
+earlier, or a truly damaged file), each saying what happened and what to do."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 import duckdb
 
-from ..errors import StoreError
+from ..errors import OutputError, StoreError
 
 
 class Transaction:
@@ -34,16 +36,22 @@ class Transaction:
             try:
                 self.store._insert_pending()
             except BaseException:
-                self.store.con.execute("ROLLBACK")
-                self.store._ids, self.store._created = None, set()
+                self._rollback()
                 raise
             self.store.con.execute("COMMIT")
         else:
             self.store._clear_pending()
-            self.store.con.execute("ROLLBACK")
-            self.store._ids = None  # ids made inside are gone
-            self.store._created = set()
+            self._rollback()
         return False
+
+    def _rollback(self) -> None:
+        """ROLLBACK after an error, which stays the error raised: a rollback that fails too
+        (DuckDB invalidates a database after a failed write) adds nothing to it."""
+        self.store._ids, self.store._created = None, set()  # ids made inside are gone
+        try:
+            self.store.con.execute("ROLLBACK")
+        except (StoreError, duckdb.Error):
+            pass
 
 
 DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
@@ -54,11 +62,32 @@ NO_EXTENSIONS: dict[str, str | bool | int | float | list[str]] = {
 
 
 DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationException,
-          duckdb.InvalidInputException, duckdb.FatalException, duckdb.CatalogException)
+          duckdb.InvalidInputException, duckdb.FatalException, duckdb.CatalogException,
+          duckdb.TransactionException, duckdb.OutOfMemoryException)
 
 
 ADVICE = ("restore it from a backup, or move it away and run 'irbench run CONFIG' to score "
-          "the campaign again from its inputs")
+          "the campaign again from its inputs (keep the damaged file: the judgments made in "
+          "it, 'irbench pool judge', are not in any input and no rerun makes them again)")
+
+INTACT = ("nothing of this write was stored: the store is as it was after its last complete "
+          "write, and the command can be run again")
+
+# what an operating system error in DuckDB's message means, and what to do about it
+CAUSES = (
+    (("No space left on device", "ENOSPC", "not enough space", "disk is full"),
+     "the disk is full", "free some space there and run the command again"),
+    (("File too large", "EFBIG"), "a file-size limit was reached (ulimit -f, or the file "
+     "system's largest file)", "raise the limit, or put the file on another file system"),
+    (("File name too long", "ENAMETOOLONG"), "a file name is longer than the file system "
+     "allows", "use a shorter name"),
+    (("ermission denied", "EACCES", "EPERM"), "permission was denied",
+     "check the file's and its folder's permissions"),
+    (("ead-only file system", "EROFS", "read-only"), "the file system is read-only",
+     "put the file on a writable file system"),
+    (("Out of Memory", "out of memory"), "DuckDB ran out of memory",
+     "close other programs, or set a smaller --workers"),
+)
 
 
 def first_line(exc: BaseException) -> str:
@@ -93,7 +122,7 @@ def connect(path: str, read_only: bool, wait: float):
         except duckdb.IOException as exc:
             text = str(exc)
             if "lock" not in text.lower():
-                raise damaged(path, exc) from None
+                raise storage_error(path, exc) from None
             if time.monotonic() >= deadline:
                 holder = lock_holder(text)
                 raise StoreError(
@@ -101,18 +130,34 @@ def connect(path: str, read_only: bool, wait: float):
                     "it to finish (or pass --wait SECONDS)") from None
             time.sleep(0.2)
         except duckdb.Error as exc:
-            raise damaged(path, exc) from None
+            raise storage_error(path, exc) from None
 
 
-def damaged(path: str, exc: BaseException) -> StoreError:
-    """The StoreError for a DuckDB error that is no fault of irbench's: a damaged file, part of
-    the schema dropped, a file that cannot be read or written."""
+def cause(text: str) -> tuple[str, str] | None:
+    """(what happened, what to do) for an operating system error named in ``text``."""
+    for words, what, todo in CAUSES:
+        if any(w in text for w in words):
+            return what, todo
+    return None
+
+
+def storage_error(path: str, exc: BaseException) -> StoreError:
+    """The StoreError for a DuckDB error that is no fault of irbench's, told apart: a full
+    disk, a file-size limit, a name too long, no permission or a read-only file system (the
+    store is intact), a database DuckDB stopped using after such a failure, part of the
+    schema dropped, or a truly damaged file."""
     text = first_line(exc)
+    found = cause(str(exc))
+    if found is not None:
+        what, todo = found
+        return StoreError(f"{path}: cannot write the score store: {what} ({text}); {INTACT}; "
+                          f"{todo}")
+    if "invalidated" in text:
+        return StoreError(f"{path}: an earlier write to the score store failed, so DuckDB "
+                          f"stopped using it ({text}); {INTACT} once the cause is fixed")
     if isinstance(exc, duckdb.CatalogException):
         return StoreError(f"{path}: the score store lacks part of its schema ({text}): it was "
                           f"changed by another program; {ADVICE}")
-    if isinstance(exc, duckdb.IOException) and ("ermission" in text or "ead-only" in text):
-        return StoreError(f"{path}: cannot write the score store ({text})")
     return StoreError(f"{path}: the score store is damaged ({text}); {ADVICE}")
 
 
@@ -128,11 +173,23 @@ class Connection:
         try:
             return getattr(self._con, method)(*args)
         except DAMAGE as exc:
-            raise damaged(self._path, exc) from None
+            raise storage_error(self._path, exc) from None
 
     def execute(self, sql: str, params=None) -> Connection:
         self._call("execute", sql, *(() if params is None else (params,)))
         return self
+
+    def write_out(self, sql: str, params, target: str) -> None:
+        """Run a ``COPY ... TO`` statement writing the file ``target``: a failure names that
+        file and its cause (an :class:`OutputError`), not the store."""
+        try:
+            self._con.execute(sql, params)
+        except duckdb.Error as exc:
+            found = cause(str(exc))
+            why = (f"{found[0]} ({first_line(exc)}); {found[1]}" if found is not None
+                   else first_line(exc))
+            raise OutputError(f"{target}: cannot write: {why}; nothing was changed "
+                              "there") from None
 
     def executemany(self, sql: str, params) -> Connection:
         self._call("executemany", sql, params)
@@ -161,7 +218,7 @@ class Connection:
         self._call("unregister", name)
 
     def close(self) -> None:
-        self._con.close()
+        self._call("close")
 
 
 def remove_strays(path: str) -> None:

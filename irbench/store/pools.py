@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import StoreError
+from ..errors import OutputError, StoreError
+from ..files import replacing_folder, replacing_name
 from .reads import sql_string, view_sql
 
 
@@ -97,5 +98,11 @@ class Pools:
             raise StoreError(f"partition by system or qrels, not {partition_by!r}")
         sql, params = view_sql("per_query" if per_query else "means", qrels, systems, measures)
         option = f", PARTITION_BY ({partition_by})" if partition_by else ""  # a fixed name
-        self.con.execute(f"COPY ({sql}) TO '{sql_string(path)}' (FORMAT parquet{option})",
-                         params)
+        written = replacing_folder(path) if partition_by else replacing_name(path)
+        try:
+            with written as target:  # a failure leaves what was at path as it was
+                self.con.write_out(f"COPY ({sql}) TO '{sql_string(target)}' "
+                                   f"(FORMAT parquet{option})", params, path)
+        except OSError as exc:  # making or renaming the temporary file or folder
+            raise OutputError(f"{path}: cannot write ({exc.strerror}); nothing was changed "
+                              "there") from None
