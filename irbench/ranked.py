@@ -267,9 +267,11 @@ class Ranked:
             return self
 
         def compute() -> Ranked:
-            other = Ranked(self.topics, self.offsets, self.level, self.missing,
-                           self.level_counts, replace(self.options, relevance_level=level),
-                           self.runid, self.name, self.num_lines_rel_positive)
+            other = Ranked(topics=self.topics, offsets=self.offsets, level=self.level,
+                           missing=self.missing, level_counts=self.level_counts,
+                           options=replace(self.options, relevance_level=level),
+                           runid=self.runid, name=self.name,
+                           num_lines_rel_positive=self.num_lines_rel_positive)
             for name in ("num_ret", "topic_index", "rank", "judged"):  # level-independent
                 if name in self.__dict__:
                     other.__dict__[name] = self.__dict__[name]

@@ -161,9 +161,10 @@ def cmd_run(args) -> int:
         print(leaderboard)
     if report.failures:
         return 1
-    stamp.Stamp(config.sha256, os.path.abspath(config.store), before, globs,
-                report.systems, report.qrels, report.measures,
-                report.evaluated + report.reused, leaderboard, checked).write(args.config)
+    stamp.Stamp(config_sha256=config.sha256, store=os.path.abspath(config.store),
+                inputs=before, globs=globs, systems=report.systems, qrels=report.qrels,
+                measures=report.measures, results=report.evaluated + report.reused,
+                leaderboard=leaderboard, checked_ns=checked).write(args.config)
     return 0
 
 

@@ -48,7 +48,7 @@ class Prepared(Protocol):
     def rank(self, run: Run, options: EvalOptions = ...) -> Ranked: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgmentKind:
     """One kind of judgments.
 
@@ -174,32 +174,42 @@ def _prefs_documents(source, name=None) -> Qrels:
 
 
 register(JudgmentKind(
-    "adhoc", "qrels", "qid iter docno rel", "ad hoc qrels",
-    _read_qrels, _prepare_adhoc, _read_qrels, frozenset({"adhoc", "known", "none"}),
+    name="adhoc", eval_format="qrels", lines="qid iter docno rel", description="ad hoc qrels",
+    read=_read_qrels, prepare=_prepare_adhoc, read_adhoc=_read_qrels,
+    serves=frozenset({"adhoc", "known", "none"}),
     measures_name="ad hoc", hint=_lazy("diversity", "diversity_hint")))
 register(JudgmentKind(
-    "diversity", "qrels", "topic subtopic docno rel",
-    "diversity qrels (ndeval's; read when a diversity measure is asked for; ad hoc measures use "
-    "each document at its highest level)",
-    _lazy("diversity", "read_diversity_qrels"), _lazy("diversity", "PreparedDiversity"),
-    _collapsed("subtopic"), frozenset({"adhoc", "diversity", "none"}),
+    name="diversity", eval_format="qrels", lines="topic subtopic docno rel",
+    description="diversity qrels (ndeval's; read when a diversity measure is asked for; ad hoc "
+    "measures use each document at its highest level)",
+    read=_lazy("diversity", "read_diversity_qrels"),
+    prepare=_lazy("diversity", "PreparedDiversity"),
+    read_adhoc=_collapsed("subtopic"), serves=frozenset({"adhoc", "diversity", "none"}),
     measures_name="diversity", intent_weights=True))
 register(JudgmentKind(
-    "qrels_jg", "qrels_jg", "qid jg docno rel", "judgment groups",
-    _lazy("groups", "read_qrels_jg"),
-    lambda judgments, intent_weights=None: _lazy("groups", "PreparedJudgmentGroups")(judgments),
-    _collapsed("jg"), frozenset({"judgment_groups", "none"}), default_measures="qrels_jg",
+    name="qrels_jg", eval_format="qrels_jg", lines="qid jg docno rel",
+    description="judgment groups",
+    read=_lazy("groups", "read_qrels_jg"),
+    prepare=lambda judgments, intent_weights=None:
+        _lazy("groups", "PreparedJudgmentGroups")(judgments),
+    read_adhoc=_collapsed("jg"), serves=frozenset({"judgment_groups", "none"}),
+    default_measures="qrels_jg",
     measures_name="judgment-group", own_measures="map_avgjg, P_avgjg, Rprec_mult_avgjg"))
 register(JudgmentKind(
-    "prefs", "prefs", "qid jg jsg docno rel_level", "preferences",
-    _lazy("preferences", "read_prefs"),
-    lambda judgments, intent_weights=None: _lazy("preferences", "PreparedPrefs")(judgments),
-    _prefs_documents, frozenset({"preferences", "none"}), default_measures="prefs",
+    name="prefs", eval_format="prefs", lines="qid jg jsg docno rel_level",
+    description="preferences",
+    read=_lazy("preferences", "read_prefs"),
+    prepare=lambda judgments, intent_weights=None:
+        _lazy("preferences", "PreparedPrefs")(judgments),
+    read_adhoc=_prefs_documents, serves=frozenset({"preferences", "none"}),
+    default_measures="prefs",
     measures_name="preference", own_measures="the prefs_* measures"))
 register(JudgmentKind(
-    "qrels_prefs", "qrels_prefs", "qid iter docno rel",
-    "a qrels read as preferences",
-    _lazy("preferences", "read_qrels_prefs"),
-    lambda judgments, intent_weights=None: _lazy("preferences", "PreparedPrefs")(judgments),
-    _read_qrels, frozenset({"preferences", "none"}), default_measures="prefs",
+    name="qrels_prefs", eval_format="qrels_prefs", lines="qid iter docno rel",
+    description="a qrels read as preferences",
+    read=_lazy("preferences", "read_qrels_prefs"),
+    prepare=lambda judgments, intent_weights=None:
+        _lazy("preferences", "PreparedPrefs")(judgments),
+    read_adhoc=_read_qrels, serves=frozenset({"preferences", "none"}),
+    default_measures="prefs",
     measures_name="preference", own_measures="the prefs_* measures"))

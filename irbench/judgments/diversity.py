@@ -56,7 +56,7 @@ from ..trec import (
 _MAX_PROBLEMS = 20
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class DiversityQrels:
     """Diversity judgments as columns in file order: ``query_id``, ``subtopic`` and ``doc_id``
     are numpy bytes arrays, ``relevance`` int64, ``line`` the line numbers."""
@@ -101,7 +101,9 @@ def read_diversity_qrels(source, name: str | None = None, *,
     where = path or f"<{label}>"
     if len(columns[0]) == 0:
         raise FormatError([f"{where}:1: empty qrels: no judgment lines"])
-    qrels = DiversityQrels(label, *columns, path=path)
+    query_id, subtopic, doc_id, relevance, line = columns
+    qrels = DiversityQrels(name=label, query_id=query_id, subtopic=subtopic, doc_id=doc_id,
+                           relevance=relevance, line=line, path=path)
     _check_duplicates(qrels, where, second)
     return qrels
 

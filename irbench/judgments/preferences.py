@@ -55,7 +55,7 @@ from .diversity import DiversityQrels, collapse
 _MAX_PROBLEMS = 20
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Prefs:
     """Preference lines as columns in file order (``rel_level`` float64)."""
 
@@ -91,7 +91,8 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
         if qrels_form:
             columns = columns[:2] + [np.full(len(columns[0]), b"0")] + columns[2:]
         query_id, jg, jsg, doc_id, rel_level, line = columns
-        return Prefs(label, query_id, jg, jsg, doc_id, rel_level, line, path=path)
+        return Prefs(name=label, query_id=query_id, jg=jg, jsg=jsg, doc_id=doc_id,
+                     rel_level=rel_level, line=line, path=path)
     shape = "qid jg docno rel_level" if qrels_form else "qid jg jsg docno rel_level"
     rows: list[list] = []
     lines: list[int] = []
@@ -128,8 +129,9 @@ def _read(source, name: str | None, qrels_form: bool) -> Prefs:
         raise FormatError([f"{path}:1: no preference lines"])
     columns = list(zip(*rows))
     query_id, jg, jsg, doc_id = (np.array(c) for c in columns[:4])
-    return Prefs(label, query_id, jg, jsg, doc_id, np.array(columns[4], dtype=np.float64),
-                 np.array(lines, dtype=np.int64), path=path)
+    return Prefs(name=label, query_id=query_id, jg=jg, jsg=jsg, doc_id=doc_id,
+                 rel_level=np.array(columns[4], dtype=np.float64),
+                 line=np.array(lines, dtype=np.int64), path=path)
 
 
 def _regular_columns(data: bytes, width: int) -> list | None:
@@ -160,8 +162,9 @@ class PreparedPrefs:
         self.prefs = prefs
         # each judged document once, 1 when some judgment gives it a level > 0, else 0
         self.judged = PreparedQrels(collapse(DiversityQrels(
-            prefs.name, prefs.query_id, prefs.jg, prefs.doc_id,
-            (prefs.rel_level > 0).astype(np.int64), prefs.line, path=prefs.path)))
+            name=prefs.name, query_id=prefs.query_id, subtopic=prefs.jg, doc_id=prefs.doc_id,
+            relevance=(prefs.rel_level > 0).astype(np.int64), line=prefs.line,
+            path=prefs.path)))
         topic_order = np.argsort(prefs.query_id, kind="stable")
         qids = prefs.query_id[topic_order]
         starts = np.flatnonzero(np.concatenate(([True], qids[1:] != qids[:-1])))

@@ -181,8 +181,9 @@ def leave_one_out(table: RunTable, qrels: Qrels, pool: Pool, *, by: str = "run",
         removed[members] = int(drop.sum())
         removed_rel[members] = int((qrels.relevance[drop] >= relevance_level).sum())
         keep = ~drop
-        sub = Qrels(f"{qrels.name}-without-{u}", qrels.query_id[keep], qrels.doc_id[keep],
-                    qrels.relevance[keep], qrels.line[keep], qrels.path)
+        sub = Qrels(name=f"{qrels.name}-without-{u}", query_id=qrels.query_id[keep],
+                    doc_id=qrels.doc_id[keep], relevance=qrels.relevance[keep],
+                    line=qrels.line[keep], path=qrels.path)
         for member in members:
             ev = evaluate(sub, table.sources[member], names, complete=True,
                           relevance_level=relevance_level)

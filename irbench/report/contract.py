@@ -21,7 +21,7 @@ from .svg import SVG_TYPES
 _f = documented
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cell:
     """One leaderboard value."""
 
@@ -33,7 +33,7 @@ class Cell:
     p_adjusted: str = _f("the adjusted p-value against the baseline, printed, or ''")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SystemRow:
     """One system of the leaderboard."""
 
@@ -48,7 +48,7 @@ class SystemRow:
     cells: tuple[Cell, ...] = _f("one cell per measure, in the leaderboard's measure order")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Leaderboard:
     """Section 1: systems x suite measures."""
 
@@ -60,7 +60,7 @@ class Leaderboard:
     test: str = _f("how significance was decided, in words")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RankChange:
     """One system under MAP and GMAP."""
 
@@ -73,7 +73,7 @@ class RankChange:
     worst_topics: str = _f("its three lowest-AP topics, printed 'topic (AP)'")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MapVsGmap:
     """Section 5: MAP against GMAP (Robertson 2006)."""
 
@@ -101,7 +101,7 @@ class MatrixCell:
     effect: float = _f("effect size d_z, row minus column (NaN on the diagonal)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Significance:
     """Section 3: all pairs on the first measure."""
 
@@ -148,7 +148,7 @@ class ReductionRow:
     colour: str = _f("its line colour in the figure")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReductionSection:
     """Section 6b: the judgment-reduction experiment (Buckley & Voorhees 2004)."""
 
@@ -194,7 +194,7 @@ class Chart:
     rows: tuple[ChartRow, ...] = _f("systems, top to bottom")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BiasRow:
     """One system when its group is left out of the pool."""
 
@@ -207,7 +207,7 @@ class BiasRow:
     change: str = _f("reduced - full, printed with its sign")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PoolBias:
     """Section 6c: leave-one-group-out pool bias (Zobel 1998; NIST's procedure)."""
 
@@ -222,7 +222,7 @@ class PoolBias:
     rows: tuple[BiasRow, ...] = _f("systems, most affected first")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TopicRow:
     """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
 
@@ -275,7 +275,7 @@ class Input:
     sha256: str = _f("sha256 of its content, or '' if never read")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Provenance:
     """Section 8: what the numbers come from."""
 

@@ -91,9 +91,10 @@ def reduction_section(config, store) -> ReductionSection | None:
                               figures.OKABE_ITO[i % len(figures.OKABE_ITO)])
                  for i, m in enumerate(result.measures))
     figure = figures.reduction(result.measures, labels, result.tau, result.tau_map, design.name)
-    return ReductionSection(design.name, design.description, design.citation, labels,
-                            ", ".join(map(str, result.seeds)), rows, figure,
-                            reduction_findings(result))
+    return ReductionSection(design=design.name, how=design.description,
+                            citation=design.citation, fractions=labels,
+                            seeds=", ".join(map(str, result.seeds)), rows=rows, figure=figure,
+                            findings=reduction_findings(result))
 
 
 # why a measure equals another when judgments are removed (not sampled): nothing is left
@@ -154,9 +155,10 @@ def pool_bias(config, store) -> PoolBias | None:
     full, reduced = np.array(data["full"]), np.array(data["reduced"])
     change = reduced - full
     coverage = Coverage(*data["coverage"])
-    rows = tuple(BiasRow(data["runs"][i], data["unit"][i], int(data["removed"][i]),
-                         int(data["removed_relevant"][i]), num(full[i]), num(reduced[i]),
-                         signed(change[i]))
+    rows = tuple(BiasRow(name=data["runs"][i], group=data["unit"][i],
+                         removed=int(data["removed"][i]),
+                         removed_relevant=int(data["removed_relevant"][i]), full=num(full[i]),
+                         reduced=num(reduced[i]), change=signed(change[i]))
                  for i in np.argsort(change, kind="stable"))
     how = (f"{data['pooled']} run(s) declared pooled: true" if declared is not None else
            f"each group's first {per_group} run(s) by priority" if per_group else "every run")
@@ -164,6 +166,7 @@ def pool_bias(config, store) -> PoolBias | None:
         f"{coverage.describe()}: this is not the pool that was judged, so the bias figures are "
         "unreliable; declare each system's 'pooled: true|false' in the config (or set "
         "report.pool_depth to the judged depth)")
-    return PoolBias(spec.params["depth"], str(per_group) if per_group else "all", how,
-                    coverage.describe(), warning,
-                    signed(change.mean()), f"{max(0.0, -change.min()):.4f}", rows)
+    return PoolBias(depth=spec.params["depth"], per_group=str(per_group) if per_group else "all",
+                    pooled=how, coverage=coverage.describe(), warning=warning,
+                    mean_change=signed(change.mean()),
+                    max_drop=f"{max(0.0, -change.min()):.4f}", rows=rows)

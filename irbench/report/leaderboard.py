@@ -67,16 +67,18 @@ def leaderboard_on(config, store, qrels: str, seed: int) -> Leaderboard:
             mark, p = marks.get((name, m), ("", float("nan")))
             shown = (str(int(round(value))) if family.kind == "int" and value is not None
                      and math.isfinite(value) else num(value))  # counts print whole
-            cells.append(Cell(value, shown,
-                              f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "",
-                              value is not None and value == best[m], mark,
-                              "" if math.isnan(p) else f"{p:.4f}"))
+            cells.append(Cell(value=value, text=shown,
+                              ci=f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "",
+                              best=value is not None and value == best[m], mark=mark,
+                              p_adjusted="" if math.isnan(p) else f"{p:.4f}"))
         s = meta.get(name)
-        table.append(SystemRow(rank, name, s.group if s else "", s.type if s else "",
-                               name == baseline, s.official if s else True,
-                               pooled.get(name, ""), tuple(cells)))
+        table.append(SystemRow(rank=rank, name=name, group=s.group if s else "",
+                               type=s.type if s else "", baseline=name == baseline,
+                               official=s.official if s else True,
+                               pooled=pooled.get(name, ""), cells=tuple(cells)))
     topics = len(matrices[first][1]) if matrices else 0
-    return Leaderboard(qrels, tuple(measures), tuple(table), topics, baseline, how)
+    return Leaderboard(qrels=qrels, measures=tuple(measures), rows=tuple(table), topics=topics,
+                       baseline=baseline, test=how)
 
 
 def pooled_flags(config, systems) -> dict[str, str]:
@@ -145,7 +147,9 @@ def significance_on(store, qrels: str, board: Leaderboard, measure: str,
     sep = "," if len(classes) > 26 else ""
     membership = tuple(sep.join(letters[k] for k, g in enumerate(classes) if name in g)
                        for name in order)
-    return Significance(measure, f"randomised Tukey HSD, 10,000 samples, seed {seed}; "
+    return Significance(measure=measure,
+                        test=f"randomised Tukey HSD, 10,000 samples, seed {seed}; "
                         f"family: all {len(order) * (len(order) - 1) // 2:,} pairs of "
                         f"{measure} (the test controls the family-wise error over them)",
-                        tuple(order), tuple(matrix), groups, membership, p, diff, effect)
+                        systems=tuple(order), matrix=tuple(matrix), groups=groups,
+                        membership=membership, p=p, diff=diff, effect=effect)

@@ -21,5 +21,6 @@ def provenance(config, store, seed: int) -> Provenance:
         inputs.insert(0, Input("topics", "topics", config.topics,
                                store.file_hash(config.topics)))
     pretty = json.dumps(json.loads(options), indent=1, sort_keys=True) if options else ""
-    return Provenance(config.path, config.sha256, text, pretty, __version__, last_run, seed,
-                      tuple(inputs))
+    return Provenance(config=config.path, config_sha256=config.sha256, config_text=text,
+                      options=pretty, version=__version__, last_run=last_run, seed=seed,
+                      inputs=tuple(inputs))

@@ -26,7 +26,7 @@ from .numbers import num, ranks, spread
 _f = documented
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ParticipantTopic:
     """One topic on a participant's page."""
 
@@ -158,9 +158,10 @@ def participants(config, store, context) -> tuple[Participant, ...]:
             measure=measure, mean=num(means[i]), rank=k + 1, systems=len(names),
             previous=by_rank[k - 1] if k > 0 else "",
             next=by_rank[k + 1] if k + 1 < len(by_rank) else "",
-            topics=tuple(ParticipantTopic(topics[t], num(values[i, t]), num(best[t]),
-                                          num(median[t]), num(worst[t]),
-                                          bool(values[i, t] > median[t]))
+            topics=tuple(ParticipantTopic(query_id=topics[t], value=num(values[i, t]),
+                                          best=num(best[t]), median=num(median[t]),
+                                          worst=num(worst[t]),
+                                          above_median=bool(values[i, t] > median[t]))
                          for t in range(len(topics))),
             measures=tuple(ParticipantMeasure(m, *table[m].get(name, ("-", "-")),
                                               *table[m]["*"]) for m in suite),

@@ -35,7 +35,7 @@ class Series:
     dots: tuple[tuple[float, float, str], ...] = _f("(x, y, tooltip) of each marked point")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Bar:
     """One bar of a bar chart."""
 
@@ -135,11 +135,11 @@ def differences(title: str, y_label: str, topics: list[str], diff: np.ndarray) -
     d = np.clip(np.nan_to_num(diff, nan=0.0), -1, 1)
     tops = _scale(np.maximum(d, 0), -1, 1, bottom, top)
     heights = np.abs(_scale(d, -1, 1, bottom, top) - zero)
-    bars = tuple(Bar(round(float(xs[i] + 0.1 * step), 1),
-                     round(float(tops[i] if d[i] > 0 else zero), 1),
-                     round(0.8 * step, 1), round(float(heights[i]), 1),
-                     "#009E73" if d[i] >= 0 else "#D55E00",
-                     f"{topics[i]}: {diff[i]:+.4f}" if np.isfinite(diff[i])
+    bars = tuple(Bar(x=round(float(xs[i] + 0.1 * step), 1),
+                     y=round(float(tops[i] if d[i] > 0 else zero), 1),
+                     width=round(0.8 * step, 1), height=round(float(heights[i]), 1),
+                     colour="#009E73" if d[i] >= 0 else "#D55E00",
+                     title=f"{topics[i]}: {diff[i]:+.4f}" if np.isfinite(diff[i])
                      else f"{topics[i]}: no value")
                  for i in range(len(topics)))
     return BarChart(plot, bars, round(zero, 1))

@@ -30,16 +30,19 @@ def map_vs_gmap(store, qrels: str) -> MapVsGmap | None:
     rows = []
     for i in np.argsort(map_rank, kind="stable"):
         worst = np.argsort(ap[i], kind="stable")[:3]
-        rows.append(RankChange(names[i], num(mean[i]), int(map_rank[i]), num(gmean[i]),
-                               int(gmap_rank[i]), int(map_rank[i] - gmap_rank[i]),
-                               ", ".join(f"{topics[t]} ({ap[i, t]:.4f})" for t in worst)))
+        rows.append(RankChange(name=names[i], map=num(mean[i]), map_rank=int(map_rank[i]),
+                               gmap=num(gmean[i]), gmap_rank=int(gmap_rank[i]),
+                               change=int(map_rank[i] - gmap_rank[i]),
+                               worst_topics=", ".join(f"{topics[t]} ({ap[i, t]:.4f})"
+                                                      for t in worst)))
     by_map = [int(i) for i in np.argsort(map_rank, kind="stable")]
     strips = strip_charts("AP per topic, log scale (GMAP floors AP at 1e-5)",
                           [names[i] for i in by_map], topics, ap[by_map], log=True)
-    return MapVsGmap(tuple(rows), f"{agreement.tau:.4f}", f"{agreement.tau_ap:.4f}",
-                     int(agreement.swaps), f"{GEO_MEAN_FLOOR:g}", strips,
-                     map_gmap_findings(names, map_rank, gmap_rank),
-                     figures.map_gmap(names, mean, gmean))
+    return MapVsGmap(rows=tuple(rows), tau=f"{agreement.tau:.4f}",
+                     tau_ap=f"{agreement.tau_ap:.4f}", swaps=int(agreement.swaps),
+                     floor=f"{GEO_MEAN_FLOOR:g}", strips=strips,
+                     findings=map_gmap_findings(names, map_rank, gmap_rank),
+                     scatter=figures.map_gmap(names, mean, gmean))
 
 
 def map_gmap_findings(names, map_rank: np.ndarray, gmap_rank: np.ndarray) -> tuple[str, ...]:
@@ -140,6 +143,7 @@ def per_topic(store, qrels: str, measure: str, order=(), baseline: str = ""
     best, median, worst = spread(values)
     who = np.nanargmax(np.where(np.isnan(values), -np.inf, values), axis=0)
     order = np.argsort(median, kind="stable")
-    rows = tuple(TopicRow(topics[t], text.get(topics[t], ""), num(best[t]), names[who[t]],
-                          num(median[t]), num(worst[t])) for t in order)
+    rows = tuple(TopicRow(query_id=topics[t], text=text.get(topics[t], ""), best=num(best[t]),
+                          best_system=names[who[t]], median=num(median[t]),
+                          worst=num(worst[t])) for t in order)
     return PerTopic(measure, rows, strips, differences)

@@ -21,7 +21,7 @@ from .paired import DEFAULT_SAMPLES, DEFAULT_SEED, DEFAULT_TEST
 from .scores import Scores, paired_arrays
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RankAgreement:
     """How far two rankings of the same systems agree.
 
@@ -55,8 +55,8 @@ def rank_agreement(x, y) -> RankAgreement:
     a, b = _vectors(x, y)
     res = _st.kendalltau(a, b)
     n = len(a)
-    return RankAgreement(n, float(res.statistic), float(res.pvalue), _tau_ap(a, b),
-                         _swaps(a, b), n * (n - 1) // 2)
+    return RankAgreement(systems=n, tau=float(res.statistic), p_value=float(res.pvalue),
+                         tau_ap=_tau_ap(a, b), swaps=_swaps(a, b), pairs=n * (n - 1) // 2)
 
 
 def tau_ap(reference, other) -> float:
@@ -91,7 +91,7 @@ def _swaps(a: np.ndarray, b: np.ndarray) -> int:
     return int(np.triu(sa * sb < 0, k=1).sum())
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class DiscriminativePower:
     """Sakai's discriminative power of one measure: ``significant`` of ``pairs`` system pairs
     differ at ``alpha`` (after ``correction``); ``p_values`` are the (adjusted) p-values of all
@@ -120,5 +120,8 @@ def discriminative_power(scores: Scores, *, test: str = DEFAULT_TEST,
                      seed=seed)
     p = np.sort(np.array([pc.p_adjusted for pc in result.pairs]))
     significant = int((p <= alpha).sum())
-    return DiscriminativePower(scores.measure, test, result.correction, alpha, len(p),
-                               significant, significant / len(p) if len(p) else float("nan"), p)
+    return DiscriminativePower(measure=scores.measure, test=test,
+                               correction=result.correction, alpha=alpha, pairs=len(p),
+                               significant=significant,
+                               share=significant / len(p) if len(p) else float("nan"),
+                               p_values=p)

@@ -23,7 +23,7 @@ from .scores import Scores
 DIRECT_SF = 120  # distinct q values beyond which studentized_range.sf is interpolated
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AnovaResult:
     """Two-way ANOVA without replication (system x topic): sums of squares, degrees of freedom,
     mean squares, and the F tests of the system and topic effects."""
@@ -47,7 +47,7 @@ class AnovaResult:
     p_topic: float
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class TukeyResult:
     """All-pairs comparisons that control the family-wise error rate.
 
@@ -94,10 +94,13 @@ def anova_two_way(scores: Scores) -> AnovaResult:
     ms_s, ms_t, ms_e = ss_system / df_s, ss_topic / df_t, ss_error / df_e
     with np.errstate(divide="ignore", invalid="ignore"):
         f_s, f_t = ms_s / ms_e, ms_t / ms_e
-    return AnovaResult(scores.measure, m, n, float(ss_system), float(ss_topic), float(ss_error),
-                       float(ss_total), df_s, df_t, df_e, float(ms_s), float(ms_t), float(ms_e),
-                       float(f_s), float(_st.f.sf(f_s, df_s, df_e)), float(f_t),
-                       float(_st.f.sf(f_t, df_t, df_e)))
+    return AnovaResult(measure=scores.measure, systems=m, topics=n,
+                       ss_system=float(ss_system), ss_topic=float(ss_topic),
+                       ss_error=float(ss_error), ss_total=float(ss_total),
+                       df_system=df_s, df_topic=df_t, df_error=df_e,
+                       ms_system=float(ms_s), ms_topic=float(ms_t), ms_error=float(ms_e),
+                       f_system=float(f_s), p_system=float(_st.f.sf(f_s, df_s, df_e)),
+                       f_topic=float(f_t), p_topic=float(_st.f.sf(f_t, df_t, df_e)))
 
 
 def tukey_hsd(scores: Scores, alpha: float = 0.05) -> TukeyResult:
@@ -112,8 +115,10 @@ def tukey_hsd(scores: Scores, alpha: float = 0.05) -> TukeyResult:
         q = np.where(diff == 0, 0.0, diff / se)
     p = _range_sf(q, table.systems, table.df_error)
     critical = float(_st.studentized_range.ppf(1 - alpha, table.systems, table.df_error) * se)
-    return TukeyResult("tukey-hsd", scores.measure, scores.systems, means, q, p, critical,
-                       alpha, table.ms_error, table.df_error, None, None)
+    return TukeyResult(method="tukey-hsd", measure=scores.measure, systems=scores.systems,
+                       means=means, statistic=q, p_values=p, critical_difference=critical,
+                       alpha=alpha, ms_error=table.ms_error, df_error=table.df_error,
+                       samples=None, seed=None)
 
 
 def _range_sf(q: np.ndarray, k: int, df: int) -> np.ndarray:
@@ -166,8 +171,10 @@ def randomized_tukey_hsd(scores: Scores, samples: int = DEFAULT_SAMPLES,
     np.fill_diagonal(p, 1.0)
     critical = float(np.quantile(ranges, 1 - alpha))
     table = anova_two_way(scores)
-    return TukeyResult("randomized-tukey-hsd", scores.measure, scores.systems, means, diff, p,
-                       critical, alpha, table.ms_error, table.df_error, int(samples), seed)
+    return TukeyResult(method="randomized-tukey-hsd", measure=scores.measure,
+                       systems=scores.systems, means=means, statistic=diff, p_values=p,
+                       critical_difference=critical, alpha=alpha, ms_error=table.ms_error,
+                       df_error=table.df_error, samples=int(samples), seed=seed)
 
 
 def _null_ranges(v: np.ndarray, samples: int, seed: int | None) -> np.ndarray:

@@ -41,7 +41,7 @@ from .resampling import bootstrap, bootstrap_counts, randomization_p, sign_flips
 from .scores import check_alternative, check_choice, paired_arrays
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TestResult:
     """One paired test of ``x`` against ``y`` (differences are ``x - y``).
 
@@ -77,7 +77,7 @@ class TestResult:
         return self.p_value <= alpha
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Columns:
     """Results of one test over many pairs at once: every array has one value per pair."""
 
@@ -95,11 +95,14 @@ class Columns:
 
     def result(self, k: int, test: str, alternative: str, n: int, ci: str,
                confidence: float) -> TestResult:
-        return TestResult(test, float(self.statistic[k]), float(self.p_value[k]), alternative,
-                          n, float(self.mean_diff[k]), float(self.ci_low[k]),
-                          float(self.ci_high[k]), ci, confidence, float(self.effect_size[k]),
-                          float(self.hedges_g[k]), self.samples, self.seed, self.exact,
-                          "" if self.method is None else str(self.method[k]))
+        return TestResult(test=test, statistic=float(self.statistic[k]),
+                          p_value=float(self.p_value[k]), alternative=alternative, n=n,
+                          mean_diff=float(self.mean_diff[k]), ci_low=float(self.ci_low[k]),
+                          ci_high=float(self.ci_high[k]), ci_method=ci, confidence=confidence,
+                          effect_size=float(self.effect_size[k]),
+                          hedges_g=float(self.hedges_g[k]), samples=self.samples,
+                          seed=self.seed, exact=self.exact,
+                          method="" if self.method is None else str(self.method[k]))
 
 
 def paired_test(x, y, test: str = DEFAULT_TEST, *, alternative: str = "two-sided",
@@ -263,8 +266,9 @@ def paired_columns(X: np.ndarray, Y: np.ndarray, test: str | None, *,
         low, high = out.interval()
         if used_samples is None:
             used_samples, used_seed = counts.samples, counts.seed
-    return Columns(statistic, p, mean, low, high, effect, _hedges(X, Y), used_samples,
-                   used_seed, is_exact, method if test == "wilcoxon" else None)
+    return Columns(statistic=statistic, p_value=p, mean_diff=mean, ci_low=low, ci_high=high,
+                   effect_size=effect, hedges_g=_hedges(X, Y), samples=used_samples,
+                   seed=used_seed, exact=is_exact, method=method if test == "wilcoxon" else None)
 
 
 def _wilcoxon_methods(D: np.ndarray) -> np.ndarray:

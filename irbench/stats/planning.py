@@ -37,7 +37,7 @@ DESIGNS = ("t", "anova")
 MAX_TOPICS = 1_000_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TopicSetSize:
     """topics: the fewest topics reaching ``power`` (achieved: ``achieved_power``);
     current_topics / current_power: the topic set at hand and the power it achieves for
@@ -124,8 +124,10 @@ def topic_set_size(min_diff: float, variance: float, *, design: str = "t", alpha
     if current_topics is not None:
         current = float(_power(np.array([current_topics]), design, alpha, min_diff, variance,
                                systems, alternative)[0])
-    return TopicSetSize(design, alpha, power, min_diff, variance, systems, alternative,
-                        int(n[k]), float(achieved[k]), current_topics, current)
+    return TopicSetSize(design=design, alpha=alpha, power=power, min_diff=min_diff,
+                        variance=variance, systems=systems, alternative=alternative,
+                        topics=int(n[k]), achieved_power=float(achieved[k]),
+                        current_topics=current_topics, current_power=current)
 
 
 def estimate_variance(scores: Scores, design: str = "t") -> float:
