@@ -19,7 +19,7 @@ from campaigns import make_campaign
 
 import irbench
 from irbench import cli
-from irbench.errors import FormatError, IrbenchError, UsageError
+from irbench.errors import FormatError, IrbenchError, OptionError
 from irbench.measures import parse_measure
 from irbench.ranked import EvalOptions
 from irbench.runner import shards
@@ -130,7 +130,7 @@ def test_a_truncated_gzip_run_fails_alone_in_a_campaign(tmp_path, capsys, monkey
 @pytest.mark.parametrize("value", ["abc", "1e6", "-5", "12.5", "9" * 30])
 def test_a_bad_shard_size_is_a_message(value, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("IRBENCH_SHARD_BYTES", value)
-    with pytest.raises(UsageError, match="IRBENCH_SHARD_BYTES=.*must be a whole number"):
+    with pytest.raises(OptionError, match="IRBENCH_SHARD_BYTES=.*must be a whole number"):
         shard_bytes()
     config = make_campaign(tmp_path, systems=2, extra_qrels=False)
     assert cli.main(["run", "--workers", "1", "--quiet", str(config)]) == 1

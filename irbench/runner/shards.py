@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import trec
-from ..errors import FormatError, IrbenchError, UsageError
+from ..errors import FormatError, IrbenchError, OptionError
 from ..measures import Measure
 from ..measures.base import summarise
 from ..measures.compute import restrict, score_ranked
@@ -43,12 +43,12 @@ _SPILL_PREFIX = "irbench-shards-"
 def shard_bytes() -> int:
     """The size above which a run file is scored in topic shards (0: never):
     ``IRBENCH_SHARD_BYTES`` when set, else :data:`SHARD_BYTES`; a value that is not a whole
-    number of bytes is a :class:`UsageError`."""
+    number of bytes is an :class:`OptionError`."""
     raw = os.environ.get("IRBENCH_SHARD_BYTES", "").strip()
     if not raw:
         return SHARD_BYTES
     if not re.fullmatch(r"[0-9]{1,19}", raw):
-        raise UsageError(f"IRBENCH_SHARD_BYTES={raw!r}: must be a whole number of bytes (e.g. "
+        raise OptionError(f"IRBENCH_SHARD_BYTES={raw!r}: must be a whole number of bytes (e.g. "
                          f"{256 << 20} for 256 MiB), or 0 to never score a run in shards")
     return int(raw)
 
