@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -220,10 +221,12 @@ BATCH_MAX = 16  # items per cluster task at most
 class Cluster:
     """Items computed on the Dask cluster of ``client`` (a ``distributed.Client``).
 
-    ``shared`` is scattered to every worker once; items travel in batches (a few per worker
-    thread in flight, so the scheduler's per-task cost is paid per batch); a task whose
-    worker dies is retried by Dask on another worker, and every item of a batch that killed
-    its workers more often than Dask allows goes to ``on_lost``."""
+    ``shared`` is a task's result (see :func:`_keep`), copied to each worker once; items
+    travel in batches (a few per worker thread in flight, so the scheduler's per-task cost is
+    paid per batch); a task whose worker dies is retried by Dask on another worker; a batch
+    that killed its workers more often than Dask allows is tried again one item per task,
+    and an item that killed them on its own goes to ``on_lost``. A scheduler that is lost is
+    a :class:`ClusterError`."""
 
     client: Any
     address: str = ""
@@ -238,7 +241,9 @@ class Cluster:
         threads = sum(client.nthreads().values()) or 1
         size = max(1, min(BATCH_MAX, len(items) // (threads * IN_FLIGHT_PER_THREAD * 4)))
         batches = iter([items[i:i + size] for i in range(0, len(items), size)])
-        state = client.scatter(shared, broadcast=True, hash=False)
+        with warnings.catch_warnings():  # "large object in the task graph": meant, see _keep
+            warnings.simplefilter("ignore", UserWarning)
+            state = client.submit(_keep, shared, pure=False)
         items_of: dict = {}
 
         def submit(batch):
@@ -254,22 +259,48 @@ class Cluster:
                 try:
                     results = future.result()
                 except KilledWorker as exc:
+                    future.release()
+                    if len(batch) > 1:  # one item killed them: the others, one per task
+                        for item in batch:
+                            finished.add(submit([item]))
+                        continue
                     results = [on_lost(item, exc) for item in batch]
+                except (OSError, TimeoutError) as exc:  # the scheduler is gone
+                    raise ClusterError(
+                        f"lost the Dask scheduler at {self.address or 'the cluster'} "
+                        f"({type(exc).__name__}: {exc}); what was scored before is stored, "
+                        "and the next 'irbench run' scores the rest") from None
                 future.release()
                 for more in islice(batches, 1):
                     finished.add(submit(more))
                 for item, result in zip(batch, results):
                     on_result(item, result)
         except BaseException:
-            client.cancel(list(items_of))
+            _quietly(client.cancel, list(items_of))
             raise
         finally:
-            client.cancel(state)
+            _quietly(client.cancel, state)
 
     def describe(self) -> dict:
         return {"name": "dask", "address": self.address,
                 "scheduler": self.client.scheduler.address,
                 "worker_threads": sum(self.client.nthreads().values())}
+
+
+def _quietly(call: Callable, *args: Any) -> None:
+    """``call(*args)``, whose failure (a scheduler already gone) adds nothing to the error
+    in flight."""
+    try:
+        call(*args)
+    except Exception:
+        pass
+
+
+def _keep(shared: Any) -> Any:
+    """The shared value as a task's result: the scheduler holds the task, so when every
+    worker holding the value dies it is computed again elsewhere (scattered data would be
+    lost for good, and every task needing it with it)."""
+    return shared
 
 
 def _batch(fn: Fn, items: Sequence, shared: Any) -> list:
@@ -290,23 +321,44 @@ def dask_client(address: str, connect_timeout: float = CONNECT_TIMEOUT) -> Itera
     cluster = None
     try:
         if address == "local" or address.startswith("local:"):
-            n = int(address[len("local:"):]) if ":" in address else (os.cpu_count() or 1)
-            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
-                                               processes=True, dashboard_address=":0")
+            cluster = distributed.LocalCluster(n_workers=local_workers(address),
+                                               threads_per_worker=1, processes=True,
+                                               dashboard_address=":0")
             client = distributed.Client(cluster)
         else:
             client = distributed.Client(address, timeout=connect_timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
         if cluster is not None:
-            cluster.close()
-        raise ClusterError(f"cannot reach the Dask scheduler at {address} ({exc}): is "
-                           "'dask scheduler' running there, and is its port open?") from None
+            _quietly(cluster.close)
+        hint = ("a tls:// scheduler needs the certificates of Dask's configuration "
+                "(distributed.comm.tls)" if address.startswith("tls://") else
+                "is 'dask scheduler' running there, and is its port open?")
+        raise ClusterError(f"cannot reach the Dask scheduler at {address} "
+                           f"({type(exc).__name__}: {exc}): {hint}") from None
     try:
         yield client
     finally:
-        client.close()
+        _quietly(client.close)
         if cluster is not None:
-            cluster.close()
+            _quietly(cluster.close)
+
+
+MAX_LOCAL_WORKERS = "IRBENCH_MAX_LOCAL_WORKERS"  # overrides the bound of local:N
+
+
+def local_workers(address: str) -> int:
+    """N of ``local:N`` (default: one per CPU), at most the CPUs this machine has unless
+    ``IRBENCH_MAX_LOCAL_WORKERS`` allows more: a :class:`ClusterError` otherwise."""
+    cpus = os.cpu_count() or 1
+    if ":" not in address:
+        return cpus
+    text = address[len("local:"):]
+    limit_text = os.environ.get(MAX_LOCAL_WORKERS, "").strip()
+    limit = int(limit_text) if limit_text.isdigit() else cpus
+    if not text.isdigit() or not 1 <= int(text) <= limit:
+        raise ClusterError(f"{address}: local:N takes N from 1 to {limit} (this machine's "
+                           f"CPUs; {MAX_LOCAL_WORKERS} allows more)")
+    return int(text)
 
 
 __all__ = ["Engine", "InProcess", "Processes", "Cluster", "WorkerDied", "dask_client",
