@@ -56,22 +56,29 @@ def test_an_empty_store_has_no_last_run(tmp_path):
         assert store.last_runner() is None and store.inputs() == []
 
 
+HOSTILE = ["../a/b c=d%2F", "__HIVE_DEFAULT_PARTITION__", "RUN", "run", "x" * 300,
+           "日本語のシステム"]
+
+
 def test_partitioned_parquet_export_reads_back_everywhere(tmp_path, capsys):
-    """scores --format parquet --partition-by: a hive-partitioned folder that DuckDB and pandas
-    read back to the CSV's rows; participants' names stay inside the folder."""
+    """scores --format parquet --partition-by: a hive-partitioned folder that DuckDB, pandas
+    and pyarrow read back to the CSV's rows with every name exact (a reader's null marker,
+    names differing only in case, a name longer than a file name may be); participants' names
+    stay inside the folder."""
     import csv
     import io
 
     import duckdb
     import pandas as pd
+    import pyarrow.dataset
 
     from irbench import cli
 
-    path = make_campaign(tmp_path, systems=3, topics=4)
-    evil = "../a/b c=d%2F"
-    path.write_text(path.read_text().replace(
-        "  - glob: ../runs/r*.txt",
-        f"  - glob: ../runs/r0[01].txt\n  - {{name: '{evil}', run: ../runs/r02.txt}}"))
+    path = make_campaign(tmp_path, systems=len(HOSTILE) + 2, topics=4)
+    declared = "".join(f"\n  - {{name: '{name}', run: ../runs/r{i + 2:02d}.txt}}"
+                       for i, name in enumerate(HOSTILE))
+    path.write_text(path.read_text().replace("  - glob: ../runs/r*.txt",
+                                             "  - glob: ../runs/r0[01].txt" + declared))
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
     capsys.readouterr()
     assert cli.main(["scores", str(path), "--per-query", "--format", "csv"]) == 0
@@ -80,21 +87,30 @@ def test_partitioned_parquet_export_reads_back_everywhere(tmp_path, capsys):
     assert cli.main(["scores", str(path), "--per-query", "--format", "parquet",
                      "--partition-by", "system", "-o", str(out)]) == 0
     folders = sorted(p.name for p in out.iterdir())
-    assert len(folders) == 3 and all(f.startswith("system=") for f in folders)
+    assert len(folders) == len(HOSTILE) + 2 and all(f.startswith("system_key=") for f in folders)
+    assert len({f.lower() for f in folders}) == len(folders)  # case-insensitive file systems
+    assert all(len(f.encode()) < 100 for f in folders)
     assert all(p.resolve().is_relative_to(out) for p in out.rglob("*"))
     columns = "system, qrels, measure, query_id, value"
     got = duckdb.sql(f"SELECT {columns} FROM read_parquet('{out}/**/*.parquet', "
                      "hive_partitioning = true)").fetchall()
-    assert sorted((s, q, m, t, repr(v)) for s, q, m, t, v in got) == \
-        sorted((s, q, m, t, repr(float(v))) for s, q, m, t, v in expected)
+    rows = sorted((s, q, m, t, repr(float(v))) for s, q, m, t, v in expected)
+    assert sorted((s, q, m, t, repr(v)) for s, q, m, t, v in got) == rows
+    names = sorted(["r00", "r01", *HOSTILE])
     frame = pd.read_parquet(out)
-    assert sorted(frame["system"].astype(str).unique()) == sorted(["r00", "r01", evil])
+    assert sorted(frame["system"].astype(str).unique()) == names
     assert len(frame) == len(expected)
+    table = pyarrow.dataset.dataset(out, partitioning="hive").to_table()
+    assert sorted(set(table["system"].to_pylist())) == names
+    read = zip(*(table[c].to_pylist() for c in ("system", "qrels", "measure", "query_id",
+                                                 "value")))
+    assert sorted((s, q, m, t, repr(v)) for s, q, m, t, v in read) == rows
 
     by_qrels = tmp_path / "export" / "by-qrels"  # every qrels set, each in its folder
     assert cli.main(["scores", str(path), "--format", "parquet", "--partition-by", "qrels",
                      "-o", str(by_qrels)]) == 0
-    assert sorted(p.name for p in by_qrels.iterdir()) == ["qrels=official", "qrels=shallow"]
+    assert [p.name.split("-")[0] for p in sorted(by_qrels.iterdir())] == \
+        ["qrels_key=official", "qrels_key=shallow"]
     capsys.readouterr()
     assert cli.main(["scores", str(path), "--format", "parquet", "--partition-by", "qrels",
                      "-o", str(by_qrels)]) == 1

@@ -91,13 +91,19 @@ class Pools:
         """Write the means (or, ``per_query``, every per-topic value) of ``measures`` on
         ``qrels`` (None: every set) to a Parquet file (DuckDB's writer, no extra package),
         rows in the order ``means``/``per_query`` read them. ``partition_by`` (``system`` or
-        ``qrels``): a hive-partitioned dataset in folder ``path`` (``system=NAME/...``, the
-        value percent-encoded, so a participant's name never leaves the folder), read back by
-        DuckDB, pandas, pyarrow and Spark."""
+        ``qrels``): a hive-partitioned dataset in folder ``path``, one folder per value named by
+        its key (:func:`partition_key`: ``system_key=bm25-run-3f2a9c01d4/...``), the exact
+        value in the files' own column: read back by DuckDB, pandas, pyarrow and Spark with
+        every name exact, whatever it is (``__HIVE_DEFAULT_PARTITION__``, names differing only
+        in case, names longer than a file name may be), and never leaving the folder."""
         if partition_by not in (None, "system", "qrels"):
             raise StoreError(f"partition by system or qrels, not {partition_by!r}")
         sql, params = view_sql("per_query" if per_query else "means", qrels, systems, measures)
-        option = f", PARTITION_BY ({partition_by})" if partition_by else ""  # a fixed name
+        option = ""
+        if partition_by:  # a fixed column name: never a participant's text
+            sql = (f"SELECT *, {partition_key(partition_by)} AS {partition_by}_key "
+                   f"FROM ({sql})")
+            option = f", PARTITION_BY ({partition_by}_key)"
         written = replacing_folder(path) if partition_by else replacing_name(path)
         try:
             with written as target:  # a failure leaves what was at path as it was
@@ -106,3 +112,12 @@ class Pools:
         except OSError as exc:  # making or renaming the temporary file or folder
             raise OutputError(f"{path}: cannot write ({exc.strerror}); nothing was changed "
                               "there") from None
+
+
+def partition_key(column: str) -> str:
+    """SQL for the folder key of a partition value: at most 40 characters of it in lower
+    case ASCII letters, digits, '.', '_' and '-' (every other run of characters one '-'),
+    then '-' and 10 hex digits of its sha256. Unique per value, the same on every file
+    system (case-insensitive ones too), never a reader's null marker, never too long."""
+    return (f"left(lower(regexp_replace({column}, '[^A-Za-z0-9._-]+', '-', 'g')), 40) || '-' "
+            f"|| left(sha256({column}), 10)")
