@@ -1,0 +1,126 @@
+"""Storage faults (issue 25): a full disk or a file-size limit is told apart from a damaged
+store, never a traceback, and nothing is lost: the store is as after its last complete write
+(a rerun finishes it equal to a clean run's) and an output file is either the new one, whole,
+or the previous one."""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from campaigns import make_campaign
+
+from irbench.config import load_config
+from irbench.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _limited(kilobytes: int):
+    def set_limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past it fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (kilobytes * 1024, kilobytes * 1024))
+    return set_limit
+
+
+def _irbench(tmp_path, *argv, limit_kb: int | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), IRBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    return subprocess.run([sys.executable, "-m", "irbench", *map(str, argv)],
+                          capture_output=True, text=True, env=env,
+                          preexec_fn=None if limit_kb is None else _limited(limit_kb))
+
+
+def _contents(config: Path) -> dict:
+    with Store(load_config(config).store, read_only=True) as store:
+        return {view: sorted(store.query(f"SELECT * FROM {view}")[1])
+                for view in ("per_query", "means")}
+
+
+def _clean(message: str) -> None:
+    assert "Traceback" not in message and "damaged" not in message, message
+
+
+def test_a_file_size_limit_during_run_is_told_apart_and_loses_nothing(tmp_path):
+    config = make_campaign(tmp_path / "camp", systems=6, topics=20)
+    proc = _irbench(tmp_path, "run", "--workers", "1", "--quiet", config, limit_kb=24)
+    assert proc.returncode == 3, proc.stderr
+    _clean(proc.stderr)
+    assert "a file-size limit was reached" in proc.stderr
+    assert "nothing of this write was stored" in proc.stderr
+    rerun = _irbench(tmp_path, "run", "--workers", "1", "--quiet", config)
+    assert rerun.returncode == 0, rerun.stderr
+    twin = make_campaign(tmp_path / "twin", systems=6, topics=20)
+    assert _irbench(tmp_path, "run", "--workers", "1", "--quiet", twin).returncode == 0
+    assert _contents(config) == _contents(twin)
+
+
+@pytest.mark.parametrize("fmt, name", [("csv", "scores.csv"), ("json", "scores.json"),
+                                       ("parquet", "scores.parquet")])
+def test_an_output_that_cannot_be_written_leaves_the_previous_file(tmp_path, fmt, name):
+    config = make_campaign(tmp_path / "camp", systems=4, topics=30)
+    assert _irbench(tmp_path, "run", "--workers", "1", "--quiet", config).returncode == 0
+    out = tmp_path / name
+    out.write_bytes(b"the previous export\n")
+    proc = _irbench(tmp_path, "scores", config, "--per-query", "--format", fmt, "-o", out,
+                    limit_kb=4)
+    assert proc.returncode == 1, proc.stderr
+    _clean(proc.stderr)
+    assert str(out) in proc.stderr and ("File too large" in proc.stderr
+                                        or "file-size limit" in proc.stderr)
+    assert out.read_bytes() == b"the previous export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "camp", name]  # no .part
+    ok = _irbench(tmp_path, "scores", config, "--per-query", "--format", fmt, "-o", out)
+    assert ok.returncode == 0 and out.stat().st_size > 1000
+
+
+def test_a_partitioned_export_that_cannot_be_written_leaves_nothing(tmp_path):
+    config = make_campaign(tmp_path / "camp", systems=4, topics=30)
+    assert _irbench(tmp_path, "run", "--workers", "1", "--quiet", config).returncode == 0
+    out = tmp_path / "dataset"
+    proc = _irbench(tmp_path, "scores", config, "--per-query", "--format", "parquet",
+                    "--partition-by", "system", "-o", out, limit_kb=1)
+    assert proc.returncode == 1, proc.stderr
+    _clean(proc.stderr)
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "camp"]
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs (needs root; skipped elsewhere)."""
+    mount = tmp_path / f"disk-{uuid.uuid4().hex[:8]}"
+    mount.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a small tmpfs needs root")
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_a_full_disk_during_run_is_told_apart_and_loses_nothing(tmp_path, small_disk):
+    config = make_campaign(tmp_path / "camp", systems=8, topics=40)
+    config.write_text(config.read_text() + f"store: {small_disk / 'c.duckdb'}\n")
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (700 << 10))
+    proc = _irbench(tmp_path, "run", "--workers", "1", "--quiet", config)
+    assert proc.returncode == 3, proc.stderr
+    _clean(proc.stderr)
+    assert "the disk is full" in proc.stderr and "free some space" in proc.stderr
+    filler.unlink()
+    rerun = _irbench(tmp_path, "run", "--workers", "1", "--quiet", config)
+    assert rerun.returncode == 0, rerun.stderr
+    twin = make_campaign(tmp_path / "twin", systems=8, topics=40)
+    assert _irbench(tmp_path, "run", "--workers", "1", "--quiet", twin).returncode == 0
+    assert _contents(config) == _contents(twin)
