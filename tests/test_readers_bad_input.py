@@ -617,3 +617,17 @@ def test_crlf_and_one_extra_field_are_still_read(tmp_path, capsys):
     q = _write(tmp_path, "q.txt", "1 0 d1 1\n")
     r = _write(tmp_path, "r.txt", b"1 Q0 d1 1 2.0 r extra\r\n1 Q0 d2 2 1.0 r\r\n")
     assert "num_ret               \tall\t2" in _ok(capsys, "-m", "num_ret", q, r)
+
+
+def test_format_characters_are_shown_escaped_on_terminals():
+    import sys
+    import unicodedata
+
+    from irbench.escaping import terminal
+
+    formats = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    shown = [terminal(f"a{c}b") for c in formats]
+    assert all(s.startswith("a\\u") or s.startswith("a\\U") for s in shown)  # all of them
+    assert terminal("tag\u202eexe.txt") == "tag\\u202eexe.txt"  # a bidi override
+    assert terminal("\U000e0041") == "\\U000e0041"
+    assert terminal("日本語 café") == "日本語 café"  # letters stay letters
