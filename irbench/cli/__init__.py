@@ -13,7 +13,6 @@ import argparse
 import importlib
 import signal
 import sys
-import threading
 from collections.abc import Sequence
 
 from .. import __version__
@@ -56,8 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 1
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
+    try:
+        previous, installed = signal.signal(signal.SIGTERM, _terminated), True
+    except ValueError:  # not the main thread: signals are not this call's to handle
+        previous, installed = None, False
     try:
         return args.handler(args)
     except IrbenchError as exc:
@@ -72,8 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "last complete write; 'irbench run' goes on from there)", file=sys.stderr)
         return 143 if isinstance(exc, Terminated) else 130
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        if installed:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 class Terminated(KeyboardInterrupt):

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..errors import UsageError
 from ..escaping import csv_cell, terminal
-from ..files import write_file
 from ..measures import Measure, summarise
 from ..measures.base import sequential_sum
 from ..measures.compute import Evaluation
@@ -151,6 +150,8 @@ def write_text(path: str | None, text: str) -> None:
     if path is None:
         sys.stdout.write(text)
         return
+    from ..files import write_file  # here: tempfile is not irbench eval's to import
+
     try:
         write_file(path, text)  # a failure leaves the previous file as it was
     except OSError as exc:
