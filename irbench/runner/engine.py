@@ -23,7 +23,6 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -51,7 +50,10 @@ def _raise(item: Any, error: BaseException) -> Any:
     raise error
 
 
-@dataclass(frozen=True)
+# The engines are plain classes, not dataclasses: each dataclass costs irbench eval's start-up
+# most of a millisecond (tests/test_cli_eval_startup.py, bench/bench_startup.py).
+
+
 class InProcess:
     """Every item computed here, in order."""
 
@@ -61,7 +63,6 @@ class InProcess:
             on_result(item, fn(item, shared))
 
 
-@dataclass(frozen=True)
 class Processes:
     """Items computed by ``workers`` processes of this machine, one item at a time each.
 
@@ -71,7 +72,11 @@ class Processes:
     place while items remain. An exception raised by ``fn`` is raised here (``fn`` is expected
     to turn a user's mistakes into results)."""
 
-    workers: int
+    def __init__(self, workers: int):
+        self.workers = workers
+
+    def __repr__(self) -> str:
+        return f"Processes({self.workers})"
 
     def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
             on_lost: OnLost | None = None) -> None:
@@ -114,11 +119,11 @@ class Processes:
                 worker.stop()
 
 
-@dataclass
 class _Worker:
-    process: Any  # a multiprocessing Process
-    pipe: Connection
-    item: Any = None
+    """A worker process, the pipe to it, and the item it was last given."""
+
+    def __init__(self, process: Any, pipe: Connection):
+        self.process, self.pipe, self.item = process, pipe, None
 
     @classmethod
     def start(cls, context, fn: Fn, shared: Any) -> _Worker:
@@ -217,7 +222,6 @@ IN_FLIGHT_PER_THREAD = 4  # tasks submitted ahead per worker thread
 BATCH_MAX = 16  # items per cluster task at most
 
 
-@dataclass
 class Cluster:
     """Items computed on the Dask cluster of ``client`` (a ``distributed.Client``).
 
@@ -228,8 +232,8 @@ class Cluster:
     and an item that killed them on its own goes to ``on_lost``. A scheduler that is lost is
     a :class:`ClusterError`."""
 
-    client: Any
-    address: str = ""
+    def __init__(self, client: Any, address: str = ""):
+        self.client, self.address = client, address
 
     def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
             on_lost: OnLost | None = None) -> None:

@@ -72,14 +72,14 @@ def evaluate_paths(
     return [results[i] for i in range(len(paths))]
 
 
-@dataclass(frozen=True)
 class _Shared:
-    """What every run of :func:`evaluate_paths` is scored with."""
+    """What every run of :func:`evaluate_paths` is scored with (a plain class: see
+    :mod:`irbench.runner.engine`)."""
 
-    prepared: PreparedQrels
-    measures: tuple[Measure, ...]
-    options: EvalOptions
-    keep_ranked: bool
+    def __init__(self, prepared: PreparedQrels, measures: tuple[Measure, ...],
+                 options: EvalOptions, keep_ranked: bool):
+        self.prepared, self.measures = prepared, measures
+        self.options, self.keep_ranked = options, keep_ranked
 
 
 def read_run(source, name: str | None = None, workers: int | None = None) -> trec.Run:
