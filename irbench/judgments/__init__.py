@@ -14,6 +14,7 @@ Readers are imported on first use (``irbench eval`` on plain qrels imports none 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -23,10 +24,6 @@ import numpy as np
 from ..measures import Measure
 from ..ranked import EvalOptions, PreparedQrels, Ranked
 from ..trec import Qrels, Run, read_qrels
-from .diversity import PreparedDiversity, collapse, diversity_hint, read_diversity_qrels
-from .groups import PreparedJudgmentGroups, read_qrels_jg
-from .known import PreparedKnown
-from .preferences import PreparedPrefs, read_prefs, read_qrels_prefs
 
 
 @runtime_checkable
@@ -135,10 +132,23 @@ def format_kinds(eval_format: str) -> list[JudgmentKind]:
     return [k for k in KINDS.values() if k.eval_format == eval_format]
 
 
+def _provided(module: str, attribute: str) -> Callable:
+    """``module.attribute`` of this package, resolved when first called: the kinds' modules
+    are loaded by the registry when a kind is used, so ``irbench eval`` on ad hoc qrels
+    starts without them (4 ms; tests/test_architecture.py lists this registry among the
+    lazy loads)."""
+    def call(*args, **kwargs):
+        return getattr(importlib.import_module(f".{module}", __name__), attribute)(
+            *args, **kwargs)
+
+    call.__qualname__ = call.__name__ = f"{module}.{attribute}"
+    return call
+
+
 def with_known(prepared: Prepared, known: Qrels) -> Prepared:
     """``prepared`` ad hoc judgments plus the documents the user already knows (``Coverage``,
     ``Novelty``)."""
-    return PreparedKnown(prepared.adhoc.qrels, known)
+    return _provided("known", "PreparedKnown")(prepared.adhoc.qrels, known)
 
 
 def _read_qrels(source, name=None):
@@ -151,52 +161,54 @@ def _prepare_adhoc(qrels: Qrels, intent_weights=None) -> PreparedQrels:
 
 def _collapsed(second: str) -> Callable[..., Qrels]:
     def read(source, name=None):
-        return collapse(read_diversity_qrels(source, name=name, second=second))
+        return _provided("diversity", "collapse")(
+            _provided("diversity", "read_diversity_qrels")(source, name=name, second=second))
 
     return read
 
 
 def _prefs_documents(source, name=None) -> Qrels:
-    return PreparedPrefs(read_prefs(source, name=name)).judged.qrels
+    prefs = _provided("preferences", "read_prefs")(source, name=name)
+    return _provided("preferences", "PreparedPrefs")(prefs).judged.qrels
 
 
 register(JudgmentKind(
     name="adhoc", eval_format="qrels", lines="qid iter docno rel", description="ad hoc qrels",
     read=_read_qrels, prepare=_prepare_adhoc, read_adhoc=_read_qrels,
     serves=frozenset({"adhoc", "known", "none"}),
-    measures_name="ad hoc", hint=diversity_hint))
+    measures_name="ad hoc", hint=_provided("diversity", "diversity_hint")))
 register(JudgmentKind(
     name="diversity", eval_format="qrels", lines="topic subtopic docno rel",
     description="diversity qrels (ndeval's; read when a diversity measure is asked for; ad hoc "
     "measures use each document at its highest level)",
-    read=read_diversity_qrels,
-    prepare=PreparedDiversity,
+    read=_provided("diversity", "read_diversity_qrels"),
+    prepare=_provided("diversity", "PreparedDiversity"),
     read_adhoc=_collapsed("subtopic"), serves=frozenset({"adhoc", "diversity", "none"}),
     measures_name="diversity", intent_weights=True))
 register(JudgmentKind(
     name="qrels_jg", eval_format="qrels_jg", lines="qid jg docno rel",
     description="judgment groups",
-    read=read_qrels_jg,
+    read=_provided("groups", "read_qrels_jg"),
     prepare=lambda judgments, intent_weights=None:
-        PreparedJudgmentGroups(judgments),
+        _provided("groups", "PreparedJudgmentGroups")(judgments),
     read_adhoc=_collapsed("jg"), serves=frozenset({"judgment_groups", "none"}),
     default_measures="qrels_jg",
     measures_name="judgment-group", own_measures="map_avgjg, P_avgjg, Rprec_mult_avgjg"))
 register(JudgmentKind(
     name="prefs", eval_format="prefs", lines="qid jg jsg docno rel_level",
     description="preferences",
-    read=read_prefs,
+    read=_provided("preferences", "read_prefs"),
     prepare=lambda judgments, intent_weights=None:
-        PreparedPrefs(judgments),
+        _provided("preferences", "PreparedPrefs")(judgments),
     read_adhoc=_prefs_documents, serves=frozenset({"preferences", "none"}),
     default_measures="prefs",
     measures_name="preference", own_measures="the prefs_* measures"))
 register(JudgmentKind(
     name="qrels_prefs", eval_format="qrels_prefs", lines="qid iter docno rel",
     description="a qrels read as preferences",
-    read=read_qrels_prefs,
+    read=_provided("preferences", "read_qrels_prefs"),
     prepare=lambda judgments, intent_weights=None:
-        PreparedPrefs(judgments),
+        _provided("preferences", "PreparedPrefs")(judgments),
     read_adhoc=_read_qrels, serves=frozenset({"preferences", "none"}),
     default_measures="prefs",
     measures_name="preference", own_measures="the prefs_* measures"))
