@@ -132,3 +132,44 @@ def test_irbench_eval_reads_urls_as_files(tmp_path, bucket, capsys):
     assert cli.main(["eval", "-m", "map", remote[0], "s3://campaign/eval/none.txt"]) == 2
     assert "s3://campaign/eval/none.txt: cannot read (no such object)" in \
         capsys.readouterr().err
+
+
+def test_a_huge_run_at_a_url_is_streamed_in_topic_shards(tmp_path, bucket, monkeypatch):
+    """A run object bigger than IRBENCH_SHARD_BYTES is hashed and scored as a stream, like a
+    local file (issue 25): never read whole, the same numbers as the local campaign."""
+    from irbench.runner import inputs, shards
+
+    path = make_campaign(tmp_path, systems=3, topics=12, depth=40, extra_qrels=False)
+    remote = _on_s3(bucket, path, "sharded")
+    size = min(p.stat().st_size for p in (tmp_path / "runs").glob("r*.txt"))
+    monkeypatch.setenv("IRBENCH_SHARD_BYTES", str(size // 3))
+    sharded = []
+    real = shards.evaluate_sharded
+    monkeypatch.setattr(shards, "evaluate_sharded",
+                        lambda qrels, where, *a, **k: sharded.append(where) or
+                        real(qrels, where, *a, **k))
+    real_load = inputs.load
+
+    def load(where):
+        assert not (where.startswith("s3://") and "/r0" in where), f"{where} read whole"
+        return real_load(where)
+
+    monkeypatch.setattr(inputs, "load", load)
+    monkeypatch.setattr("irbench.runner.score.load", load)
+    report = run_campaign(load_config(remote), workers=1)
+    assert report.failures == [] and report.evaluated == 3
+    assert sorted(sharded) == [f"s3://campaign/sharded/r{i:02d}.txt" for i in range(3)]
+    monkeypatch.delenv("IRBENCH_SHARD_BYTES")
+    run_campaign(load_config(path), workers=1)
+    local, far = _stored(load_config(path)), _stored(load_config(remote))
+    assert local["per_query"] == far["per_query"] and local["means"] == far["means"]
+    assert local["systems"] == far["systems"]  # the same sha256 and run tags
+
+
+def test_run_tags_of_objects_read_only_their_first_lines(tmp_path, bucket, monkeypatch):
+    from irbench.trec import sources, text
+
+    bucket.pipe("campaign/tags/a.txt", b"# a comment\n1 Q0 d1 1 2.0 alpha\n" + b"x" * 300_000)
+    monkeypatch.setattr(sources, "read_url", lambda url: pytest.fail(f"{url} read whole"))
+    assert text.run_tag("s3://campaign/tags/a.txt") == "alpha"
+    assert text.run_tag("s3://campaign/tags/missing.txt") == ""

@@ -22,7 +22,7 @@ from ..store import PROFILE_PREFIX, Evaluated, FileFacts
 from ..submissions import check_run, report_lines
 from ..submissions.ir_metadata import find_ir_metadata
 from ..topics import Topics
-from ..trec import display, is_url, read_run
+from ..trec import display, open_binary, read_run
 from . import shards
 from .inputs import QrelsSets, listed, load, stat_of, unknown_topics
 
@@ -118,7 +118,7 @@ def score_safely(task: Task, ctx: Context) -> Outcome:
 def score_system(task: Task, ctx: Context) -> Outcome:
     """Read one run, check its topics, and evaluate it on every qrels set it needs."""
     size, _ = stat_of(task.path)
-    if ctx.shard_bytes and size > ctx.shard_bytes and not is_url(task.path) and all(
+    if ctx.shard_bytes and size > ctx.shard_bytes and all(
             isinstance(ctx.qrels[q], PreparedQrels) for q in task.wanted):
         return score_in_shards(task, ctx)
     facts, data = load(task.path)
@@ -197,12 +197,13 @@ def _check_submission(ctx: Context, path: str) -> Checked | None:
 
 
 def score_in_shards(task: Task, ctx: Context) -> Outcome:
-    """A run file too big to hold: hashed as a stream and scored in topic shards
+    """A run file (or object at a URL) too big to hold: hashed as a stream and scored in topic
+    shards
     (:func:`irbench.runner.shards.evaluate_sharded`), one qrels set at a time. Its submission
     checks are not run (they read the whole file)."""
     size, mtime = stat_of(task.path)
     digest = hashlib.sha256()
-    with open(task.path, "rb") as fh:
+    with open_binary(task.path) as fh:  # a local file or an object at a URL, as a stream
         head = fh.read(1 << 20)
         digest.update(head)
         for block in iter(lambda: fh.read(1 << 24), b""):

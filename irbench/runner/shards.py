@@ -16,6 +16,7 @@ are gone (a killed run's), and runs before each sharded evaluation.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -79,18 +80,16 @@ class Sharded:
 
 
 def _pieces(path: str, stats: dict) -> Iterator[bytes]:
-    """Whole-line pieces of about ``trec.text.CHUNK`` bytes of a (possibly gzip) run file;
-    ``stats["bytes"]`` counts the text read. A gzip file is decompressed as a stream within
-    the whole-file path's limit (:func:`irbench.trec.gunzip`), with its messages."""
-    with open(path, "rb") as raw:
-        gz = raw.read(2) == trec.GZIP_MAGIC or path.endswith(".gz")
-        raw.seek(0)
-        if gz:
-            limit = trec.gunzip_limit(os.fstat(raw.fileno()).st_size)
-            blocks = iter(lambda: raw.read(trec.text.CHUNK), b"")
-            text: Iterator[bytes] = trec.inflate(blocks, limit)
-        else:
-            text = iter(lambda: raw.read(trec.text.CHUNK), b"")
+    """Whole-line pieces of about ``trec.text.CHUNK`` bytes of a (possibly gzip) run file or
+    object at a URL, read as a stream; ``stats["bytes"]`` counts the text read. A gzip file is
+    decompressed as a stream within the whole-file path's limit for ``stats["size"]`` bytes
+    (:func:`irbench.trec.gunzip`), with its messages."""
+    with trec.open_binary(path) as raw:
+        head = raw.read(2)
+        blocks = itertools.chain([head], iter(lambda: raw.read(trec.text.CHUNK), b""))
+        text: Iterator[bytes] = blocks
+        if head == trec.GZIP_MAGIC or path.endswith(".gz"):
+            text = trec.inflate(blocks, trec.gunzip_limit(stats["size"]))
         try:
             yield from _whole_lines(text, stats)
         except ValueError as exc:
@@ -160,11 +159,12 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
         except (AttributeError, TypeError):
             raise IrbenchError(f"{m} cannot be computed in topic shards (its summary needs "
                                "the whole run)") from None
-    size = os.path.getsize(path)
+    size = trec.source_size(path)
     shards = shards or max(1, -(-size // (shard_bytes() or size or 1)))
     sweep_spills()
     with tempfile.TemporaryDirectory(prefix=f"{_SPILL_PREFIX}{os.getpid()}-") as folder:
         spill = _Spill(folder, shards)
+        spill.text["size"] = size
         joined = spill.read(path)
         runid = trec.display(joined.runid)
         qrels_shard = topic_shards(qrels.query_id, shards)
@@ -229,7 +229,7 @@ class _Spill:
         self.held_bytes = self.flushes = self.num_docs = 0
         self.rows = np.zeros(shards, dtype=np.int64)  # result lines per shard
         self.answered: list[np.ndarray] = []
-        self.text = {"bytes": 0}  # the file's text read (decompressed)
+        self.text = {"bytes": 0, "size": 0}  # the file's size, and its text read
 
     def read(self, path: str) -> trec.PartJoiner:
         """Read the file at ``path`` once, in pieces, into the shards; its problems are

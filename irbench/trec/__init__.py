@@ -44,8 +44,10 @@ from .sources import (  # noqa: F401
     gunzip_or_fail,
     inflate,
     is_url,
+    open_binary,
     read_source,
     read_url,
+    source_size,
     url_stat,
     without_bom,
 )

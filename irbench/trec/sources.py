@@ -8,6 +8,8 @@ import re
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
 
 from ..errors import FormatError
 from .ids import UTF8_BOM, Loaded, Source
@@ -174,6 +176,56 @@ def _digest(data: bytes) -> bytes:
     import hashlib  # here: 7 ms of irbench eval's start-up (OpenSSL); URL inputs only
 
     return hashlib.sha256(data).digest()
+
+
+class Stream(Protocol):
+    """What the streaming readers use of a binary file."""
+
+    def read(self, size: int = -1) -> bytes: ...
+
+    def readline(self, size: int = -1) -> bytes: ...
+
+
+@contextmanager
+def open_binary(path: str) -> Iterator[Stream]:
+    """A binary file object of a local path or of the object at a URL, read as a stream
+    (never whole in memory); a URL's errors are OSErrors naming it, as :func:`read_url`'s."""
+    if not is_url(path):
+        with open(path, "rb") as fh:
+            yield fh
+        return
+    fs, inner = _fsspec(path)
+    try:
+        fh = fs.open(inner, "rb")
+    except Exception as exc:
+        raise _url_error(path, exc) from None
+    with fh:
+        yield _UrlReader(fh, path)
+
+
+class _UrlReader:
+    """An fsspec file whose read errors are OSErrors naming the URL."""
+
+    def __init__(self, fh: Any, url: str):
+        self.fh, self.url = fh, url
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self.fh.read(size)
+        except Exception as exc:
+            raise _url_error(self.url, exc) from None
+
+    def readline(self, size: int = -1) -> bytes:
+        try:
+            return self.fh.readline(size)
+        except Exception as exc:
+            raise _url_error(self.url, exc) from None
+
+
+
+def source_size(path: str) -> int:
+    """The size of a local file or of the object at a URL."""
+    return url_stat(path)[0] if is_url(path) else os.path.getsize(path)
 
 
 def read_url(url: str) -> bytes:

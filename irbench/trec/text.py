@@ -28,7 +28,7 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +52,14 @@ from .ids import (
     shown,
     token_words,
 )
-from .sources import GZIP_MAGIC, gunzip_or_fail, is_url, read_source, read_url, without_bom
+from .sources import (
+    GZIP_MAGIC,
+    gunzip_or_fail,
+    is_url,
+    open_binary,
+    read_source,
+    without_bom,
+)
 
 CHUNK = 1 << 22  # bytes per parsing piece: bounds memory, keeps columns in cache
 
@@ -558,14 +565,13 @@ def run_name(path: str) -> str:
 
 def run_tag(path: str) -> str:
     """The tag (sixth column) of the first result line of a run file (or URL), or ''."""
-    opener: Callable[..., Any] = gzip.open if path.endswith(".gz") else open
-    source: str | io.BytesIO = path
     try:
-        if is_url(path):
-            data = io.BytesIO(read_url(path))
-            opener, source = (gzip.open if data.getvalue()[:2] == GZIP_MAGIC else
-                              (lambda f, mode: f)), data
-        with opener(source, "rb") as fh:
+        with open_binary(path) as raw:  # a URL's object too: only its first lines are read
+            head = raw.read(2)
+            first = io.BytesIO(head + raw.read(1 << 16))  # enough for the first lines
+            stream = io.BufferedReader(_Rest(first, raw))
+            fh: Any = (gzip.GzipFile(fileobj=stream) if head == GZIP_MAGIC
+                       or path.endswith(".gz") else stream)
             for _ in range(1000):
                 line = fh.readline()
                 if not line:
@@ -576,3 +582,18 @@ def run_tag(path: str) -> str:
     except (OSError, EOFError, zlib.error):  # unreadable or not gzip: no tag
         return ""
     return ""
+
+
+class _Rest(io.RawIOBase):
+    """The bytes already read, then the rest of the stream, as one readable file."""
+
+    def __init__(self, first: io.BytesIO, rest):
+        self.first, self.rest = first, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.first.read(len(buffer)) or self.rest.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
