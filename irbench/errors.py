@@ -75,9 +75,15 @@ class OptionError(IrbenchError):
 
 
 class StoreError(IrbenchError):
-    """The score store cannot be used (locked by another process, newer schema, unreadable)."""
+    """The score store cannot be used (locked by another process, newer schema, unreadable).
+    ``damaged``: the path of a store whose file is damaged (its judgments are worth saving
+    before anyone moves it away), else None."""
 
     exit_code = 3
+
+    def __init__(self, message: str, damaged: str | None = None):
+        super().__init__(message)
+        self.damaged = damaged
 
 
 class NotStoredError(IrbenchError):

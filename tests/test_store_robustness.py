@@ -283,3 +283,33 @@ def test_report_on_a_read_only_store(tmp_path, capsys):
     finally:
         if os.geteuid() == 0:
             subprocess.run(["umount", str(ro)], check=True)
+
+
+def test_a_damaged_store_saves_its_judgments_before_any_advice(campaign, capsys):
+    """The advice to move a damaged store away would throw away the assessors' judgments,
+    which no rerun makes again: they are copied beside it first, and the message says where
+    (issue 25)."""
+    path, store = campaign
+    _sql(store, "INSERT INTO judgments VALUES ('p', 't01', 'd1', 2, 1, 'a.qrels', now()), "
+                "('p', 't02', 'd9', 0, 1, 'a.qrels', now())",
+         "DROP VIEW means")
+    before = _bytes(store)
+    rc, err = _cli(capsys, "scores", str(path))
+    assert rc == 3 and "lacks part of its schema" in err
+    rescued = Path(f"{store}.judgments.tsv")
+    assert f"its 2 judgments were saved to {rescued}" in err
+    lines = rescued.read_text().splitlines()
+    assert lines[0].split("\t") == ["pool", "query_id", "doc_id", "relevance", "batch",
+                                    "source", "judged_at"]
+    assert [line.split("\t")[:4] for line in lines[1:]] == [["p", "t01", "d1", "2"],
+                                                           ["p", "t02", "d9", "0"]]
+    assert _bytes(store) == before  # read only
+
+
+def test_a_damaged_store_whose_judgments_cannot_be_read_says_keep_it(campaign, capsys):
+    path, store = campaign
+    with open(store, "r+b") as fh:
+        fh.truncate(5000)
+    rc, err = _cli(capsys, "scores", str(path))
+    assert rc == 3 and "irbench: note:" in err
+    assert "could not be read" in err and "keep the file" in err

@@ -64,6 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IrbenchError as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"irbench: error: {terminal(line)}", file=sys.stderr)
+        damaged = getattr(exc, "damaged", None)
+        if damaged:  # before anyone moves the store away: its judgments are in no input
+            from ..store.connection import rescue_judgments
+
+            print(f"irbench: note: {terminal(damaged)}: {terminal(rescue_judgments(damaged))}",
+                  file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
         return 0

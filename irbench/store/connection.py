@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 
 from ..errors import OutputError, StoreError
+from ..files import replacing_name
 
 
 class Transaction:
@@ -67,8 +68,8 @@ DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationExce
 
 
 ADVICE = ("restore it from a backup, or move it away and run 'irbench run CONFIG' to score "
-          "the campaign again from its inputs (keep the damaged file: the judgments made in "
-          "it, 'irbench pool judge', are not in any input and no rerun makes them again)")
+          "the campaign again from its inputs; keep the damaged file: the judgments made in "
+          "it ('irbench pool judge') are in no input, and no rerun makes them again")
 
 INTACT = ("nothing of this write was stored: the store is as it was after its last complete "
           "write, and the command can be run again")
@@ -157,8 +158,39 @@ def storage_error(path: str, exc: BaseException) -> StoreError:
                           f"stopped using it ({text}); {INTACT} once the cause is fixed")
     if isinstance(exc, duckdb.CatalogException):
         return StoreError(f"{path}: the score store lacks part of its schema ({text}): it was "
-                          f"changed by another program; {ADVICE}")
-    return StoreError(f"{path}: the score store is damaged ({text}); {ADVICE}")
+                          f"changed by another program; {ADVICE}", damaged=path)
+    return StoreError(f"{path}: the score store is damaged ({text}); {ADVICE}", damaged=path)
+
+
+JUDGMENT_COLUMNS = ("pool", "query_id", "doc_id", "relevance", "batch", "source", "judged_at")
+
+
+def rescue_judgments(path: str) -> str:
+    """Copy the judgments of the damaged store at ``path`` (read-only) to ``PATH.judgments.tsv``
+    beside it, and say so; or say that they could not be read. Never raises."""
+    target = f"{path}.judgments.tsv"
+    try:
+        con = duckdb.connect(path, read_only=True, config=NO_EXTENSIONS)
+    except duckdb.Error as exc:
+        return (f"its judgments could not be read ({first_line(exc)}): keep the file, a "
+                "backup of it may still hold them")
+    try:
+        row = con.execute("SELECT count(*) FROM judgments").fetchone()
+        count = row[0] if row else 0
+        if not count:
+            return "it holds no judgments"
+        columns = ", ".join(JUDGMENT_COLUMNS)
+        with replacing_name(target) as name:
+            con.execute(f"COPY (SELECT {columns} FROM judgments ORDER BY pool, query_id, doc_id, "
+                        f"batch) TO '{name.replace(chr(39), chr(39) * 2)}' "
+                        "(FORMAT csv, DELIMITER '\t', HEADER true)")
+    except (duckdb.Error, OSError) as exc:
+        return (f"its judgments could not be read ({first_line(exc)}): keep the file, a "
+                "backup of it may still hold them")
+    finally:
+        con.close()
+    return (f"its {count:,} judgments were saved to {target} (pool, query_id, doc_id, "
+            "relevance, batch, source, judged_at) before anything else: keep that file")
 
 
 class Connection:
