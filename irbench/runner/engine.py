@@ -218,6 +218,7 @@ def worker_count(workers: int | None, jobs: int) -> int:
 # ---- a Dask cluster -----------------------------------------------------------------------
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler before giving up
+CLOSE_TIMEOUT = 5.0  # seconds to say goodbye to it
 IN_FLIGHT_PER_THREAD = 4  # tasks submitted ahead per worker thread
 BATCH_MAX = 16  # items per cluster task at most
 
@@ -238,6 +239,7 @@ class Cluster:
     def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
             on_lost: OnLost | None = None) -> None:
         from distributed import as_completed
+        from distributed.client import FutureCancelledError
         from distributed.scheduler import KilledWorker
 
         on_lost = on_lost or _raise
@@ -269,11 +271,12 @@ class Cluster:
                             finished.add(submit([item]))
                         continue
                     results = [on_lost(item, exc) for item in batch]
-                except (OSError, TimeoutError) as exc:  # the scheduler is gone
+                except (OSError, TimeoutError, FutureCancelledError) as exc:  # scheduler gone
+                    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                     raise ClusterError(
                         f"lost the Dask scheduler at {self.address or 'the cluster'} "
-                        f"({type(exc).__name__}: {exc}); what was scored before is stored, "
-                        "and the next 'irbench run' scores the rest") from None
+                        f"({reason}); what was scored before is stored, and the next "
+                        "'irbench run' scores the rest") from None
                 future.release()
                 for more in islice(batches, 1):
                     finished.add(submit(more))
@@ -342,7 +345,7 @@ def dask_client(address: str, connect_timeout: float = CONNECT_TIMEOUT) -> Itera
     try:
         yield client
     finally:
-        _quietly(client.close)
+        _quietly(client.close, CLOSE_TIMEOUT)  # a scheduler that is gone does not answer
         if cluster is not None:
             _quietly(cluster.close)
 

@@ -79,3 +79,75 @@ def test_an_unreachable_tls_scheduler_is_a_cluster_error():
     with pytest.raises(ClusterError, match="tls://127.0.0.1:1"):
         with dask_client("tls://127.0.0.1:1", connect_timeout=2):
             pass
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _RealCluster:
+    """A `dask scheduler` and a `dask worker` process, as an organiser starts them."""
+
+    def __init__(self):
+        import subprocess
+        import sys
+
+        self.address = f"tcp://127.0.0.1:{_free_port()}"
+        port = self.address.rsplit(":", 1)[1]
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        self.scheduler = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+             "--port", port, "--no-dashboard"], **quiet)
+        self.worker = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--nthreads",
+             "1", "--no-dashboard"], **quiet)
+        with distributed.Client(self.address, timeout=60) as client:
+            client.wait_for_workers(1, timeout=60)
+
+    def close(self) -> None:
+        for process in (self.worker, self.scheduler):
+            process.kill()
+            process.wait()
+
+
+def test_a_lost_scheduler_is_a_message_and_the_next_run_finishes(tmp_path, capsys,
+                                                                    monkeypatch):
+    from irbench.config import load_config
+    from irbench.runner import campaign
+    from irbench.store import Store
+
+    config = make_campaign(tmp_path / "camp", systems=6, extra_qrels=False)
+    cluster = _RealCluster()
+    real = campaign.outcome_record
+    seen = []
+
+    def record(*args, **kwargs):  # the scheduler dies once the first system is back
+        if not seen:
+            cluster.scheduler.kill()
+            cluster.scheduler.wait()
+        seen.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(campaign, "outcome_record", record)
+    try:
+        rc = cli.main(["run", "--quiet", "--cluster", cluster.address, str(config)])
+    finally:
+        cluster.close()
+    err = capsys.readouterr().err
+    assert rc == 1 and "lost the Dask scheduler" in err and "Traceback" not in err
+    with Store(load_config(config).store, read_only=True) as store:
+        _, rows = store.query("SELECT status FROM runner_runs")
+    assert rows == [("failed",)]
+    monkeypatch.setattr(campaign, "outcome_record", real)
+    assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 0
+    twin = make_campaign(tmp_path / "twin", systems=6, extra_qrels=False)
+    assert cli.main(["run", "--quiet", "--workers", "1", str(twin)]) == 0
+    stored = []
+    for path in (config, twin):
+        with Store(load_config(path).store, read_only=True) as store:
+            stored.append(sorted(store.query("SELECT * FROM per_query")[1]))
+    assert stored[0] == stored[1]
