@@ -92,21 +92,50 @@ def test_a_partitioned_export_that_cannot_be_written_leaves_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "camp"]
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 1 MiB tmpfs (needs root; skipped elsewhere)."""
+def _mounted(tmp_path, size: str):
+    """A tmpfs of ``size`` (needs root; skipped elsewhere)."""
     mount = tmp_path / f"disk-{uuid.uuid4().hex[:8]}"
     mount.mkdir()
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a small tmpfs needs root")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
                           capture_output=True, text=True)
     if made.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    return mount
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs (needs root; skipped elsewhere)."""
+    mount = _mounted(tmp_path, "1m")
     try:
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+@pytest.fixture
+def disk(tmp_path):
+    """A 32 MiB tmpfs (needs root; skipped elsewhere)."""
+    mount = _mounted(tmp_path, "32m")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def _fill(folder: Path) -> Path:
+    """A file taking every free byte of ``folder``'s file system."""
+    filler = folder / "filler"
+    with open(filler, "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * (64 << 10))
+                fh.flush()
+        except OSError:
+            pass
+    return filler
 
 
 def test_a_full_disk_during_run_is_told_apart_and_loses_nothing(tmp_path, small_disk):
@@ -124,3 +153,34 @@ def test_a_full_disk_during_run_is_told_apart_and_loses_nothing(tmp_path, small_
     twin = make_campaign(tmp_path / "twin", systems=8, topics=40)
     assert _irbench(tmp_path, "run", "--workers", "1", "--quiet", twin).returncode == 0
     assert _contents(config) == _contents(twin)
+
+
+def test_judging_on_a_full_disk_loses_no_judgment(tmp_path, disk):
+    """irbench pool judge when the store's disk is full: a message, the judgments recorded
+    before are kept, and the same file judged again once there is space records it."""
+    from campaigns import copy_demo
+
+    config = copy_demo(tmp_path)
+    config.write_text(config.read_text() + f"store: {disk / 'demo.duckdb'}\n")
+    assert _irbench(tmp_path, "run", "--quiet", config).returncode == 0
+    start = _irbench(tmp_path, "pool", "start", config, "--name", "p", "--strategy", "mtf",
+                     "--per-group", "1", "--budget", "6")
+    assert start.returncode == 0, start.stderr
+    batch = tmp_path / "batch.txt"
+    assert _irbench(tmp_path, "pool", "next", config, "--name", "p", "-o", batch).returncode == 0
+    lines = batch.read_text().splitlines()
+    judged = tmp_path / "judged.txt"
+    judged.write_text("".join(f"{q} 0 {d} 1\n" for q, _, d, _ in map(str.split, lines)))
+    filler = _fill(disk)
+    proc = _irbench(tmp_path, "pool", "judge", config, "--name", "p", "-j", judged)
+    assert proc.returncode == 3, proc.stderr
+    _clean(proc.stderr)
+    assert "the disk is full" in proc.stderr
+    filler.unlink()
+    status = _irbench(tmp_path, "pool", "status", config, "--name", "p")
+    assert "0 judged" in status.stdout, status.stdout + status.stderr
+    again = _irbench(tmp_path, "pool", "judge", config, "--name", "p", "-j", judged)
+    assert again.returncode == 0, again.stderr
+    status = _irbench(tmp_path, "pool", "status", config, "--name", "p")
+    assert f"{len(lines)} judged" in status.stdout
+
