@@ -221,3 +221,24 @@ def test_import_does_not_read_the_environment():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert proc.stdout.strip() == "imported", proc.stderr
+
+
+def test_a_stray_topic_is_the_same_message_whole_or_in_shards(tmp_path, capsys, monkeypatch):
+    """Topics outside the topic set: 'PATH:LINE: topics not in the topic set: ...' with the
+    line of the first, on both paths (issue 25)."""
+    messages = []
+    for sharded in (False, True):
+        config = make_campaign(tmp_path / str(sharded), systems=2, extra_qrels=False)
+        run = tmp_path / str(sharded) / "runs" / "r01.txt"
+        lines = run.read_text().splitlines(keepends=True)
+        lines[7:7] = ["zz9 Q0 dx 1 1.0 tag01\n", "aa1 Q0 dy 1 1.0 tag01\n"]
+        run.write_text("".join(lines))
+        size = run.stat().st_size
+        if sharded:
+            monkeypatch.setenv("IRBENCH_SHARD_BYTES", str(size // 3))
+        assert cli.main(["run", "--workers", "1", "--quiet", str(config)]) == 1
+        err = capsys.readouterr().err
+        line = next(x for x in err.splitlines() if "topics not in the topic set" in x)
+        messages.append(line.replace(str(tmp_path / str(sharded)), "CAMPAIGN"))
+    assert messages[0] == messages[1]
+    assert "r01.txt:9: topics not in the topic set: 'aa1', 'zz9'" in messages[1]

@@ -173,3 +173,19 @@ def test_run_tags_of_objects_read_only_their_first_lines(tmp_path, bucket, monke
     monkeypatch.setattr(sources, "read_url", lambda url: pytest.fail(f"{url} read whole"))
     assert text.run_tag("s3://campaign/tags/a.txt") == "alpha"
     assert text.run_tag("s3://campaign/tags/missing.txt") == ""
+
+
+def test_an_unreachable_server_is_not_a_missing_object(tmp_path):
+    """fsspec's http file system says 'not found' when the connection is refused; the
+    message says what happened (issue 25)."""
+    import socket
+
+    pytest.importorskip("aiohttp")
+    from irbench.trec.sources import url_stat
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nobody listens there
+    with pytest.raises(OSError) as exc:
+        url_stat(f"http://127.0.0.1:{port}/runs/r1.txt")
+    assert "cannot connect" in str(exc.value) and "no such object" not in str(exc.value)

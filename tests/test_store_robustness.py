@@ -249,6 +249,27 @@ def test_a_reader_told_not_to_wait_says_how(campaign, capsys):
     assert "in use by another process" in err and "--wait SECONDS" in err
 
 
+def test_a_reader_whose_wait_ran_out_does_not_suggest_waiting(campaign, capsys, monkeypatch):
+    """--wait 5 spent (on a clock that advances by each pause, not by the wall): the message
+    says it waited, not to pass --wait (issue 25)."""
+    import irbench.store as store_module
+
+    path, store = campaign
+    now = [1000.0]
+    clock = types.SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if n[0] != "_"})
+    clock.monotonic = lambda: now[0]
+    clock.sleep = lambda seconds: now.__setitem__(0, now[0] + seconds)
+    monkeypatch.setattr(store_module.connection, "time", clock)
+    holder = hold_store(store)
+    try:
+        rc, err = _cli(capsys, "scores", str(path), "--wait", "5")
+    finally:
+        release(holder)
+    assert rc == 3 and now[0] >= 1005
+    assert "still in use by another process" in err and "after waiting 5 s" in err
+    assert "--wait SECONDS" not in err
+
+
 def test_report_on_a_read_only_store(tmp_path, capsys):
     """An archived campaign on a read-only file system: the report renders with the analyses
     the run stored, and the store is untouched."""

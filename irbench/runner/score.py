@@ -24,7 +24,7 @@ from ..submissions.ir_metadata import find_ir_metadata
 from ..topics import Topics
 from ..trec import display, open_binary, read_run
 from . import shards
-from .inputs import QrelsSets, listed, load, stat_of, unknown_topics
+from .inputs import QrelsSets, load, stat_of, unknown_topics
 
 
 @dataclass(frozen=True)
@@ -224,10 +224,9 @@ def score_in_shards(task: Task, ctx: Context) -> Outcome:
                 ctx.settings.options(), count, intersection=ctx.settings.topics == "intersection")
             answered = tuple(display(t) for t in done.answered)
             kept.update(run_tag=done.runid, topics=answered, num_docs=done.num_docs)
-            stray = sorted(set(answered) - set(ctx.topic_set)) if ctx.topic_set else []
-            if stray:
-                return Outcome(**kept, error=f"{task.path}: topics not in the topic set: "
-                               f"{listed(stray)}")
+            stray = unknown_topics(task.path, done.answered, done.first_line, ctx.topic_set)
+            if stray is not None:  # as the whole-file path words it, line and all
+                return Outcome(**kept, error=stray)
             results.append(_evaluated(task, ctx, qrels_name, facts.sha256, wanted,
                                       tuple(display(t) for t in done.topics), done.values,
                                       done.summaries))

@@ -74,6 +74,7 @@ class Sharded:
     values: dict                      # Measure -> per-topic float64
     summaries: dict                   # Measure -> summary, as trec_eval computes it
     answered: np.ndarray              # the topics the run answers, sorted
+    first_line: np.ndarray            # the line of each answered topic's first result
     num_docs: int                     # result lines
     runid: str                        # the tag of the last result line
     shards: int
@@ -194,9 +195,10 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
     order = np.argsort(all_topics, kind="stable")
     merged = {m: (np.concatenate(values[m]) if values[m] else np.zeros(0))[order]
               for m in measures}
+    answered, first_line = spill.first_lines()
     return Sharded(topics=all_topics[order], values=merged,
                    summaries={m: summarise(m, merged[m], None) for m in measures},
-                   answered=np.unique(trec.concat(spill.answered)), num_docs=spill.num_docs,
+                   answered=answered, first_line=first_line, num_docs=spill.num_docs,
                    runid=runid, shards=shards)
 
 
@@ -228,7 +230,8 @@ class _Spill:
         self.held: list[list] = [[] for _ in range(shards)]
         self.held_bytes = self.flushes = self.num_docs = 0
         self.rows = np.zeros(shards, dtype=np.int64)  # result lines per shard
-        self.answered: list[np.ndarray] = []
+        self.answered: list[np.ndarray] = []  # per piece: its topics, and the line of each
+        self.answered_lines: list[np.ndarray] = []  # one's first result in it
         self.text = {"bytes": 0, "size": 0}  # the file's size, and its text read
 
     def read(self, path: str) -> trec.PartJoiner:
@@ -259,7 +262,19 @@ class _Spill:
                 self.held[k].append((q[rows], d[rows], sc[rows], ln[rows]))
         self.rows += np.diff(bounds)
         self.num_docs += len(sc)
-        self.answered.append(np.unique(q))
+        topics, first = np.unique(q, return_index=True)
+        self.answered.append(topics)
+        self.answered_lines.append(ln[first])
+
+    def first_lines(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the topics the run answers, sorted; the line of each one's first result)."""
+        topics = trec.concat(self.answered)
+        lines = np.concatenate(self.answered_lines)
+        order = np.lexsort((lines, topics))  # by topic, then line
+        topics, lines = topics[order], lines[order]
+        first = np.concatenate(([True], topics[1:] != topics[:-1])) if len(topics) else \
+            np.zeros(0, dtype=bool)
+        return topics[first], lines[first]
 
     def _file(self, shard: int, flush: int) -> str:
         return os.path.join(self.folder, f"{shard}-{flush}.npz")

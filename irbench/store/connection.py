@@ -126,9 +126,13 @@ def connect(path: str, read_only: bool, wait: float):
                 raise storage_error(path, exc) from None
             if time.monotonic() >= deadline:
                 holder = lock_holder(text)
-                raise StoreError(
-                    f"{path}: the score store is in use by another process{holder}; wait for "
-                    "it to finish (or pass --wait SECONDS)") from None
+                if wait > 0:
+                    raise StoreError(f"{path}: the score store is still in use by another "
+                                     f"process{holder} after waiting {wait:g} s; wait for it "
+                                     "to finish, or give a longer --wait") from None
+                raise StoreError(f"{path}: the score store is in use by another "
+                                 f"process{holder}; wait for it to finish (or pass --wait "
+                                 "SECONDS)") from None
             time.sleep(0.2)
         except duckdb.Error as exc:
             raise storage_error(path, exc) from None

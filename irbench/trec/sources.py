@@ -146,6 +146,9 @@ def _fsspec(url: str):
 
 
 def _url_error(url: str, exc: BaseException) -> OSError:
+    unreachable = _connection_problem(exc)
+    if unreachable is not None:  # fsspec's http file system says "not found" for these too
+        return ConnectionError(111, f"cannot connect ({unreachable})", url)
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundError(2, "no such object", url)
     if isinstance(exc, PermissionError):
@@ -153,6 +156,21 @@ def _url_error(url: str, exc: BaseException) -> OSError:
     if isinstance(exc, OSError) and exc.strerror:
         return exc
     return OSError(5, f"{type(exc).__name__}: {str(exc)[:300]}", url)
+
+
+def _connection_problem(exc: BaseException) -> str | None:
+    """What failed, when ``exc`` (or an error it came from) is a failure to reach the server:
+    a refused connection, an unknown host, a timeout."""
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        name = type(error).__name__
+        if isinstance(error, (ConnectionError, TimeoutError)) or "Connect" in name \
+                or "Timeout" in name or "DNS" in name:
+            return " ".join(str(error).split())[:200] or name
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def url_stat(url: str) -> tuple[int, int]:
@@ -221,6 +239,19 @@ class _UrlReader:
         except Exception as exc:
             raise _url_error(self.url, exc) from None
 
+
+
+def read_head(path: str, size: int) -> bytes:
+    """The first ``size`` bytes of a local file or of the object at a URL (a range request:
+    the rest is never fetched)."""
+    if not is_url(path):
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    fs, inner = _fsspec(path)
+    try:
+        return fs.cat_file(inner, start=0, end=size)
+    except Exception as exc:
+        raise _url_error(path, exc) from None
 
 
 def source_size(path: str) -> int:

@@ -22,15 +22,12 @@ Every problem is reported as ``PATH:LINE: reason``; up to 20 in one :class:`Form
 
 from __future__ import annotations
 
-import gzip
-import io
 import math
 import os
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -56,7 +53,7 @@ from .sources import (
     GZIP_MAGIC,
     gunzip_or_fail,
     is_url,
-    open_binary,
+    read_head,
     read_source,
     without_bom,
 )
@@ -566,34 +563,21 @@ def run_name(path: str) -> str:
 def run_tag(path: str) -> str:
     """The tag (sixth column) of the first result line of a run file (or URL), or ''."""
     try:
-        with open_binary(path) as raw:  # a URL's object too: only its first lines are read
-            head = raw.read(2)
-            first = io.BytesIO(head + raw.read(1 << 16))  # enough for the first lines
-            stream = io.BufferedReader(_Rest(first, raw))
-            fh: Any = (gzip.GzipFile(fileobj=stream) if head == GZIP_MAGIC
-                       or path.endswith(".gz") else stream)
-            for _ in range(1000):
-                line = fh.readline()
-                if not line:
-                    break
-                fields = line.split()
-                if len(fields) >= 6 and not fields[0].startswith(b"#"):
-                    return fields[5].decode("utf-8", "replace")
-    except (OSError, EOFError, zlib.error):  # unreadable or not gzip: no tag
+        head = read_head(path, TAG_HEAD)  # of an object at a URL too: the rest is not fetched
+        cut = len(head) == TAG_HEAD  # the file goes on
+        if head[:2] == GZIP_MAGIC or path.endswith(".gz"):  # the start of it, inflated
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4 * TAG_HEAD)
+            cut = cut or len(head) == 4 * TAG_HEAD
+    except (OSError, zlib.error):  # unreadable or not gzip: no tag
         return ""
+    lines = head.splitlines()
+    if cut and not head.endswith(b"\n"):
+        lines = lines[:-1]  # a line cut short: its sixth field may be too
+    for line in lines[:1000]:
+        fields = line.split()
+        if len(fields) >= 6 and not fields[0].startswith(b"#"):
+            return fields[5].decode("utf-8", "replace")
     return ""
 
 
-class _Rest(io.RawIOBase):
-    """The bytes already read, then the rest of the stream, as one readable file."""
-
-    def __init__(self, first: io.BytesIO, rest):
-        self.first, self.rest = first, rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        data = self.first.read(len(buffer)) or self.rest.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
+TAG_HEAD = 1 << 16  # bytes of a run read for its tag
