@@ -184,3 +184,22 @@ def test_judging_on_a_full_disk_loses_no_judgment(tmp_path, disk):
     status = _irbench(tmp_path, "pool", "status", config, "--name", "p")
     assert f"{len(lines)} judged" in status.stdout
 
+
+
+def test_figures_that_cannot_be_written_are_a_message(tmp_path):
+    """irbench report --figures past a file-size limit (as on a full disk): a message, and no
+    figure file cut short."""
+    pytest.importorskip("matplotlib")
+    config = make_campaign(tmp_path / "camp", systems=4, topics=10)
+    assert _irbench(tmp_path, "run", "--workers", "1", "--quiet", config).returncode == 0
+    figures = tmp_path / "figures"
+    proc = _irbench(tmp_path, "report", config, "--figures", figures, limit_kb=8)
+    assert proc.returncode == 1, proc.stderr
+    _clean(proc.stderr)
+    assert "cannot write" in proc.stderr and "File too large" in proc.stderr
+    written = list(figures.iterdir()) if figures.exists() else []
+    assert not [p for p in written if p.name.endswith(".part")]  # nothing cut short is left
+    ok = _irbench(tmp_path, "report", config, "--figures", figures)
+    assert ok.returncode == 0, ok.stderr
+    assert sorted(p.suffix for p in figures.iterdir()) and all(
+        p.stat().st_size > 0 for p in figures.iterdir())

@@ -1,8 +1,9 @@
-"""The sharded path keeps every limit of the whole-file path (issue 25): the gzip expansion
-limit and its messages, a truncated .gz as that run's failure, memory per shard bounded when
-one topic holds most lines (split into topic groups, or refused naming the limit), spill
-folders removed on SIGTERM and Ctrl-C and swept once their process is gone, and
-IRBENCH_SHARD_BYTES checked."""
+"""Faults of a run on this machine (issue 25). The sharded path keeps every limit of the
+whole-file path: the gzip expansion limit and its messages, a truncated .gz as that run's
+failure, stray topics named with their line, memory per shard bounded when one topic holds
+most lines (split into topic groups, or refused naming the limit); spill folders removed on
+SIGTERM and Ctrl-C and swept once their process is gone; Ctrl-C with worker processes a
+message, the next run finishing; IRBENCH_SHARD_BYTES checked."""
 
 from __future__ import annotations
 
@@ -242,3 +243,43 @@ def test_a_stray_topic_is_the_same_message_whole_or_in_shards(tmp_path, capsys, 
         messages.append(line.replace(str(tmp_path / str(sharded)), "CAMPAIGN"))
     assert messages[0] == messages[1]
     assert "r01.txt:9: topics not in the topic set: 'aa1', 'zz9'" in messages[1]
+
+
+# a campaign scored by worker processes that gets Ctrl-C once the first system is back
+INTERRUPTED = """
+import os, signal, sys
+from irbench import cli
+from irbench.runner import campaign
+
+campaign.PARALLEL_MIN_BYTES = 0  # worker processes even for a small campaign
+real = campaign.outcome_record
+
+def record(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **kwargs)
+
+campaign.outcome_record = record
+sys.exit(cli.main(["run", "--workers", "2", "--quiet", sys.argv[1]]))
+"""
+
+
+def test_ctrl_c_with_worker_processes_is_a_message_and_the_next_run_finishes(tmp_path):
+    config = make_campaign(tmp_path / "camp", systems=6, extra_qrels=False)
+    env = dict(os.environ, PYTHONPATH=str(REPO), IRBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", INTERRUPTED, str(config)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 130, proc.stderr
+    assert "irbench: interrupted: what was complete is kept" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    rerun = subprocess.run([sys.executable, "-m", "irbench", "run", "--quiet", "--workers", "1",
+                            str(config)], capture_output=True, text=True, env=env)
+    assert rerun.returncode == 0, rerun.stderr
+    twin = make_campaign(tmp_path / "twin", systems=6, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(twin)]) == 0
+    stored = []
+    for path in (config, twin):
+        from irbench.config import load_config
+
+        with Store(load_config(path).store, read_only=True) as store:
+            stored.append(sorted(store.query("SELECT * FROM per_query")[1]))
+    assert stored[0] == stored[1]
