@@ -283,3 +283,16 @@ def test_ctrl_c_with_worker_processes_is_a_message_and_the_next_run_finishes(tmp
         with Store(load_config(path).store, read_only=True) as store:
             stored.append(sorted(store.query("SELECT * FROM per_query")[1]))
     assert stored[0] == stored[1]
+
+
+def test_irbench_run_sweeps_what_a_killed_run_left(tmp_path, monkeypatch):
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    spill = tmp_path / "tmp"
+    left = spill / f"irbench-shards-{int(gone.stdout)}-xyz"
+    left.mkdir(parents=True)
+    (left / "0-0.npz").write_bytes(b"x" * 1000)
+    monkeypatch.setattr("tempfile.tempdir", str(spill))
+    config = make_campaign(tmp_path / "camp", systems=1, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(config)]) == 0
+    assert not left.exists()

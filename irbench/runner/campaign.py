@@ -54,6 +54,7 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
     cluster (a scheduler's address, or ``local`` / ``local:N``); the store is written here."""
     address = cluster or config.cluster
     started = time.perf_counter()
+    shards.sweep_spills()  # what a killed run left in the temporary folder
     with (dask_client(address) if address is not None else nullcontext()) as client, \
             Store(config.store, wait=wait) as store:
         store.claim(config.name, os.path.abspath(config.path))

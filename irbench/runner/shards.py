@@ -11,7 +11,8 @@ are identical.
 
 The spill folder (``irbench-shards-PID-*`` in the temporary folder) is removed when scoring
 ends, however it ends short of SIGKILL; :func:`sweep_spills` removes those of processes that
-are gone (a killed run's), and runs before each sharded evaluation.
+are gone (a killed run's), and runs at the start of every ``irbench run`` and before each
+sharded evaluation.
 """
 
 from __future__ import annotations
