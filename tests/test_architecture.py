@@ -183,6 +183,7 @@ LAZY_IMPORTS = {
     "ir_datasets": "irds: inputs (an extra)",
     "multiprocessing": "8 ms of irbench eval's start-up; only worker processes need it",
     "ctypes": "PR_SET_PDEATHSIG in worker processes only",
+    "signal": "0.5 ms of irbench eval's start-up; worker processes set their handlers",
     "hashlib": "7 ms of irbench eval's start-up (OpenSSL); the readers need it for URLs only",
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "

@@ -98,7 +98,8 @@ SUBCOMMANDS = {  # name -> (help, options)
 def add_parsers(sub) -> None:
     p = sub.add_parser("pool", help="build judgment pools, simulate budgets, measure pool bias",
                        description=plain(" ".join(__doc__.split("\n\n")[:2])))
-    actions = p.add_subparsers(dest="action", metavar="SUBCOMMAND", required=True)
+    actions = p.add_subparsers(dest="action", metavar="SUBCOMMAND", required=True,
+                               parser_class=type(p))
     for action, (text, uses) in SUBCOMMANDS.items():
         a = actions.add_parser(action, help=text, description=text[0].upper() + text[1:] + ".")
         if action != "strategies":

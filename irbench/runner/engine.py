@@ -17,7 +17,6 @@ leaves no worker behind holding the store's descriptors or the caller's stdout.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import warnings
 from collections import deque
@@ -163,6 +162,8 @@ class _Worker:
 
 def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int) -> None:
     """A worker: ``fn(item, shared)`` for every item received, until ``None``."""
+    import signal  # here, as in die_with_parent: worker processes only
+
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (see irbench.cli)
@@ -196,6 +197,7 @@ def die_with_parent(parent: int | None = None) -> None:
     if not sys.platform.startswith("linux"):
         return
     import ctypes  # here: only worker processes need it
+    import signal
 
     parent = os.getppid() if parent is None else parent
     try:
