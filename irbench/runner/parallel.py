@@ -17,9 +17,12 @@ as ``irbench eval`` does, can look at all results first.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from .. import trec
 from ..errors import FormatError, IrbenchError
@@ -103,11 +106,17 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
         return trec.read_run(source, name)  # reports the problem as usual
     ranges = [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     parsed: dict[tuple, Any] = {}
-    Processes(len(ranges)).map(_parse_range, ranges, None, parsed.__setitem__)
-    parts = [parsed[r] for r in ranges]
-    for part in parts:
-        if isinstance(part, FormatError):
-            raise part
+    with tempfile.TemporaryDirectory(prefix=f"irbench-shards-{os.getpid()}-parts-") as folder:
+        Processes(len(ranges)).map(_parse_range, ranges, folder, parsed.__setitem__)
+        parts = []
+        for r in ranges:
+            part, files = parsed[r]
+            if isinstance(part, FormatError):
+                raise part
+            if files:  # the columns come back through files, not the workers' pipes
+                part = replace(part, columns=tuple(np.load(f, allow_pickle=False)
+                                                   for f in files))
+            parts.append(part)
     return trec.run_of_parts(path, parts, name)
 
 
@@ -121,15 +130,25 @@ def _line_starts(fh, size: int, count: int) -> list[int]:
     return bounds + [size]
 
 
-def _parse_range(item: tuple[str, int, int], shared: None):
-    """Parse the whole lines in bytes ``[start, end)`` of ``path`` (a worker's part)."""
+def _parse_range(item: tuple[str, int, int], folder: str):
+    """Parse the whole lines in bytes ``[start, end)`` of ``path`` (a worker's part): (the
+    part without its columns, the ``.npy`` files in ``folder`` holding them), or (the
+    FormatError, None). Files, not the pipe: a pipe moves a big part's arrays in small
+    pieces, pickled, with several copies (seconds of system time for a 800 MB run)."""
     path, start, end = item
     try:
-        return trec.parse_run(_range_pieces(path, start, end))
+        part = trec.parse_run(_range_pieces(path, start, end))
     except FormatError as exc:  # returned, not raised: the parent joins the parts' problems
-        return exc
+        return exc, None
     except OSError as exc:
-        return FormatError([f"{path}: cannot read ({exc.strerror})"])
+        return FormatError([f"{path}: cannot read ({exc.strerror})"]), None
+    if part.columns is None:
+        return part, None
+    files = []
+    for k, column in enumerate(part.columns):
+        files.append(os.path.join(folder, f"{start}-{k}.npy"))
+        np.save(files[-1], column, allow_pickle=False)
+    return replace(part, columns=None), files
 
 
 def _range_pieces(path: str, start: int, end: int):
