@@ -184,6 +184,9 @@ LAZY_IMPORTS = {
     "multiprocessing": "8 ms of irbench eval's start-up; only worker processes need it",
     "ctypes": "PR_SET_PDEATHSIG in worker processes only",
     "signal": "0.5 ms of irbench eval's start-up; worker processes set their handlers",
+    "tempfile": "2 ms of irbench eval's start-up (with shutil, random); a big run read in "
+                "parts needs it",
+    "difflib": "0.7 ms of irbench eval's start-up; only an unknown measure name needs it",
     "hashlib": "7 ms of irbench eval's start-up (OpenSSL); the readers need it for URLs only",
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "

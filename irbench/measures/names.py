@@ -15,7 +15,6 @@ parameters decides them; a bare name or a nickname never resets them.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -323,6 +322,8 @@ def _make(match: re.Match) -> Measure:
 def unknown_message(text: str) -> str:
     known = sorted(set(REGISTRY) | set(TREC_FAMILIES) | set(NICKNAMES))
     base = text.split("@")[0].split("(")[0].split(".")[0]
+    import difflib  # here: only an unknown name needs it (see LAZY_IMPORTS)
+
     close = difflib.get_close_matches(base, known, n=3, cutoff=0.6)
     rest = text[len(base):] if text.startswith(base) else ""
     hint = f" (did you mean {' or '.join(c + rest for c in close)}?)" if close else ""

@@ -17,7 +17,6 @@ as ``irbench eval`` does, can look at all results first.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -105,6 +104,8 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
     except OSError:
         return trec.read_run(source, name)  # reports the problem as usual
     ranges = [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    import tempfile  # here: a big run read in parts needs it, irbench eval's start-up not
+
     parsed: dict[tuple, Any] = {}
     with tempfile.TemporaryDirectory(prefix=f"irbench-shards-{os.getpid()}-parts-") as folder:
         Processes(len(ranges)).map(_parse_range, ranges, folder, parsed.__setitem__)
