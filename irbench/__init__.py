@@ -19,6 +19,7 @@ _EXPORTS = {
     "open_store": "notebook",
     "Measure": "measures", "parse_measure": "measures",
     "Qrels": "trec", "Run": "trec", "read_qrels": "trec", "read_run": "trec",
+    "agreement": "judgments.agreement",
 }
 
 SUBPACKAGES = ("stats",)  # irbench.stats after a bare 'import irbench', imported on first use

@@ -19,7 +19,8 @@ from .. import __version__
 from ..errors import IrbenchError
 from ..escaping import terminal
 
-COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report")
+COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report",
+                   "agreement")
 
 
 ALONE = {"eval": "eval"}  # commands whose module holds them alone: parsed without the others
