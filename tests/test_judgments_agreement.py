@@ -168,3 +168,54 @@ def test_the_command_line(tmp_path, capsys):
     lines = (tmp_path / "a.csv").read_text().splitlines()
     assert lines[0].startswith("reference,other,pairs") and len(lines) == 2
     assert irbench.agreement(a, c).kappa == 1.0
+
+
+def test_leaderboards_compared_across_qrels_sets(tmp_path, capsys):
+    """compare-qrels on the demo: the numbers are those of the parts computed apart (scipy's
+    Kendall's tau, tau_AP, one stats.compare per set), on the common topics."""
+    from campaigns import copy_demo
+    from scipy import stats as st
+
+    from irbench import stats
+    from irbench.config import load_config
+    from irbench.store import Store
+
+    config = copy_demo(tmp_path)
+    assert cli.main(["run", "--quiet", str(config)]) == 0
+    capsys.readouterr()
+    with Store(load_config(config).store, read_only=True) as store:
+        a = stats.Scores.from_store(store, "official", "AP")
+        b = stats.Scores.from_store(store, "depth5", "AP")
+    got = stats.compare_leaderboards(a, b, qrels_a="official", qrels_b="depth5", top_k=5)
+    common = [t for t in a.topics if t in set(b.topics)]
+    ma = np.array([np.mean(a.values[i, [a.topics.index(t) for t in common]])
+                   for i in range(len(a.systems))])
+    mb = np.array([np.mean(b.values[b.systems.index(s), [b.topics.index(t) for t in common]])
+                   for s in a.systems])
+    assert got.topics == len(common) and got.systems == len(a.systems)
+    assert got.tau == pytest.approx(st.kendalltau(ma, mb).statistic, abs=1e-12)
+    assert got.tau_ap == pytest.approx(stats.tau_ap(ma, mb), abs=1e-12)
+    ranks_a = {s: r for r, s in enumerate(np.array(a.systems)[np.argsort(-ma, kind="stable")], 1)}
+    ranks_b = {s: r for r, s in enumerate(np.array(a.systems)[np.argsort(-mb, kind="stable")], 1)}
+    assert {(m.system, m.rank_a, m.rank_b) for m in got.moves} == {
+        (s, ranks_a[s], ranks_b[s]) for s in a.systems}
+    assert got.top_overlap == len({s for s, r in ranks_a.items() if r <= 5}
+                                  & {s for s, r in ranks_b.items() if r <= 5})
+    significant = []
+    for scores in (a, b):
+        sub = stats.Scores(scores.measure, scores.systems, tuple(common),
+                           scores.values[:, [scores.topics.index(t) for t in common]])
+        significant.append({frozenset((p.system_a, p.system_b)) for p in
+                            stats.compare(sub, test="t", correction="holm").pairs
+                            if p.significant})
+    assert {frozenset(p) for p in got.significant_both} == significant[0] & significant[1]
+    assert {frozenset(p) for p in got.significant_only_a} == significant[0] - significant[1]
+    assert {frozenset(p) for p in got.significant_only_b} == significant[1] - significant[0]
+    assert cli.main(["compare-qrels", str(config), "--measure", "AP", "--top", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "AP: depth5 against official" in out and f"tau {got.tau:.4f}" in out
+    assert "labels of depth5 against official" in out
+    assert cli.main(["compare-qrels", str(config), "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["leaderboards"][0]["reference"] == "official"
+    assert record["labels"][0]["kappa"] == 1.0  # depth5 is a subset of the official labels

@@ -33,6 +33,7 @@ def add_parsers(sub) -> None:
                    help="table (default), csv or json (with the confusion matrices)")
     p.add_argument("-o", "--output", default=None, help="write to this file")
     p.set_defaults(handler=cmd_agreement)
+    add_compare_qrels(sub)
 
 
 def cmd_agreement(args) -> int:
@@ -120,3 +121,120 @@ def _json(results: list[Agreement], together: dict | None, per_topic: bool) -> s
 
 
 FORMATTERS = {"table": _table, "csv": _csv, "json": _json}
+
+
+# ---- compare-qrels: do the leaderboards move with the judgments? ----------------------------
+
+
+def add_compare_qrels(sub) -> None:
+    p = sub.add_parser(
+        "compare-qrels", help="compare a campaign's leaderboards across its qrels sets",
+        description="For each other qrels set of CONFIG against the reference set (the first, "
+        "or --reference), per measure, on the systems and common topics both score: Kendall's "
+        "tau and tau_AP between the rankings, the largest rank changes, the overlap of the top "
+        "k, the significant differences (paired --test, --correction over all pairs) that "
+        "appear or vanish, and the agreement of the two sets' labels on the pairs both "
+        "judged. Run 'irbench run CONFIG' first.")
+    p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("--reference", default=None, metavar="QRELS",
+                   help="the reference qrels set (default: the config's first)")
+    p.add_argument("--measure", action="append", default=[], metavar="MEASURE",
+                   help="measure (repeatable; default: the config's first)")
+    p.add_argument("--top", type=int, default=10, metavar="K", help="top-k overlap (10)")
+    p.add_argument("--test", default="t", choices=("t", "wilcoxon", "sign", "randomization",
+                                                   "bootstrap"),
+                   help="paired test of every pair (default t)")
+    p.add_argument("--correction", default="holm",
+                   choices=("none", "bonferroni", "holm", "bh", "by"),
+                   help="correction over the pairs of each measure (default holm)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("-o", "--output", default=None, help="write to this file")
+    p.add_argument("--wait", type=float, default=None, metavar="SECONDS",
+                   help="wait for a running 'irbench run' (default 30 s)")
+    p.set_defaults(handler=cmd_compare_qrels)
+
+
+def cmd_compare_qrels(args) -> int:
+    from .. import judgments, stats
+    from ..config import load_config
+    from ..errors import UsageError
+    from ..measures import parse_measure
+    from ..store import READER_WAIT, Store
+
+    config = load_config(args.config, strict=False, systems=False)
+    names = [q.name for q in config.qrels]
+    reference = args.reference or (names[0] if names else None)
+    if reference not in names:
+        raise UsageError(f"no qrels set '{reference}' in {args.config} (it has "
+                         f"{', '.join(names) or 'none'})")
+    others = [n for n in names if n != reference]
+    if not others:
+        raise UsageError(f"{args.config} declares one qrels set: there is nothing to compare")
+    measures = [str(parse_measure(m)) for m in args.measure] or [str(config.measures[0])]
+    specs = {q.name: q for q in config.qrels}
+    comparisons, labels = [], {}
+    wait = args.wait if args.wait is not None else READER_WAIT
+    with Store(config.store, read_only=True, wait=wait) as store:
+        for other in others:
+            for measure in measures:
+                comparisons.append(stats.compare_leaderboards(
+                    stats.Scores.from_store(store, reference, measure),
+                    stats.Scores.from_store(store, other, measure), qrels_a=reference,
+                    qrels_b=other, top_k=args.top, test=args.test,
+                    correction=args.correction, alpha=args.alpha))
+    for other in others:  # the labels, as each set's kind reads its documents' grades
+        a, b = specs[reference], specs[other]
+        labels[other] = agreement(judgments.kind(a.kind).read_adhoc(a.path, name=a.name),
+                                  judgments.kind(b.kind).read_adhoc(b.path, name=b.name))
+    text = (_compare_json(comparisons, labels) if args.format == "json" else
+            _compare_table(comparisons, labels))
+    write_text(args.output, text)
+    return 0
+
+
+def _pairs_text(pairs) -> str:
+    return ", ".join(f"{x} > {y}" for x, y in pairs[:10]) + (
+        f" and {len(pairs) - 10} more" if len(pairs) > 10 else "") if pairs else "none"
+
+
+def _compare_table(comparisons, labels: dict[str, Agreement]) -> str:
+    out = []
+    for c in comparisons:
+        moves = [m for m in c.moves if m.rank_a != m.rank_b][:5]
+        out += [f"{c.measure}: {c.qrels_b} against {c.qrels_a}, {c.systems} systems x "
+                f"{c.topics} common topics",
+                f"  Kendall's tau {c.tau:.4f}, tau_AP {c.tau_ap:.4f}, {c.swaps} swapped pairs; "
+                f"top {c.top_k}: {c.top_overlap} in both",
+                "  largest rank changes: " + (", ".join(
+                    f"{m.system} {m.rank_a} -> {m.rank_b}" for m in moves) or "none"),
+                f"  significant ({c.test}, {c.correction}, alpha {c.alpha:g}): "
+                f"{len(c.significant_both)} pairs in both",
+                f"    vanish with {c.qrels_b}: {_pairs_text(c.significant_only_a)}",
+                f"    appear with {c.qrels_b}: {_pairs_text(c.significant_only_b)}"]
+    for other, r in labels.items():
+        out.append(f"labels of {other} against {r.reference}: {r.pairs:,} pairs both judged "
+                   f"({r.only_reference:,} and {r.only_other:,} by one only); agreed "
+                   f"{r.agreed:.4f}, kappa {r.kappa:.4f}, kappa@{r.relevance_level} "
+                   f"{r.kappa_binary:.4f}, alpha ordinal {r.alpha_ordinal:.4f}")
+    return "\n".join(out) + "\n"
+
+
+def _compare_json(comparisons, labels: dict[str, Agreement]) -> str:
+    import json
+
+    out: dict[str, Any] = {"leaderboards": [{
+        "measure": c.measure, "reference": c.qrels_a, "other": c.qrels_b,
+        "systems": c.systems, "topics": c.topics, "tau": json_value(c.tau),
+        "tau_ap": json_value(c.tau_ap), "swaps": c.swaps, "top_k": c.top_k,
+        "top_overlap": c.top_overlap,
+        "ranks": [{"system": m.system, "reference": m.rank_a, "other": m.rank_b}
+                  for m in c.moves],
+        "test": c.test, "correction": c.correction, "alpha": c.alpha,
+        "significant_both": [list(p) for p in c.significant_both],
+        "significant_only_reference": [list(p) for p in c.significant_only_a],
+        "significant_only_other": [list(p) for p in c.significant_only_b]}
+        for c in comparisons],
+        "labels": [{c: json_value(v) for c, v in zip(COLUMNS, _row(r))}
+                   for r in labels.values()]}
+    return json.dumps(out, ensure_ascii=False, indent=1) + "\n"

@@ -18,6 +18,9 @@ _EXPORTS = {
     "rank_agreement": "agreement",
     "swaps": "agreement",
     "tau_ap": "agreement",
+    "LeaderboardComparison": "leaderboards",
+    "RankMove": "leaderboards",
+    "compare_leaderboards": "leaderboards",
     "AnovaResult": "anova",
     "TukeyResult": "anova",
     "anova_two_way": "anova",
@@ -68,6 +71,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "LeaderboardComparison", "RankMove", "compare_leaderboards",
     "Scores", "TestResult", "paired_test", "t_test", "wilcoxon_test", "sign_test",
     "randomization_test", "bootstrap_test", "hedges_g", "TESTS", "CI_METHODS", "DEFAULT_TEST",
     "DEFAULT_SAMPLES", "DEFAULT_SEED", "Comparison", "PairComparison", "compare", "adjust_p",
