@@ -1,10 +1,23 @@
-"""Where irbench keeps what it can make again (run stamps, ir_datasets files):
-``$IRBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/irbench``, else ``~/.cache/irbench``. Imports
-nothing heavy: the run stamp and ``irbench eval`` read it at start-up."""
+"""Where irbench keeps what it can make again: run stamps and ir_datasets files in
+``$IRBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/irbench``, else ``~/.cache/irbench``; the spill
+folders of huge runs in the temporary folder, named by :func:`spill_prefix`. Imports nothing
+heavy: the run stamp and ``irbench eval`` read it at start-up."""
 
 from __future__ import annotations
 
 import os
+import re
+
+SPILL_PREFIX = "irbench-shards-"
+
+
+def spill_prefix() -> str:
+    """``irbench-shards-HOST-PID-``: whose spill folder it is, so that only this host's sweep
+    (irbench.runner.shards.sweep_spills) judges it: a temporary folder may be shared by
+    hosts or containers."""
+    node = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
+    host = re.sub(r"[^A-Za-z0-9.]", "_", node)[:64] or "host"
+    return f"{SPILL_PREFIX}{host}-{os.getpid()}-"
 
 
 def cache_folder() -> str:

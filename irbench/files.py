@@ -1,7 +1,10 @@
 """Writing output files so that a failure (a full disk, a file-size limit, an interrupt)
 leaves the previous file as it was: :func:`replacing` writes to a temporary name beside the
 target and renames it onto the target only once everything is written and flushed to disk.
-A target that is not a regular file (``/dev/stdout``, a FIFO) is written directly."""
+The new file keeps the old one's mode; through a symlink, the link's target is replaced. A
+target that is not a regular file (``/dev/stdout``, a FIFO), or a writable file in a folder
+we may not write, is written directly; a file with other hard links gets a new inode (they
+keep the old content)."""
 
 from __future__ import annotations
 
@@ -25,19 +28,23 @@ def replacing_name(path: str | os.PathLike) -> Iterator[str]:
     """A temporary file name beside ``path`` for its new content, written by the block (by
     any writer); renamed onto ``path`` once the block ends without an exception and the file
     is on disk, else removed, ``path`` left as it was."""
-    path = os.fspath(path)
+    path = os.path.realpath(os.fspath(path))  # through a symlink: its target is replaced
     try:
-        special = not stat.S_ISREG(os.stat(path).st_mode)
+        info: os.stat_result | None = os.stat(path)
     except OSError:
-        special = False
-    if special:  # /dev/stdout, a FIFO: cannot be renamed onto
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):  # /dev/stdout, a FIFO
         yield path
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)[:100]}.", suffix=".part",
-                               dir=folder)
+    folder = os.path.dirname(path)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # as open() would have made it
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)[:100]}.", suffix=".part",
+                                   dir=folder)
+    except PermissionError:  # a file we may write in a folder we may not: in place, then
+        yield path
+        return
+    try:  # the mode the file had, else the one open() would have given it
+        os.fchmod(fd, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask())
         os.close(fd)
         yield tmp
         fd = os.open(tmp, os.O_RDONLY)
@@ -73,8 +80,8 @@ def write_file(path: str | os.PathLike, data: str | bytes) -> None:
 def replacing_folder(path: str | os.PathLike) -> Iterator[str]:
     """A new, empty folder to fill; renamed onto ``path`` (an older folder there is removed
     after the rename) when the block ends without an exception, else removed."""
-    path = os.fspath(path)
-    parent = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(os.fspath(path))
+    parent = os.path.dirname(path)
     work = tempfile.mkdtemp(prefix=f".{os.path.basename(path)[:100]}.", suffix=".part",
                             dir=parent)
     try:

@@ -146,17 +146,24 @@ def test_shard_size_from_the_environment(monkeypatch):
     assert shard_bytes() == 0
 
 
+def _host_prefix() -> str:
+    from irbench.cache import spill_prefix
+
+    return spill_prefix().rsplit("-", 2)[0]  # irbench-shards-HOST
+
+
 def test_spill_folders_of_gone_processes_are_swept(tmp_path):
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
-    dead = tmp_path / f"irbench-shards-{int(gone.stdout)}-abc"
-    alive = tmp_path / f"irbench-shards-{os.getpid()}-def"
+    dead = tmp_path / f"{_host_prefix()}-{int(gone.stdout)}-abc"
+    alive = tmp_path / f"{_host_prefix()}-{os.getpid()}-def"
     other = tmp_path / "irbench-shards-xyz"  # not ours to judge: no pid
-    for folder in (dead, alive, other):
+    elsewhere = tmp_path / f"irbench-shards-otherhost-{int(gone.stdout)}-ghi"  # another host's
+    for folder in (dead, alive, other, elsewhere):
         folder.mkdir()
         (folder / "0-0.npz").write_bytes(b"x")
     assert sweep_spills(str(tmp_path)) == [str(dead)]
-    assert not dead.exists() and alive.exists() and other.exists()
+    assert not dead.exists() and alive.exists() and other.exists() and elsewhere.exists()
 
 
 # a campaign whose scoring signals itself as soon as the first piece of its run is spilled
@@ -289,10 +296,45 @@ def test_irbench_run_sweeps_what_a_killed_run_left(tmp_path, monkeypatch):
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
     spill = tmp_path / "tmp"
-    left = spill / f"irbench-shards-{int(gone.stdout)}-xyz"
+    left = spill / f"{_host_prefix()}-{int(gone.stdout)}-xyz"
     left.mkdir(parents=True)
     (left / "0-0.npz").write_bytes(b"x" * 1000)
     monkeypatch.setattr("tempfile.tempdir", str(spill))
     config = make_campaign(tmp_path / "camp", systems=1, extra_qrels=False)
     assert cli.main(["run", "--workers", "1", "--quiet", str(config)]) == 0
     assert not left.exists()
+
+
+def test_one_topic_group_in_a_shard_is_scored(tmp_path):
+    """A shard split into topic groups that makes one group (its heaviest topic sorts first)
+    used to raise; every judged topic is scored once, as one evaluation scores it (review)."""
+    ids = [str(i).encode() for i in range(100, 200)]
+    where = shards.topic_shards(np.array(ids), 4)
+    same = sorted(t for t, s in zip(ids, where) if s == where[0])[:2]
+    other = [t for t, s in zip(ids, where) if s != where[0]][:2]
+    lines = [f"{same[0].decode()} Q0 d{r} {r} {1000 - r} tag\n" for r in range(300)]
+    for topic in [same[1], *other]:
+        lines += [f"{topic.decode()} Q0 d{r} {r} {1000 - r} tag\n" for r in range(10)]
+    run, qrels_path = tmp_path / "g.run", tmp_path / "g.qrels"
+    run.write_text("".join(lines))
+    qrels_path.write_text("".join(f"{t.decode()} 0 d1 1\n" for t in [*same, *other]))
+    qrels = irbench.read_qrels(qrels_path)
+    got = evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, shards=4)
+    whole = _whole(qrels, run)
+    for m in MEASURES:
+        np.testing.assert_array_equal(got.values[m], whole[str(m)])
+
+
+def test_a_spill_file_that_vanishes_is_an_error_not_a_wrong_number(tmp_path, monkeypatch):
+    run, qrels = _skewed(tmp_path, big=200)
+    real = shards._Spill.columns
+
+    def columns(self, shard, topics=None):  # another host's sweep, or a cleaner, strikes
+        for name in os.listdir(self.folder):
+            os.unlink(os.path.join(self.folder, name))
+        return real(self, shard, topics)
+
+    monkeypatch.setattr(shards._Spill, "columns", columns)
+    with pytest.raises(IrbenchError, match="a spill file of this run vanished"):
+        evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, shards=3)
+

@@ -132,3 +132,43 @@ def test_a_worker_killed_mid_run_is_a_message_naming_the_run():
     assert outcome.system == "sys-a" and outcome.error.startswith("runs/a.txt: not scored: a "
                                                                    "worker process was killed")
     assert "GiB" in outcome.error and "next 'irbench run' tries again" in outcome.error
+
+
+def _pid_or_double(item: int, shared: None) -> tuple[int, int]:
+    return os.getpid(), item * 2
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_killed_while_idle_costs_nothing():
+    """A worker killed between two items (the OOM killer picks an idle one too): its next
+    item goes to a new worker, and every item is computed (review of the engine)."""
+    from irbench.runner.engine import Processes
+
+    got = {}
+
+    def on_result(item, result):
+        pid, value = result
+        if item == 0:  # the worker that answered first is killed before its next item
+            os.kill(pid, signal.SIGKILL)
+            while Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z":
+                pass  # until the kernel has ended it (a zombie until the engine joins it)
+        got[item] = value
+
+    Processes(1).map(_pid_or_double, list(range(6)), None, on_result)
+    assert got == {i: 2 * i for i in range(6)}
+
+
+def _fail_on_two(item: int, shared: None) -> int:
+    if item == 2:
+        raise ValueError("two")
+    return item
+
+
+def test_an_error_in_a_worker_leaves_no_worker_behind():
+    import multiprocessing
+
+    from irbench.runner.engine import Processes
+
+    with pytest.raises(ValueError, match="two"):
+        Processes(2).map(_fail_on_two, [0, 1, 2, 3, 4], None, lambda *a: None)
+    assert multiprocessing.active_children() == []

@@ -89,12 +89,23 @@ class Processes:
         idle: list[_Worker] = []
         busy: dict[Any, _Worker] = {}  # a busy worker's pipe and sentinel -> the worker
         count = max(1, min(self.workers, len(pending)))
+
+        def start() -> _Worker:  # a forked worker closes the pipe ends of this process
+            ours = [w.pipe for w in idle] + [w.pipe for w in busy.values()]
+            return _Worker.start(context, fn, shared, ours if context.get_start_method()
+                                 == "fork" else None)
+
         try:
-            idle.extend(_Worker.start(context, fn, shared) for _ in range(count))
+            for _ in range(count):
+                idle.append(start())
             while pending or busy:
                 while idle and pending:
                     worker = idle.pop()
-                    worker.give(pending.popleft())
+                    if not worker.give(pending[0]):  # it died while idle: it did nothing
+                        worker.stop()
+                        idle.append(start())
+                        continue
+                    pending.popleft()
                     busy[worker.pipe] = busy[worker.process.sentinel] = worker
                 for ready in wait(list(busy)):
                     done = busy.get(ready)
@@ -103,15 +114,18 @@ class Processes:
                     del busy[done.pipe], busy[done.process.sentinel]
                     item, (ok, result) = done.item, done.take()
                     if ok is None:  # the worker died: replaced if items remain
+                        done.stop()
                         result = on_lost(item, result)
                         if pending:
-                            idle.append(_Worker.start(context, fn, shared))
+                            idle.append(start())
                     elif not ok:
+                        idle.append(done)  # stopped below, with the others
                         raise result
                     elif done.process.is_alive():
                         idle.append(done)
                     elif pending:  # it answered, then died: a new one takes its place
-                        idle.append(_Worker.start(context, fn, shared))
+                        done.stop()
+                        idle.append(start())
                     on_result(item, result)
         finally:
             for worker in idle + list({id(w): w for w in busy.values()}.values()):
@@ -125,17 +139,27 @@ class _Worker:
         self.process, self.pipe, self.item = process, pipe, None
 
     @classmethod
-    def start(cls, context, fn: Fn, shared: Any) -> _Worker:
+    def start(cls, context, fn: Fn, shared: Any, ours: list | None) -> _Worker:
+        """A new worker; ``ours``: this process's ends of the other workers' pipes, which a
+        forked worker closes (else a worker never sees its pipe close when this process
+        ends, nor another worker's); None for a spawned worker, which inherits none."""
         here, there = context.Pipe()
-        process = context.Process(target=_serve, args=(fn, shared, there, os.getpid()),
+        inherited = [here, *ours] if ours is not None else []
+        process = context.Process(target=_serve,
+                                  args=(fn, shared, there, os.getpid(), inherited),
                                   daemon=True)
         process.start()
         there.close()
         return cls(process, here)
 
-    def give(self, item: Any) -> None:
+    def give(self, item: Any) -> bool:
+        """Hand the worker ``item``; False when it is gone (killed while idle)."""
         self.item = item
-        self.pipe.send(item)
+        try:
+            self.pipe.send(item)
+        except OSError:  # BrokenPipeError: nothing reads the pipe any more
+            return False
+        return True
 
     def take(self) -> tuple[bool | None, Any]:
         """(True, result), (False, the exception ``fn`` raised) or (None, WorkerDied)."""
@@ -144,6 +168,9 @@ class _Worker:
                 return self.pipe.recv()
         except (EOFError, OSError):
             pass
+        except Exception as exc:  # an answer that cannot be unpickled here
+            return False, RuntimeError(f"a worker's answer could not be read: "
+                                       f"{type(exc).__name__}: {exc}")
         self.process.join()
         return None, WorkerDied(f"worker process {self.process.pid} ended "
                                 f"(exit code {self.process.exitcode})")
@@ -160,10 +187,16 @@ class _Worker:
         self.process.join()
 
 
-def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int) -> None:
-    """A worker: ``fn(item, shared)`` for every item received, until ``None``."""
+def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int, inherited: list) -> None:
+    """A worker: ``fn(item, shared)`` for every item received, until ``None``. ``inherited``:
+    the parent's pipe ends a forked worker holds copies of, closed first."""
     import signal  # here, as in die_with_parent: worker processes only
 
+    for end in inherited:
+        try:
+            end.close()
+        except OSError:
+            pass
     die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (see irbench.cli)
@@ -174,8 +207,13 @@ def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int) -> None:
             reply = (False, exc)
         try:
             pipe.send(reply)
+        except OSError:  # the parent is gone: nobody to answer
+            return
         except Exception as exc:  # e.g. an unpicklable exception
-            pipe.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            try:
+                pipe.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            except OSError:
+                return
 
 
 def _receiver(pipe: Connection) -> Callable[[], Any]:

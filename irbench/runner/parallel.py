@@ -16,6 +16,7 @@ as ``irbench eval`` does, can look at all results first.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import trec
+from ..cache import spill_prefix
 from ..errors import FormatError, IrbenchError
 from ..measures import Measure
 from ..measures.compute import Evaluation, score_ranked
@@ -107,7 +109,11 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
     import tempfile  # here: a big run read in parts needs it, irbench eval's start-up not
 
     parsed: dict[tuple, Any] = {}
-    with tempfile.TemporaryDirectory(prefix=f"irbench-shards-{os.getpid()}-parts-") as folder:
+    try:
+        spill: Any = tempfile.TemporaryDirectory(prefix=spill_prefix() + "parts-")
+    except OSError:  # no temporary folder: the columns come through the pipes
+        spill = contextlib.nullcontext(None)
+    with spill as folder:
         Processes(len(ranges)).map(_parse_range, ranges, folder, parsed.__setitem__)
         parts = []
         for r in ranges:
@@ -115,10 +121,16 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
             if isinstance(part, FormatError):
                 raise part
             if files:  # the columns come back through files, not the workers' pipes
-                part = replace(part, columns=tuple(np.load(f, allow_pickle=False)
-                                                   for f in files))
+                part = replace(part, columns=tuple(_loaded(f) for f in files))
             parts.append(part)
     return trec.run_of_parts(path, parts, name)
+
+
+def _loaded(name: str) -> np.ndarray:
+    """A worker's column, its file removed at once (on a tmpfs it holds memory)."""
+    column = np.load(name, allow_pickle=False)
+    os.unlink(name)
+    return column
 
 
 def _line_starts(fh, size: int, count: int) -> list[int]:
@@ -131,7 +143,7 @@ def _line_starts(fh, size: int, count: int) -> list[int]:
     return bounds + [size]
 
 
-def _parse_range(item: tuple[str, int, int], folder: str):
+def _parse_range(item: tuple[str, int, int], folder: str | None):
     """Parse the whole lines in bytes ``[start, end)`` of ``path`` (a worker's part): (the
     part without its columns, the ``.npy`` files in ``folder`` holding them), or (the
     FormatError, None). Files, not the pipe: a pipe moves a big part's arrays in small
@@ -143,12 +155,20 @@ def _parse_range(item: tuple[str, int, int], folder: str):
         return exc, None
     except OSError as exc:
         return FormatError([f"{path}: cannot read ({exc.strerror})"]), None
-    if part.columns is None:
+    if part.columns is None or folder is None:
         return part, None
     files = []
-    for k, column in enumerate(part.columns):
-        files.append(os.path.join(folder, f"{start}-{k}.npy"))
-        np.save(files[-1], column, allow_pickle=False)
+    try:
+        for k, column in enumerate(part.columns):
+            files.append(os.path.join(folder, f"{start}-{k}.npy"))
+            np.save(files[-1], column, allow_pickle=False)
+    except OSError:  # no room in the temporary folder: the pipe, then, as it can
+        for name in files:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+        return part, None
     return replace(part, columns=None), files
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import trec
+from ..cache import spill_prefix
 from ..errors import FormatError, IrbenchError, OptionError
 from ..measures import Measure
 from ..measures.base import summarise
@@ -39,7 +40,6 @@ SHARD_BYTES = 256 << 20
 TOPIC_LIMIT = 4  # a topic whose lines fill more than this many shards is refused
 _SPILL_BYTES = 64 << 20  # parsed run data kept in memory before it is spilled to the shards
 _HASH_PRIME = np.uint64(1099511628211)
-_SPILL_PREFIX = "irbench-shards-"
 
 
 def shard_bytes() -> int:
@@ -117,16 +117,17 @@ def _whole_lines(blocks: Iterator[bytes], stats: dict) -> Iterator[bytes]:
 
 
 def sweep_spills(folder: str | None = None) -> list[str]:
-    """Remove the spill folders of this user's irbench processes that are gone (a killed
-    run's); the folders removed."""
+    """Remove the spill folders this host's irbench processes left when they were killed
+    (their process is gone); the folders removed."""
     folder = folder or tempfile.gettempdir()
     removed: list[str] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return removed
+    mine = re.escape(spill_prefix().rsplit("-", 2)[0]) + r"-([0-9]+)-.*"  # this host's
     for entry in entries:
-        match = re.fullmatch(re.escape(_SPILL_PREFIX) + r"([0-9]+)-.*", entry.name)
+        match = re.fullmatch(mine, entry.name)
         try:
             if (match is None or not entry.is_dir(follow_symlinks=False)
                     or entry.stat(follow_symlinks=False).st_uid != os.getuid()
@@ -164,7 +165,7 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
     size = trec.source_size(path)
     shards = shards or max(1, -(-size // (shard_bytes() or size or 1)))
     sweep_spills()
-    with tempfile.TemporaryDirectory(prefix=f"{_SPILL_PREFIX}{os.getpid()}-") as folder:
+    with tempfile.TemporaryDirectory(prefix=spill_prefix()) as folder:
         spill = _Spill(folder, shards)
         spill.text["size"] = size
         joined = spill.read(path)
@@ -207,7 +208,7 @@ def _judged_groups(groups: list[np.ndarray | None], in_shard: np.ndarray,
                    query_id: np.ndarray) -> Iterator[tuple[np.ndarray | None, np.ndarray]]:
     """(topics of a group or None for the whole shard, which qrels rows it scores): every
     judged topic of the shard in exactly one, those the run does not answer in a last one."""
-    if groups == [None]:
+    if len(groups) == 1 and groups[0] is None:
         yield None, in_shard
         return
     covered = np.zeros(len(query_id), dtype=bool)
@@ -231,6 +232,7 @@ class _Spill:
         self.held: list[list] = [[] for _ in range(shards)]
         self.held_bytes = self.flushes = self.num_docs = 0
         self.rows = np.zeros(shards, dtype=np.int64)  # result lines per shard
+        self.written: dict[int, list[int]] = {}  # shard -> the flushes that wrote a file
         self.answered: list[np.ndarray] = []  # per piece: its topics, and the line of each
         self.answered_lines: list[np.ndarray] = []  # one's first result in it
         self.text = {"bytes": 0, "size": 0}  # the file's size, and its text read
@@ -285,12 +287,22 @@ class _Spill:
             if parts:
                 q, d, sc, ln = (trec.concat(list(c)) for c in zip(*parts))
                 np.savez(self._file(k, self.flushes), q=q, d=d, s=sc, ln=ln)
+                self.written.setdefault(k, []).append(self.flushes)
                 parts.clear()
         self.held_bytes, self.flushes = 0, self.flushes + 1
 
     def _parts(self, shard: int) -> list:
-        return [np.load(self._file(shard, f)) for f in range(self.flushes)
-                if os.path.exists(self._file(shard, f))]
+        """The shard's spill files, each loaded; one that was written and is gone (the
+        folder swept or removed by hand) is an error, never a shard scored without it."""
+        parts = []
+        for f in self.written.get(shard, ()):
+            try:
+                parts.append(np.load(self._file(shard, f)))
+            except FileNotFoundError:
+                raise IrbenchError(f"{self._file(shard, f)}: a spill file of this run "
+                                   "vanished while it was scored (the temporary folder was "
+                                   "cleaned?); nothing was stored: run again") from None
+        return parts
 
     def row_budget(self) -> int:
         """Result lines a shard holds on average (at least 1)."""

@@ -160,6 +160,8 @@ def storage_error(path: str, exc: BaseException) -> StoreError:
     if "invalidated" in text:
         return StoreError(f"{path}: an earlier write to the score store failed, so DuckDB "
                           f"stopped using it ({text}); {INTACT} once the cause is fixed")
+    if isinstance(exc, duckdb.TransactionException):  # a conflict, an aborted transaction
+        return StoreError(f"{path}: a write to the score store failed ({text}); {INTACT}")
     if isinstance(exc, duckdb.CatalogException):
         return StoreError(f"{path}: the score store lacks part of its schema ({text}): it was "
                           f"changed by another program; {ADVICE}", damaged=path)
@@ -173,24 +175,32 @@ def rescue_judgments(path: str) -> str:
     """Copy the judgments of the damaged store at ``path`` (read-only) to ``PATH.judgments.tsv``
     beside it, and say so; or say that they could not be read. Never raises."""
     target = f"{path}.judgments.tsv"
+    for k in range(2, 1000):  # never over an earlier rescue
+        if not os.path.lexists(target):
+            break
+        target = f"{path}.judgments-{k}.tsv"
+    unreadable = ("its judgments could not be read ({}): keep the file, a backup of it may "
+                  "still hold them")
     try:
         con = duckdb.connect(path, read_only=True, config=NO_EXTENSIONS)
     except duckdb.Error as exc:
-        return (f"its judgments could not be read ({first_line(exc)}): keep the file, a "
-                "backup of it may still hold them")
+        return unreadable.format(first_line(exc))
     try:
         row = con.execute("SELECT count(*) FROM judgments").fetchone()
         count = row[0] if row else 0
         if not count:
             return "it holds no judgments"
         columns = ", ".join(JUDGMENT_COLUMNS)
-        with replacing_name(target) as name:
-            con.execute(f"COPY (SELECT {columns} FROM judgments ORDER BY pool, query_id, doc_id, "
-                        f"batch) TO '{name.replace(chr(39), chr(39) * 2)}' "
-                        "(FORMAT csv, DELIMITER '\t', HEADER true)")
-    except (duckdb.Error, OSError) as exc:
-        return (f"its judgments could not be read ({first_line(exc)}): keep the file, a "
-                "backup of it may still hold them")
+        query = f"SELECT {columns} FROM judgments ORDER BY pool, query_id, doc_id, batch"
+        try:
+            with replacing_name(target) as name:
+                con.execute(f"COPY ({query}) TO '{name.replace(chr(39), chr(39) * 2)}' "
+                            "(FORMAT csv, DELIMITER '\t', HEADER true)")
+        except (duckdb.Error, OSError) as exc:
+            return (f"its {count:,} judgments could not be written to {target} "
+                    f"({first_line(exc)}): keep the damaged file, they are in it")
+    except duckdb.Error as exc:
+        return unreadable.format(first_line(exc))
     finally:
         con.close()
     return (f"its {count:,} judgments were saved to {target} (pool, query_id, doc_id, "

@@ -45,7 +45,6 @@ from .sources import (  # noqa: F401
     inflate,
     is_url,
     open_binary,
-    read_head,
     read_source,
     read_url,
     source_size,

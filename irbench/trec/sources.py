@@ -241,19 +241,6 @@ class _UrlReader:
 
 
 
-def read_head(path: str, size: int) -> bytes:
-    """The first ``size`` bytes of a local file or of the object at a URL (a range request:
-    the rest is never fetched)."""
-    if not is_url(path):
-        with open(path, "rb") as fh:
-            return fh.read(size)
-    fs, inner = _fsspec(path)
-    try:
-        return fs.cat_file(inner, start=0, end=size)
-    except Exception as exc:
-        raise _url_error(path, exc) from None
-
-
 def source_size(path: str) -> int:
     """The size of a local file or of the object at a URL."""
     return url_stat(path)[0] if is_url(path) else os.path.getsize(path)

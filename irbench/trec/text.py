@@ -22,12 +22,15 @@ Every problem is reported as ``PATH:LINE: reason``; up to 20 in one :class:`Form
 
 from __future__ import annotations
 
+import gzip
+import io
 import math
 import os
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +56,7 @@ from .sources import (
     GZIP_MAGIC,
     gunzip_or_fail,
     is_url,
-    read_head,
+    open_binary,
     read_source,
     without_bom,
 )
@@ -561,23 +564,40 @@ def run_name(path: str) -> str:
 
 
 def run_tag(path: str) -> str:
-    """The tag (sixth column) of the first result line of a run file (or URL), or ''."""
+    """The tag (sixth column) of the first result line of a run file (or object at a URL),
+    or ''. The file is read as a stream until that line (gzip members one after another),
+    so a URL's object is fetched only as far as that: at most 1,000 lines of 1 MiB."""
     try:
-        head = read_head(path, TAG_HEAD)  # of an object at a URL too: the rest is not fetched
-        cut = len(head) == TAG_HEAD  # the file goes on
-        if head[:2] == GZIP_MAGIC or path.endswith(".gz"):  # the start of it, inflated
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4 * TAG_HEAD)
-            cut = cut or len(head) == 4 * TAG_HEAD
-    except (OSError, zlib.error):  # unreadable or not gzip: no tag
+        with open_binary(path) as raw:
+            head = raw.read(2)
+            stream = io.BufferedReader(_Rest(head, raw))
+            fh: Any = (gzip.GzipFile(fileobj=stream) if head == GZIP_MAGIC
+                       or path.endswith(".gz") else stream)
+            for _ in range(1000):
+                line = fh.readline(1 << 20)
+                if not line:
+                    break
+                fields = line.split()
+                if len(fields) >= 6 and not fields[0].startswith(b"#"):
+                    return fields[5].decode("utf-8", "replace")
+    except (OSError, EOFError, zlib.error):  # unreadable or not gzip: no tag
         return ""
-    lines = head.splitlines()
-    if cut and not head.endswith(b"\n"):
-        lines = lines[:-1]  # a line cut short: its sixth field may be too
-    for line in lines[:1000]:
-        fields = line.split()
-        if len(fields) >= 6 and not fields[0].startswith(b"#"):
-            return fields[5].decode("utf-8", "replace")
     return ""
 
 
-TAG_HEAD = 1 << 16  # bytes of a run read for its tag
+class _Rest(io.RawIOBase):
+    """The bytes already read, then the rest of the stream, as one readable file."""
+
+    def __init__(self, first: bytes, rest: Any):
+        self.first, self.rest = first, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.first:
+            data, self.first = self.first[:len(buffer)], self.first[len(buffer):]
+        else:
+            data = self.rest.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
