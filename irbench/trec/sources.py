@@ -3,6 +3,7 @@ gzip decompressed within a bound (no gzip bomb), a byte-order mark dropped."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import sys
@@ -239,6 +240,24 @@ class _UrlReader:
         except Exception as exc:
             raise _url_error(self.url, exc) from None
 
+
+
+class Prefixed(io.RawIOBase):
+    """Bytes already read from a stream, then the rest of it, as one readable file."""
+
+    def __init__(self, first: bytes, rest: Stream):
+        self.first, self.rest = first, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.first:
+            data, self.first = self.first[:len(buffer)], self.first[len(buffer):]
+        else:
+            data = self.rest.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
 
 def source_size(path: str) -> int:

@@ -54,6 +54,7 @@ from .ids import (
 )
 from .sources import (
     GZIP_MAGIC,
+    Prefixed,
     gunzip_or_fail,
     is_url,
     open_binary,
@@ -570,7 +571,7 @@ def run_tag(path: str) -> str:
     try:
         with open_binary(path) as raw:
             head = raw.read(2)
-            stream = io.BufferedReader(_Rest(head, raw))
+            stream = io.BufferedReader(Prefixed(head, raw))
             fh: Any = (gzip.GzipFile(fileobj=stream) if head == GZIP_MAGIC
                        or path.endswith(".gz") else stream)
             for _ in range(1000):
@@ -583,21 +584,3 @@ def run_tag(path: str) -> str:
     except (OSError, EOFError, zlib.error):  # unreadable or not gzip: no tag
         return ""
     return ""
-
-
-class _Rest(io.RawIOBase):
-    """The bytes already read, then the rest of the stream, as one readable file."""
-
-    def __init__(self, first: bytes, rest: Any):
-        self.first, self.rest = first, rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self.first:
-            data, self.first = self.first[:len(buffer)], self.first[len(buffer):]
-        else:
-            data = self.rest.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
