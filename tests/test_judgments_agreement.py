@@ -167,6 +167,7 @@ def test_the_command_line(tmp_path, capsys):
                      str(tmp_path / "a.csv")]) == 0
     lines = (tmp_path / "a.csv").read_text().splitlines()
     assert lines[0].startswith("reference,other,pairs") and len(lines) == 2
+    assert all(float(v) == float(v) or v == "nan" for v in lines[1].split(",")[5:])  # numbers
     assert irbench.agreement(a, c).kappa == 1.0
 
 

@@ -162,7 +162,7 @@ def krippendorff_alpha(data: np.ndarray, level: str = "interval") -> float:
     expected = float(np.sum(np.outer(n_c, n_c) * delta))
     if expected == 0:
         return float("nan")
-    return 1.0 - (n - 1) * float(np.sum(coincidence * delta)) / expected
+    return float(1.0 - (n - 1) * float(np.sum(coincidence * delta)) / expected)
 
 
 def _distance(level: str, values: np.ndarray, n_c: np.ndarray) -> np.ndarray:
