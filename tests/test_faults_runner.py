@@ -338,3 +338,42 @@ def test_a_spill_file_that_vanishes_is_an_error_not_a_wrong_number(tmp_path, mon
     with pytest.raises(IrbenchError, match="a spill file of this run vanished"):
         evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, shards=3)
 
+
+
+def test_irbench_check_ranks_a_sharded_run(tmp_path, capsys, monkeypatch):
+    """irbench check on a run big enough for shards ranks it too: a duplicate docno is found
+    as on the whole-file path (review)."""
+    config = make_campaign(tmp_path, systems=2, extra_qrels=False)
+    run = tmp_path / "runs" / "r01.txt"
+    lines = run.read_text().splitlines(keepends=True)
+    lines.insert(5, lines[3])  # the same docno twice for one topic
+    run.write_text("".join(lines))
+    monkeypatch.setenv("IRBENCH_SHARD_BYTES", str(run.stat().st_size // 3))
+    sharded = []
+    real = shards.evaluate_sharded
+    monkeypatch.setattr(shards, "evaluate_sharded",
+                        lambda q, where, *a, **k: sharded.append(where) or real(q, where, *a, **k))
+    assert cli.main(["check", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "system 'r01'" in err and "Traceback" not in err
+    assert str(run) in sharded
+
+
+def test_the_ir_metadata_of_a_gzip_run_is_found_on_the_sharded_path(tmp_path, monkeypatch):
+    import gzip as gz
+
+    from irbench.config import load_config
+
+    config = make_campaign(tmp_path, systems=2, extra_qrels=False)
+    runs = tmp_path / "runs"
+    text = (runs / "r01.txt").read_text()
+    block = "# ir_metadata.start\n# implementation:\n#   source: https://example.org/r01\n" \
+            "# ir_metadata.end\n"
+    (runs / "r01.txt").unlink()
+    (runs / "r01.txt.gz").write_bytes(gz.compress((block + text).encode()))
+    config.write_text(config.read_text().replace("glob: ../runs/r*.txt", "glob: ../runs/r*"))
+    monkeypatch.setenv("IRBENCH_SHARD_BYTES", str((runs / "r01.txt.gz").stat().st_size // 2))
+    assert cli.main(["run", "--workers", "1", "--quiet", str(config)]) == 0
+    with Store(load_config(config).store, read_only=True) as store:
+        _, rows = store.query("SELECT name, ir_metadata FROM systems ORDER BY name")
+    assert rows[1][0] == "r01" and "example.org/r01" in (rows[1][1] or "")

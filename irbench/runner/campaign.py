@@ -112,7 +112,8 @@ def check_campaign(config: Config, workers: int | None = None
              for s in config.systems if s.name not in config.missing_runs]
     camp.execute(tasks, Context(qrels=prepared, qrels_sha=shas, topic_set=topic_set,
                                 settings=config.settings, topics=topics,
-                                validation=config.validation), on_outcome)
+                                validation=config.validation,
+                                shard_bytes=shards.shard_bytes()), on_outcome)
     return findings.failures, findings.warnings
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -22,7 +23,7 @@ from ..store import PROFILE_PREFIX, Evaluated, FileFacts
 from ..submissions import check_run, report_lines
 from ..submissions.ir_metadata import find_ir_metadata
 from ..topics import Topics
-from ..trec import display, open_binary, read_run
+from ..trec import GZIP_MAGIC, display, open_binary, read_run
 from . import shards
 from .inputs import QrelsSets, load, stat_of, unknown_topics
 
@@ -198,9 +199,10 @@ def _check_submission(ctx: Context, path: str) -> Checked | None:
 
 def score_in_shards(task: Task, ctx: Context) -> Outcome:
     """A run file (or object at a URL) too big to hold: hashed as a stream and scored in topic
-    shards
-    (:func:`irbench.runner.shards.evaluate_sharded`), one qrels set at a time. Its submission
-    checks are not run (they read the whole file)."""
+    shards (:func:`irbench.runner.shards.evaluate_sharded`), one qrels set at a time; for
+    ``irbench check``, ranked in shards against every set (which finds duplicates and stray
+    topics) with nothing computed. Its submission checks are not run (they read the whole
+    file)."""
     size, mtime = stat_of(task.path)
     digest = hashlib.sha256()
     with open_binary(task.path) as fh:  # a local file or an object at a URL, as a stream
@@ -209,6 +211,11 @@ def score_in_shards(task: Task, ctx: Context) -> Outcome:
         for block in iter(lambda: fh.read(1 << 24), b""):
             digest.update(block)
     facts = FileFacts(task.path, size, mtime, digest.hexdigest())
+    if head[:2] == GZIP_MAGIC:  # the block is looked for in the start of the text
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 1 << 22)
+        except zlib.error:  # not gzip after all: reading it says so, with its line
+            head = b""
     metadata = find_ir_metadata(head).data
     todo, reused = _todo(task, ctx, facts.sha256)
     todo = todo or {}
@@ -217,7 +224,7 @@ def score_in_shards(task: Task, ctx: Context) -> Outcome:
     kept: dict = {"system": task.system, "path": task.path, "facts": facts}
     try:
         for qrels_name, wanted in todo.items():
-            if not wanted:
+            if not wanted and not task.check_only:
                 continue
             done = shards.evaluate_sharded(
                 ctx.qrels[qrels_name].qrels, task.path, wanted.measures(),
@@ -227,6 +234,8 @@ def score_in_shards(task: Task, ctx: Context) -> Outcome:
             stray = unknown_topics(task.path, done.answered, done.first_line, ctx.topic_set)
             if stray is not None:  # as the whole-file path words it, line and all
                 return Outcome(**kept, error=stray)
+            if not wanted:  # checked: the run ranks against this set
+                continue
             results.append(_evaluated(task, ctx, qrels_name, facts.sha256, wanted,
                                       tuple(display(t) for t in done.topics), done.values,
                                       done.summaries))
