@@ -268,10 +268,11 @@ class Cluster:
 
     ``shared`` is a task's result (see :func:`_keep`), copied to each worker once; items
     travel in batches (a few per worker thread in flight, so the scheduler's per-task cost is
-    paid per batch); a task whose worker dies is retried by Dask on another worker; a batch
-    that killed its workers more often than Dask allows is tried again one item per task,
-    and an item that killed them on its own goes to ``on_lost``. A scheduler that is lost is
-    a :class:`ClusterError`."""
+    paid per batch); a task whose worker dies is retried by Dask on another worker. Dask
+    counts a death against every task assigned to the worker, so a batch that "killed" its
+    workers more often than Dask allows may be innocent: its items are tried again at the
+    end, one at a time, alone on the cluster, and only an item that kills its workers on its
+    own goes to ``on_lost``. A scheduler that is lost is a :class:`ClusterError`."""
 
     def __init__(self, client: Any, address: str = ""):
         self.client, self.address = client, address
@@ -297,31 +298,44 @@ class Cluster:
             items_of[future] = batch
             return future
 
+        def outcome(future, batch: Sequence, alone: bool) -> list | None:
+            """The batch's results; None when it killed its workers and is to be tried
+            again alone; an item that killed them when alone on the cluster is lost."""
+            try:
+                results = future.result()
+            except KilledWorker as exc:
+                if not alone:
+                    return None
+                results = [on_lost(item, exc) for item in batch]
+            except (OSError, TimeoutError, FutureCancelledError) as exc:  # scheduler gone
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise ClusterError(
+                    f"lost the Dask scheduler at {self.address or 'the cluster'} ({reason}); "
+                    "what was scored before is stored, and the next 'irbench run' scores the "
+                    "rest") from None
+            finally:
+                future.release()
+            return results
+
+        suspects: list = []  # items of batches that died with their workers
         finished = as_completed([submit(b) for b in
                                  islice(batches, threads * IN_FLIGHT_PER_THREAD)])
         try:
             for future in finished:
                 batch = items_of.pop(future)
-                try:
-                    results = future.result()
-                except KilledWorker as exc:
-                    future.release()
-                    if len(batch) > 1:  # one item killed them: the others, one per task
-                        for item in batch:
-                            finished.add(submit([item]))
-                        continue
-                    results = [on_lost(item, exc) for item in batch]
-                except (OSError, TimeoutError, FutureCancelledError) as exc:  # scheduler gone
-                    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                    raise ClusterError(
-                        f"lost the Dask scheduler at {self.address or 'the cluster'} "
-                        f"({reason}); what was scored before is stored, and the next "
-                        "'irbench run' scores the rest") from None
-                future.release()
+                results = outcome(future, batch, alone=False)
                 for more in islice(batches, 1):
                     finished.add(submit(more))
+                if results is None:  # a worker died with tasks assigned: each was suspected
+                    suspects.extend(batch)
+                    continue
                 for item, result in zip(batch, results):
                     on_result(item, result)
+            for item in suspects:  # then one at a time, alone on the cluster: only the
+                future = submit([item])  # item that kills its workers on its own is lost
+                results = outcome(future, [item], alone=True)
+                items_of.pop(future, None)
+                on_result(item, results[0] if results else None)
         except BaseException:
             _quietly(client.cancel, list(items_of))
             raise
