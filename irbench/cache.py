@@ -11,6 +11,18 @@ import re
 SPILL_PREFIX = "irbench-shards-"
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (owned by anyone): a stray file or spill folder named
+    by a pid is removed only once its process is gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):  # another user's process; a pid no process can have
+        return True
+    return True
+
+
 def spill_prefix() -> str:
     """``irbench-shards-HOST-PID-``: whose spill folder it is, so that only this host's sweep
     (irbench.runner.shards.sweep_spills) judges it: a temporary folder may be shared by

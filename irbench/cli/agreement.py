@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..judgments.agreement import Agreement, agreement, alpha_of
-from .output import json_value, text_table, write_text
+from .output import add_wait, json_value, text_table, write_text
 
 FORMATS = ("table", "csv", "json")
 COLUMNS = ("reference", "other", "pairs", "only_reference", "only_other", "agreed", "kappa",
@@ -150,8 +150,7 @@ def add_compare_qrels(sub) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("-o", "--output", default=None, help="write to this file")
-    p.add_argument("--wait", type=float, default=None, metavar="SECONDS",
-                   help="wait for a running 'irbench run' (default 30 s)")
+    add_wait(p)
     p.set_defaults(handler=cmd_compare_qrels)
 
 

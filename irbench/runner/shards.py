@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import trec
-from ..cache import spill_prefix
+from ..cache import alive, spill_prefix
 from ..errors import FormatError, IrbenchError, OptionError
 from ..measures import Measure
 from ..measures.base import summarise
@@ -131,23 +131,13 @@ def sweep_spills(folder: str | None = None) -> list[str]:
         try:
             if (match is None or not entry.is_dir(follow_symlinks=False)
                     or entry.stat(follow_symlinks=False).st_uid != os.getuid()
-                    or _alive(int(match[1]))):
+                    or alive(int(match[1]))):
                 continue
         except OSError:
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(entry.path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
 
 
 def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],

@@ -11,8 +11,10 @@ from typing import Any
 
 import duckdb
 
+from ..cache import alive
 from ..errors import OutputError, StoreError
 from ..files import replacing_name
+from .reads import sql_string
 
 
 class Transaction:
@@ -194,7 +196,7 @@ def rescue_judgments(path: str) -> str:
         query = f"SELECT {columns} FROM judgments ORDER BY pool, query_id, doc_id, batch"
         try:
             with replacing_name(target) as name:
-                con.execute(f"COPY ({query}) TO '{name.replace(chr(39), chr(39) * 2)}' "
+                con.execute(f"COPY ({query}) TO '{sql_string(name)}' "
                             "(FORMAT csv, DELIMITER '\t', HEADER true)")
         except (duckdb.Error, OSError) as exc:
             return (f"its {count:,} judgments could not be written to {target} "
@@ -286,16 +288,6 @@ def remove_strays(path: str) -> None:
             os.unlink(os.path.join(folder, name))
         except OSError:
             pass
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by another user
-        return True
-    return True
 
 
 def lock_holder(text: str) -> str:
