@@ -15,8 +15,9 @@ index, wherever they are. It holds:
 A lookup hashes the docnos asked, finds them by binary search in the (memory-mapped) hashes and
 reads only their records; the docno stored in the record is compared with the one asked, so two
 docnos with the same hash are told apart. The index is written to a temporary folder beside its
-place and renamed into place only once complete (:func:`irbench.files.replacing_folder`): a
-build that fails or is interrupted leaves no index, and the next open builds it again.
+place, flushed to disk, and renamed into place only once complete
+(:func:`irbench.files.replacing_folder`): a build that fails or is interrupted leaves no
+index, and the next open builds it again.
 """
 
 from __future__ import annotations
@@ -111,6 +112,16 @@ def build_index(folder: str, files: Sequence[FileHash], spec: DocumentsSpec) -> 
             "text_fields": list(spec.text_fields) if spec.text_fields is not None else None}
     with open(os.path.join(folder, META), "w", encoding="utf-8") as fh:
         json.dump(meta, fh, indent=1)
+    for name in (TEXTS, HASHES, OFFSETS, LENGTHS, META):  # on disk before the rename
+        sync(os.path.join(folder, name))
+
+
+def sync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def report_duplicates(folder: str, records: Records, order: np.ndarray,
