@@ -115,6 +115,11 @@ class ClusterError(IrbenchError):
     """A Dask cluster that cannot be used: unreachable, or the cluster extra not installed."""
 
 
+class JudgeError(IrbenchError):
+    """A model judge that cannot be used: its server refuses the key or the model, cannot
+    be reached at all, or keeps failing; nothing already answered is lost."""
+
+
 class AnalysisError(IrbenchError):
     """A report analysis that cannot be computed from what the store and the files hold now
     (a run file changed or went away since it was scored)."""

@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from .documents.simulated import document_texts, sgml
 from .errors import OutputError, SimulationError
 from .files import write_file
 
@@ -158,6 +159,7 @@ class SimulationResult:
     runs: tuple[SimulatedRun, ...]
     topics: tuple[SimulatedTopic, ...]
     pool_size: int
+    documents_path: Path | None = None  # the collection's text (TREC SGML, gzip)
 
     @property
     def run_paths(self) -> tuple[Path, ...]:
@@ -200,7 +202,8 @@ def group_name(index: int) -> str:
 def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult:
     """Simulate the campaign ``spec`` and write it into ``out_dir`` (created if needed).
 
-    Writes ``topics.txt``, ``qrels.txt``, ``runs/<group>-<k>.txt``, ``campaign.json`` and
+    Writes ``topics.txt``, ``qrels.txt``, ``runs/<group>-<k>.txt``, ``documents.sgml.gz`` (the
+    documents' text: :mod:`irbench.documents.simulated`), ``campaign.json`` and
     ``campaign.yaml`` (a config ready for ``irbench run``), overwriting files of those names
     and touching nothing else. See the module docstring.
     """
@@ -216,10 +219,13 @@ def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult
     width = max(DOCNO_DIGITS, len(str(spec.collection_size - 1)))
     run_format = _RunFormat(query_ids, pool.candidates, spec.depth, width)
     judged = [np.zeros(len(c), dtype=bool) for c in pool.candidates]
+    seen = [np.zeros(len(c), dtype=bool) for c in pool.candidates]  # retrieved by any run
     runs: list[SimulatedRun] = []
     for g in range(spec.groups):  # then each group's runs, topic by topic
         runs_of = slice(g * spec.runs_per_group, (g + 1) * spec.runs_per_group)
         retrieved, printed = _group_rankings(rng, spec, draws, runs_of, pool, judged)
+        for t, mask in enumerate(seen):
+            mask[retrieved[:, t].ravel()] = True
         runs += _write_group(out, g, spec, draws, run_format, retrieved, printed)
 
     result = SimulationResult(
@@ -227,10 +233,14 @@ def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult
         campaign_path=out / "campaign.json", config_path=out / "campaign.yaml",
         runs=tuple(runs), topics=_simulated_topics(query_ids, draws, pool, judged),
         pool_size=int(sum(int(j.sum()) for j in judged)),
+        documents_path=out / "documents.sgml.gz",
     )
     _write(result.topics_path, _topics_text(query_ids, draws.titles).encode("ascii"))
     _write(result.qrels_path,
            _qrels_text(query_ids, pool.candidates, pool.grades, judged, width).encode("ascii"))
+    texts = document_texts(draws.titles, [c[m] for c, m in zip(pool.candidates, seen)],
+                           [g[m] for g, m in zip(pool.grades, seen)], spec.seed)
+    _write(out / "documents.sgml.gz", sgml(texts, DOCNO_PREFIX, width))
     _write(result.campaign_path, _campaign_json(result).encode("ascii"))
     _write(result.config_path, _campaign_yaml(result).encode("utf-8"))
     return result
@@ -422,6 +432,7 @@ def _campaign_json(result: SimulationResult) -> str:
         "files": {
             "topics": result.topics_path.relative_to(out).as_posix(),
             "qrels": result.qrels_path.relative_to(out).as_posix(),
+            "documents": "documents.sgml.gz",
         },
         "pool_size": result.pool_size,
         "runs": [
@@ -447,6 +458,7 @@ def _campaign_yaml(result: SimulationResult) -> str:
         "name": name[:128],
         "collection": {"topics": result.topics_path.relative_to(out).as_posix(),
                        "qrels": {"official": result.qrels_path.relative_to(out).as_posix()},
+                       "documents": "documents.sgml.gz",
                        "size": spec.collection_size},
         "systems": [{"name": r.name, "run": r.path.relative_to(out).as_posix(),
                      "group": r.group, "type": r.type, "priority": int(r.name.rsplit("-")[-1]),

@@ -31,16 +31,18 @@ _NUM_RE = re.compile(rb"<num>\s*(?:Number:\s*)?(\S+)", re.I)
 # the text runs to the next tag (its trailing blanks are dropped by _clean)
 _TITLE_RE = re.compile(rb"<title>\s*(?:Topic:)?(.*?)(?=<[a-z/]|\Z)", re.S | re.I)
 _DESC_RE = re.compile(rb"<desc>\s*(?:Description:)?(.*?)(?=<[a-z/]|\Z)", re.S | re.I)
+_NARR_RE = re.compile(rb"<narr>\s*(?:Narrative:)?(.*?)(?=<[a-z/]|\Z)", re.S | re.I)
 _XML_OPEN_RE = re.compile(rb"<topic\b([^>]*)>", re.I)
 _XML_CLOSE_RE = re.compile(rb"</topic\s*>", re.I)
 _XML_ID_ATTR_RE = re.compile(rb"\b(?:number|id)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
 _XML_ID_TAGS = (b"num", b"number", b"identifier", b"qid")
 _XML_TEXT_TAGS = (b"query", b"title")
 _XML_DESC_TAGS = (b"description", b"desc")
+_XML_NARR_TAGS = (b"narrative", b"narr")
 _NUMBER_RE = re.compile(rb"\A\s*Number:", re.I)
 _ELEMENT_OPEN_RES: dict[tuple[bytes, ...], re.Pattern[bytes]] = {
     names: re.compile(rb"<(" + b"|".join(names) + rb")\b", re.I)
-    for names in (_XML_ID_TAGS, _XML_TEXT_TAGS, _XML_DESC_TAGS)}
+    for names in (_XML_ID_TAGS, _XML_TEXT_TAGS, _XML_DESC_TAGS, _XML_NARR_TAGS)}
 _TAG_RE = re.compile(rb"<[^>]*>")
 _CDATA_OPEN, _CDATA_CLOSE = b"<![CDATA[", b"]]>"
 
@@ -51,11 +53,22 @@ _CDATA_OPEN, _CDATA_CLOSE = b"<![CDATA[", b"]]>"
 
 @dataclass(frozen=True)
 class Topics:
-    """Topic ids in file order with their short text; ``path`` is where they came from."""
+    """Topic ids in file order with their short text; ``path`` is where they came from;
+    ``fields``: each topic's statement for judges and assessors, {"title", "description",
+    "narrative"} (what the file has of them, whole)."""
 
     query_id: tuple[str, ...]
     text: tuple[str, ...]
     path: str
+    fields: tuple[dict[str, str], ...] = ()
+
+    def statement(self, query_id: str) -> dict[str, str]:
+        """The fields of topic ``query_id`` (``query_id`` and at least ``title``)."""
+        at = self.query_id.index(query_id)
+        found = self.fields[at] if self.fields else {}
+        return {"query_id": query_id, "title": found.get("title") or self.text[at],
+                "description": found.get("description", ""),
+                "narrative": found.get("narrative", "")}
 
     def __len__(self) -> int:
         return len(self.query_id)
@@ -74,11 +87,12 @@ def read_topics(source) -> Topics:
     """
     path, data = read_source(source)
     if re.search(rb"<top>", data, re.I):
-        ids, texts, lines = _trec_topics(data)
+        ids, texts, lines, fields = _trec_topics(data)
     elif re.search(rb"<topic[\s>]", data, re.I):
-        ids, texts, lines = _xml_topics(data)
+        ids, texts, lines, fields = _xml_topics(data)
     else:
         ids, texts, lines = _tsv_topics(data)
+        fields = [{"title": text} for text in texts]
     problems = [f"{path}:{line}: {reason}" for line, reason in lines if reason]
     seen: dict[str, int] = {}
     for qid, (line, _) in zip(ids, [entry for entry in lines if entry[1] is None]):
@@ -90,7 +104,7 @@ def read_topics(source) -> Topics:
         problems.append(f"{path}:1: no topics found")
     if problems:
         raise FormatError(problems)
-    return Topics(tuple(ids), tuple(texts), path)
+    return Topics(tuple(ids), tuple(texts), path, tuple(fields))
 
 
 def _blocks(data: bytes, open_re: re.Pattern, close_re: re.Pattern):
@@ -131,6 +145,7 @@ def _trec_topics(data: bytes):
     ids: list[str] = []
     texts: list[str] = []
     lines: list[tuple[int, str | None]] = []  # (line, problem or None)
+    fields: list[dict[str, str]] = []
     line_of = _Lines(data)
     for match, block in _blocks(data, _TOP_OPEN_RE, _TOP_CLOSE_RE):
         line = line_of(match.start())
@@ -151,13 +166,18 @@ def _trec_topics(data: bytes):
         ids.append(qid.lstrip("0") or "0" if qid.isdigit() else qid)
         texts.append(text)
         lines.append((line, None))
-    return ids, texts, lines
+        narr = _NARR_RE.search(block)
+        fields.append({"title": _clean(title.group(1)) if title else "",
+                       "description": _clean(desc.group(1)) if desc else "",
+                       "narrative": _clean(narr.group(1)) if narr else ""})
+    return ids, texts, lines, fields
 
 
 def _xml_topics(data: bytes):
     ids: list[str] = []
     texts: list[str] = []
     lines: list[tuple[int, str | None]] = []  # (line, problem or None)
+    fields: list[dict[str, str]] = []
     line_of = _Lines(data)
     for match, block in _blocks(data, _XML_OPEN_RE, _XML_CLOSE_RE):
         line = line_of(match.start())
@@ -178,7 +198,10 @@ def _xml_topics(data: bytes):
         ids.append(qid)
         texts.append(shown)
         lines.append((line, None))
-    return ids, texts, lines
+        fields.append({"title": _clean_xml(_element(block, _XML_TEXT_TAGS)),
+                       "description": _clean_xml(_element(block, _XML_DESC_TAGS)),
+                       "narrative": _clean_xml(_element(block, _XML_NARR_TAGS))})
+    return ids, texts, lines, fields
 
 
 def _element(block: bytes, names: tuple[bytes, ...]) -> bytes:

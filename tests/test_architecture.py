@@ -188,6 +188,9 @@ LAZY_IMPORTS = {
                 "parts needs it",
     "difflib": "0.7 ms of irbench eval's start-up; only an unknown measure name needs it",
     "hashlib": "7 ms of irbench eval's start-up (OpenSSL); the readers need it for URLs only",
+    "jinja2": "15 ms of every command that reads a config; only a config with model judges "
+              "compiles their prompts",
+    "httpx": "model judges only (the judge extra)",
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "
                        "analyses, which rebuild a pool only for the pool-bias section",

@@ -91,7 +91,8 @@ def test_pool_depth_changes_only_the_qrels(tmp_path):
 def test_writes_the_named_files_and_nothing_else(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     result = simulate(SMALL, tmp_path)
-    names = {"campaign.json", "campaign.yaml", "notes.txt", "qrels.txt", "topics.txt"} | {
+    names = {"campaign.json", "campaign.yaml", "notes.txt", "qrels.txt", "topics.txt",
+             "documents.sgml.gz"} | {
         f"runs/group{g}-{k}.txt" for g in "ABC" for k in (1, 2)}
     assert set(files(tmp_path)) == names
     assert (tmp_path / "notes.txt").read_text() == "mine"

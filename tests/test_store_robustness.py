@@ -35,6 +35,7 @@ PINNED = {
     8: "2378e346200c9a9eea0b897cdd963bb1cadb86a1d8228e42930c61e7b726bacc",
     9: "6a870f3520f434e421ebb99b674b93355adc5c08e4f5310f4b02820d12a0f71b",
     10: "b7d2578a1be409ad2b4c7688b8059a975b26890938b072b3616ae9ad69c278db",
+    11: "4c50485d4c0aa9f111e3123fcfdd53ce393f9f805b419ef04705e06c92149dd4",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,
@@ -311,8 +312,10 @@ def test_a_damaged_store_saves_its_judgments_before_any_advice(campaign, capsys)
     which no rerun makes again: they are copied beside it first, and the message says where
     (issue 25)."""
     path, store = campaign
-    _sql(store, "INSERT INTO judgments VALUES ('p', 't01', 'd1', 2, 1, 'a.qrels', now()), "
-                "('p', 't02', 'd9', 0, 1, 'a.qrels', now())",
+    _sql(store, "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
+                "judged_at, judge, judge_kind) VALUES "
+                "('p', 't01', 'd1', 2, 1, 'a.qrels', now(), 'ann', 'human'), "
+                "('p', 't02', 'd9', 0, 1, 'a.qrels', now(), 'ann', 'human')",
          "DROP VIEW means")
     before = _bytes(store)
     rc, err = _cli(capsys, "scores", str(path))
@@ -321,7 +324,8 @@ def test_a_damaged_store_saves_its_judgments_before_any_advice(campaign, capsys)
     assert f"its 2 judgments were saved to {rescued}" in err
     lines = rescued.read_text().splitlines()
     assert lines[0].split("\t") == ["pool", "query_id", "doc_id", "relevance", "batch",
-                                    "source", "judged_at"]
+                                    "source", "judged_at", "judge", "judge_kind", "model",
+                                    "prompt_sha256", "answer"]
     assert [line.split("\t")[:4] for line in lines[1:]] == [["p", "t01", "d1", "2"],
                                                            ["p", "t02", "d9", "0"]]
     assert _bytes(store) == before  # read only

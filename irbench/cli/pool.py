@@ -59,6 +59,9 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "judgments": (("-j", "--judgments"), {"action": "append", "default": [], "metavar": "FILE",
                                           "help": "an assessor file with the values filled "
                                           "in (repeatable)"}),
+    "assessor": (("--assessor",), {"default": "assessor", "metavar": "NAME",
+                                   "help": "who made these judgments (default 'assessor'; "
+                                   "recorded with each)"}),
     "top": (("--top",), {"type": int, "default": None, "metavar": "N",
                          "help": "only the N runs most affected, per measure (default: every "
                          "run)"}),
@@ -90,7 +93,7 @@ SUBCOMMANDS = {  # name -> (help, options)
     "next": ("hand out the next batch of a pool being judged as an assessor file",
              ("name", "out", "batch", "wait")),
     "judge": ("record assessors' judgments (a file with one bad line records nothing)",
-              ("name", "judgments", "wait")),
+              ("name", "judgments", "assessor", "wait")),
     "status": ("how far a pool being judged is", ("name", "wait")),
 }
 
@@ -416,7 +419,8 @@ def cmd_judge(args) -> int:
             recorded += state.record(judged)
             rows = [(_text(q), _text(d), int(r)) for q, d, r in
                     zip(judged.query_id, judged.doc_id, judged.relevance)]
-            _save(store, args.name, state, judgments=rows, source=str(path))
+            _save(store, args.name, state, judgments=rows, source=str(path),
+                  judge=args.assessor)
     print(f"pool '{args.name}': {recorded} new judgments recorded")
     return 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..documents.spec import DocumentsSpec
 from ..errors import FormatError
 from ..judgments.irds import is_irds, materialise
 from ..trec import is_url
@@ -28,6 +29,7 @@ class BuilderBase:
         self.root = campaign_root(path)
         self.missing_runs: dict[str, str] = {}
         self.known: str | None = None
+        self.documents: DocumentsSpec | None = None
         self.globs: list[tuple[str, tuple[str, ...]]] = []
         self.tables: list[str] = []  # run tables read, absolute
         self.table_names: list[str] = []  # ... as messages name them

@@ -10,9 +10,11 @@ from typing import Any
 
 from .. import judgments
 from ..errors import ConfigError, IrbenchError
+from ..judges.spec import JudgeSpec, build_judge
 from ..measures import Measure, parse_measure
 from ..submissions import Rules, build_rules, load_rules
 from ..yamlfile import parse_yaml, read_text
+from .documents import build_documents
 from .report import ReportSpec, build_report
 from .systems import SystemsBuilder
 from .types import (
@@ -62,6 +64,7 @@ class Builder(SystemsBuilder):
         validation = self._validation()
         cluster = self._execution()
         report = self._report(suites)
+        judges = self._judges()
         name = self.data.get("name", os.path.splitext(os.path.basename(self.path))[0])
         if "name" in self.data and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
             self.problem(("name",), "a campaign name is letters, digits, '.', '_' and '-', "
@@ -74,7 +77,8 @@ class Builder(SystemsBuilder):
                       settings=settings, store=store, report=report,
                       missing_runs=self.missing_runs, validation=validation, known=self.known,
                       globs=tuple(self.globs), cluster=cluster, tables=tuple(self.tables),
-                      lines=dict(self.reader.lines))
+                      lines=dict(self.reader.lines), judges=judges,
+                      documents=self.documents)
 
     def _report(self, suites: dict[str, tuple[Measure, ...]]) -> ReportSpec:
         """The ``report:`` section; its problems are the report's (see
@@ -92,6 +96,37 @@ class Builder(SystemsBuilder):
         spec = build_report(value, measures, problem)
         return replace(spec, problems=tuple(text for _, text in
                                             sorted(found, key=lambda p: p[0])))
+
+    def _judges(self) -> dict[str, JudgeSpec]:
+        """``judges: {NAME: {base_url, model, ...}}``: model judges (see
+        :mod:`irbench.judges.spec`); a prompt template file is read relative to the config."""
+        value = self.data.get("judges")
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.problem(("judges",), "a mapping of judge name: {base_url, model, ...}")
+            return {}
+
+        def template(where: tuple, path: str) -> str | None:
+            full = self._resolve(where, path)
+            if full is None:
+                return None
+            try:
+                return read_text(full, "the prompt template")[1]
+            except IrbenchError as exc:
+                self.problem(where, str(exc))
+                return None
+
+        judges = {}
+        for name, spec in value.items():
+            if not (isinstance(name, str) and NAME_RE.fullmatch(name)):
+                self.problem(("judges", name), "a judge name is letters, digits, '.', '_' "
+                                               "and '-'")
+                continue
+            built = build_judge(name, spec, self.problem, template)
+            if built is not None:
+                judges[name] = built
+        return judges
 
     def _execution(self) -> str | None:
         """``execution: {engine: local | dask, address: ...}``: the Dask scheduler's address
@@ -132,8 +167,12 @@ class Builder(SystemsBuilder):
             self.problem(("collection",), "must be a mapping with topics and qrels")
             return None, (), 0
         for key in section:
-            if key not in ("topics", "qrels", "size", "known"):
-                self.problem(("collection", key), "unknown key (topics, qrels, size, known)")
+            if key not in ("topics", "qrels", "size", "known", "documents"):
+                self.problem(("collection", key),
+                             "unknown key (topics, qrels, size, known, documents)")
+        if "documents" in section:
+            self.documents = build_documents(section["documents"], self._resolve,
+                                             self.problem)
         topics = None
         if "topics" in section:
             topics = self._resolve(("collection", "topics"), section["topics"])

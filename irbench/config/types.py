@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import judgments
+from ..documents.spec import DocumentsSpec
+from ..judges.spec import JudgeSpec
 from ..measures import Measure
 from ..ranked import EvalOptions
 from ..system import System
@@ -22,7 +24,7 @@ SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
-            "validation", "execution"}
+            "validation", "execution", "judges"}
 ENGINES = ("local", "dask")
 # the columns of a run table (systems: {table: FILE}); run is required
 TABLE_COLUMNS = ("run", "name", "group", "type", "description", "baseline", "official",
@@ -163,6 +165,10 @@ class Config:
     tables: tuple[str, ...] = ()
     # the line of every value of the config, by YAML path (for problems found after loading)
     lines: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
+    # model judges by name (the judges: section)
+    judges: dict[str, JudgeSpec] = field(default_factory=dict, hash=False)
+    # where document text comes from (collection.documents), for judges and assessors
+    documents: DocumentsSpec | None = None
 
     def inputs(self) -> tuple[str, ...]:
         """Every file a run of this config reads besides the config: topics, qrels sets, the

@@ -12,8 +12,9 @@ sha256 of the qrels, the evaluation options as canonical JSON, the irbench versi
 it, so results of an old version of a file are never shown under the system's name.
 
 The package: ``schema.py`` (the migrations), ``connection.py`` (the file lock, transactions,
-damage), ``records.py`` (what the runner hands over), ``reads.py`` and ``pools.py`` (reads,
-pools and analyses, mixed into :class:`Store`), and here the runner's bookkeeping.
+damage), ``records.py`` (what the runner hands over), ``reads.py``, ``pools.py`` and
+``judging.py`` (reads, pools and analyses, judgments with their judges, mixed into
+:class:`Store`), and here the runner's bookkeeping.
 """
 
 from __future__ import annotations
@@ -28,19 +29,20 @@ import numpy as np
 
 from ..errors import StoreError
 from .connection import Connection, Transaction, connect, remove_strays
+from .judging import Judged, Judging, ModelAnswer
 from .pools import Pools
 from .reads import Reads
 from .records import PROFILE_PREFIX, Evaluated, FileFacts, QrelsRecord, SystemRecord
 from .schema import MIGRATIONS
 
-__all__ = ["MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT", "Evaluated", "FileFacts", "QrelsRecord",
-           "Store", "SystemRecord"]
+__all__ = ["MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT", "Evaluated", "FileFacts", "Judged",
+           "ModelAnswer", "QrelsRecord", "Store", "SystemRecord"]
 
 
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
 
 
-class Store(Reads, Pools):
+class Store(Reads, Judging, Pools):  # Judging before Pools: Pools names its methods
     """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
 
     _in_transaction: bool = False  # set by Transaction while BEGIN ... COMMIT is open

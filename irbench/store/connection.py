@@ -170,9 +170,6 @@ def storage_error(path: str, exc: BaseException) -> StoreError:
     return StoreError(f"{path}: the score store is damaged ({text}); {ADVICE}", damaged=path)
 
 
-JUDGMENT_COLUMNS = ("pool", "query_id", "doc_id", "relevance", "batch", "source", "judged_at")
-
-
 def rescue_judgments(path: str) -> str:
     """Copy the judgments of the damaged store at ``path`` (read-only) to ``PATH.judgments.tsv``
     beside it, and say so; or say that they could not be read. Never raises."""
@@ -192,8 +189,7 @@ def rescue_judgments(path: str) -> str:
         count = row[0] if row else 0
         if not count:
             return "it holds no judgments"
-        columns = ", ".join(JUDGMENT_COLUMNS)
-        query = f"SELECT {columns} FROM judgments ORDER BY pool, query_id, doc_id, batch"
+        query = "SELECT * FROM judgments ORDER BY pool, query_id, doc_id, batch"  # any schema
         try:
             with replacing_name(target) as name:
                 con.execute(f"COPY ({query}) TO '{sql_string(name)}' "
@@ -205,8 +201,8 @@ def rescue_judgments(path: str) -> str:
         return unreadable.format(first_line(exc))
     finally:
         con.close()
-    return (f"its {count:,} judgments were saved to {target} (pool, query_id, doc_id, "
-            "relevance, batch, source, judged_at) before anything else: keep that file")
+    return (f"its {count:,} judgments were saved to {target} (one row per judgment, with "
+            "its judge where recorded) before anything else: keep that file")
 
 
 class Connection:

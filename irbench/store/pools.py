@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import OutputError, StoreError
 from ..files import replacing_folder, replacing_name
+from .judging import Judged
 from .reads import sql_string, view_sql
 
 
@@ -21,6 +22,9 @@ class Pools:
 
     def _insert_columns(self, verb: str, table: str, rows: dict) -> None: ...  # the Store's
 
+    def record_judged(self, judged: Judged) -> int:  # Judging's (before Pools in Store)
+        raise NotImplementedError
+
     def load_pool(self, name: str) -> tuple[str, bytes] | None:
         """(state JSON, arrays) of a pool being judged, or None."""
         row = self.con.execute("SELECT state, arrays FROM pools WHERE name = ?",
@@ -28,25 +32,21 @@ class Pools:
         return None if row is None else (row[0], bytes(row[1]))
 
     def save_pool(self, name: str, strategy: str, state: str, arrays: bytes,
-                  judgments: Sequence[tuple[str, str, int]] = (), source: str = "") -> None:
-        """Save a pool's state and the judgments just recorded, in one transaction."""
+                  judgments: Sequence[tuple[str, str, int]] = (), source: str = "",
+                  judge: str = "assessor") -> None:
+        """Save a pool's state and the judgments just recorded (by assessor ``judge``, from
+        file ``source``), in one transaction."""
         with self.transaction():
             self.con.execute(
                 "INSERT INTO pools VALUES (?, ?, ?, ?, now(), now()) ON CONFLICT (name) DO "
                 "UPDATE SET strategy = excluded.strategy, state = excluded.state, "
                 "arrays = excluded.arrays, updated_at = now()",
                 [name, strategy, state, arrays])
-            if judgments:  # idempotent per (pool, topic, document, file): a file given
-                # again (after a crash, or by habit) records nothing twice
-                batch = self.con.execute("SELECT coalesce(max(batch), 0) + 1 FROM judgments "
-                                         "WHERE pool = ?", [name]).fetchone()[0]
+            if judgments:  # idempotent per (pool, topic, document, file, judge): a file
+                # given again (after a crash, or by habit) records nothing twice
                 q, d, r = (list(column) for column in zip(*judgments))
-                self.con.execute(
-                    "INSERT INTO judgments SELECT ?, n.q, n.d, n.r, ?, ?, now() FROM "
-                    "(SELECT unnest(?) AS q, unnest(?) AS d, unnest(?) AS r) AS n "
-                    "WHERE NOT EXISTS (SELECT 1 FROM judgments j WHERE j.pool = ? AND "
-                    "j.query_id = n.q AND j.doc_id = n.d AND j.source = ?)",
-                    [name, batch, source, q, d, r, name, source])
+                self.record_judged(Judged(query_id=q, doc_id=d, relevance=r, judge=judge,
+                                          pool=name, source=source))
 
     def save_built_pool(self, name: str, strategy: str, params: str, seed: int,
                         docs: dict, provenance: dict) -> None:

@@ -100,4 +100,20 @@ MIGRATIONS: list[tuple[str, str]] = [
     ALTER TABLE analyses ADD COLUMN IF NOT EXISTS params VARCHAR;
     ALTER TABLE systems ADD COLUMN IF NOT EXISTS position INTEGER;
     """),
+    ("judgments that know their judge; model judges' answers and usage", """
+    ALTER TABLE judgments ADD COLUMN IF NOT EXISTS judge VARCHAR;
+    ALTER TABLE judgments ADD COLUMN IF NOT EXISTS judge_kind VARCHAR;
+    ALTER TABLE judgments ADD COLUMN IF NOT EXISTS model VARCHAR;
+    ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prompt_sha256 VARCHAR;
+    ALTER TABLE judgments ADD COLUMN IF NOT EXISTS answer VARCHAR;
+    UPDATE judgments SET judge = 'assessor', judge_kind = 'human' WHERE judge IS NULL;
+    CREATE TABLE IF NOT EXISTS model_answers (
+        model VARCHAR, prompt_sha256 VARCHAR, query_id VARCHAR, doc_id VARCHAR,
+        judge VARCHAR, answer VARCHAR, relevance INTEGER, prompt_tokens BIGINT,
+        completion_tokens BIGINT, seconds DOUBLE, answered_at TIMESTAMP,
+        PRIMARY KEY (model, prompt_sha256, query_id, doc_id));
+    CREATE TABLE IF NOT EXISTS judges (
+        name VARCHAR PRIMARY KEY, kind VARCHAR, model VARCHAR, base_url VARCHAR,
+        settings VARCHAR, updated_at TIMESTAMP);
+    """),
 ]

@@ -1,0 +1,156 @@
+"""A model judge as the config declares it (``judges:``), checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .prompts import BUILT_IN, DEFAULT_LABEL_PATTERN, Prompt
+
+KEYS = ("base_url", "model", "api_key_env", "prompt", "system", "labels", "label_pattern",
+        "temperature", "max_tokens", "concurrency", "retries", "timeout", "backoff",
+        "max_calls", "max_total_tokens", "max_document_chars")
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeSpec:
+    """One model judge speaking the OpenAI-compatible chat-completions protocol.
+
+    ``api_key_env`` names the environment variable holding the key (read when judging,
+    never stored or printed). ``prompt``: the user message template (UMBRELA's by default),
+    ``prompt_name`` where it came from. ``retries`` more attempts after a 429, a 5xx, a
+    timeout, a dropped connection or a malformed answer, waiting ``backoff`` x 2^attempt
+    seconds (a 429's Retry-After when it gives one). ``max_calls`` / ``max_total_tokens``:
+    the budget; judging stops cleanly when it is spent.
+    """
+
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    prompt: Prompt = field(default_factory=lambda: Prompt(user=BUILT_IN["umbrela"]))
+    prompt_name: str = "umbrela"
+    temperature: float = 0.0
+    max_tokens: int | None = 100
+    concurrency: int = 8
+    retries: int = 5
+    timeout: float = 60.0
+    backoff: float = 1.0
+    max_calls: int | None = None
+    max_total_tokens: int | None = None
+
+    def settings(self) -> str:
+        """What the judge is, as canonical JSON for the store: no key, only its variable's
+        name."""
+        data = asdict(self)
+        data["prompt"] = {**data["prompt"], "source": self.prompt_name}
+        return json.dumps(data, sort_keys=True)
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
+                read_template: Callable[[tuple, str], str | None]) -> JudgeSpec | None:
+    """A :class:`JudgeSpec` from the config's mapping ``value`` (at ``judges.NAME``), or None
+    with every problem reported through ``problem(path, reason)``; ``read_template(path,
+    value)`` reads a template file the config names (or reports why it cannot)."""
+    where = ("judges", name)
+    if not isinstance(value, dict):
+        problem(where, "a mapping with base_url and model (and prompt, labels, ...)")
+        return None
+    before = _Counter(problem)
+    for key in value:
+        if key not in KEYS:
+            before.report(where + (key,), f"unknown key ({', '.join(KEYS)})")
+    for key in ("base_url", "model"):
+        if not isinstance(value.get(key), str) or not value.get(key, "").strip():
+            before.report(where + (key,), "required: a non-empty string")
+    url = value.get("base_url")
+    if isinstance(url, str) and not re.match(r"https?://[^/\s]+", url):
+        before.report(where + ("base_url",), "an http:// or https:// URL (e.g. "
+                                             "http://127.0.0.1:8000/v1)")
+    env = value.get("api_key_env")
+    if env is not None and not (isinstance(env, str) and re.fullmatch(r"[A-Za-z_]\w*", env)):
+        before.report(where + ("api_key_env",), "the name of an environment variable (the "
+                                                "key itself never goes in a config)")
+    numbers = {key: _number(value, key, where, before, kind) for key, kind in (
+        ("temperature", float), ("max_tokens", int), ("concurrency", int), ("retries", int),
+        ("timeout", float), ("backoff", float), ("max_calls", int),
+        ("max_total_tokens", int), ("max_document_chars", int))}
+    prompt = _prompt(value, where, before, read_template, numbers.get("max_document_chars"))
+    if before.count or prompt is None:
+        return None
+    given = {k: v for k, v in numbers.items() if v is not None and k != "max_document_chars"}
+    return JudgeSpec(name=name, base_url=str(url).rstrip("/"), model=value["model"],
+                     api_key_env=env, prompt=prompt[0], prompt_name=prompt[1], **given)
+
+
+class _Counter:
+    def __init__(self, problem: Callable[[tuple, str], None]):
+        self.problem, self.count = problem, 0
+
+    def report(self, where: tuple, reason: str) -> None:
+        self.count += 1
+        self.problem(where, reason)
+
+
+def _number(value: dict, key: str, where: tuple, out: _Counter, kind: type) -> Any:
+    if key not in value:
+        return None
+    got = value[key]
+    ok = isinstance(got, (int, float)) and not isinstance(got, bool)
+    if kind is int:
+        ok = ok and float(got).is_integer() and got >= (0 if key in ("retries",) else 1)
+    else:
+        ok = ok and got >= 0 and (key != "timeout" or got > 0)
+    if not ok:
+        out.report(where + (key,), "a whole number >= 1" if kind is int and key != "retries"
+                   else "a whole number >= 0" if kind is int else "a number >= 0")
+        return None
+    return kind(got)
+
+
+def _prompt(value: dict, where: tuple, out: _Counter,
+            read_template: Callable[[tuple, str], str | None],
+            limit: int | None) -> tuple[Prompt, str] | None:
+    source = value.get("prompt", "umbrela")
+    if not isinstance(source, str) or not source.strip():
+        out.report(where + ("prompt",), f"a built-in prompt ({', '.join(BUILT_IN)}) or a "
+                                        "template file")
+        return None
+    text = BUILT_IN.get(source) or read_template(where + ("prompt",), source)
+    if text is None:
+        return None
+    system = value.get("system", "")
+    if not isinstance(system, str):
+        out.report(where + ("system",), "a string (a Jinja2 template)")
+    labels = value.get("labels", [0, 1, 2, 3])
+    if not (isinstance(labels, list) and labels and all(
+            isinstance(x, int) and not isinstance(x, bool) for x in labels)
+            and len(set(labels)) == len(labels)):
+        out.report(where + ("labels",), "a list of distinct whole numbers (the grades)")
+        labels = [0]
+    pattern = value.get("label_pattern", DEFAULT_LABEL_PATTERN)
+    try:
+        compiled = re.compile(pattern) if isinstance(pattern, str) else None
+    except re.error as exc:
+        out.report(where + ("label_pattern",), f"not a regular expression ({exc})")
+        return None
+    if compiled is None or compiled.groups < 1:
+        out.report(where + ("label_pattern",), "a regular expression whose first group "
+                                               "is the grade")
+        return None
+    prompt = Prompt(user=text, system=system if isinstance(system, str) else "",
+                    label_pattern=pattern, labels=tuple(labels),
+                    max_document_chars=limit or 8000)
+    try:
+        prompt.compile()
+    except ValueError as exc:  # PromptError
+        out.report(where + ("prompt",), f"the template does not compile: {exc}")
+        return None
+    return prompt, source

@@ -1,0 +1,191 @@
+"""Judgments that know their judge, and the answers of model judges (mixed into Store).
+
+Every row of ``judgments`` names its judge (an assessor's name, a model judge's name from the
+config, or the name given to imported qrels), the judge's kind (``human`` or ``model``) and
+when it was made; a model's judgment also carries the model, the sha256 of the request it was
+asked (:func:`irbench.judges.prompts.request_sha256`) and its raw answer. Several judges may
+label one (topic, document); the qrels rules (:mod:`irbench.judgments.rules`) choose among them.
+
+``model_answers`` is the cache of every answer a model gave, parsed or not, keyed by (model,
+request sha256, topic, document): a request is never paid for twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+JUDGMENT_FIELDS = ("pool", "query_id", "doc_id", "relevance", "batch", "source", "judged_at",
+                   "judge", "judge_kind", "model", "prompt_sha256", "answer")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Judged:
+    """Judgments to record, by one judge: equal-length columns."""
+
+    query_id: Sequence[str]
+    doc_id: Sequence[str]
+    relevance: Sequence[int]
+    judge: str
+    judge_kind: str = "human"
+    pool: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelAnswer:
+    """One answer of a model judge: ``relevance`` None when it could not be parsed."""
+
+    model: str
+    prompt_sha256: str
+    query_id: str
+    doc_id: str
+    judge: str
+    answer: str
+    relevance: int | None
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+
+
+class Judging:
+    """Judgments with their judges, model answers, usage (mixed into Store)."""
+
+    con: Any
+
+    def transaction(self) -> Any: ...  # the Store's
+
+    def record_judged(self, judged: Judged) -> int:
+        """Record ``judged`` in one transaction; a (pool, topic, document) this judge already
+        labelled from the same source is not recorded again. Returns how many were new."""
+        if not len(judged.query_id):
+            return 0
+        with self.transaction():
+            before = self._count()
+            self.con.execute(
+                "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
+                "judged_at, judge, judge_kind) "
+                "SELECT ?, n.q, n.d, n.r, (SELECT coalesce(max(batch), 0) + 1 FROM judgments "
+                "WHERE pool = ?), ?, now(), ?, ? FROM "
+                "(SELECT DISTINCT ON (q, d) * FROM (SELECT unnest(?::VARCHAR[]) AS q, "
+                "unnest(?::VARCHAR[]) AS d, unnest(?::INTEGER[]) AS r)) AS n "
+                "WHERE NOT EXISTS (SELECT 1 FROM judgments j WHERE j.pool = ? AND "
+                "j.query_id = n.q AND j.doc_id = n.d AND j.source = ? AND j.judge = ?)",
+                [judged.pool, judged.pool, judged.source, judged.judge, judged.judge_kind,
+                 list(judged.query_id), list(judged.doc_id),
+                 [int(r) for r in judged.relevance], judged.pool, judged.source, judged.judge])
+            return self._count() - before
+
+    def _count(self) -> int:
+        return self.con.execute("SELECT count(*) FROM judgments").fetchone()[0]
+
+    def remember_judge(self, name: str, kind: str, model: str, base_url: str,
+                       settings: str) -> None:
+        """What a judge is (its settings as JSON, never its key), kept beside its labels."""
+        self.con.execute(
+            "INSERT INTO judges VALUES (?, ?, ?, ?, ?, now()) ON CONFLICT (name) DO UPDATE SET "
+            "kind = excluded.kind, model = excluded.model, base_url = excluded.base_url, "
+            "settings = excluded.settings, updated_at = now()",
+            [name, kind, model, base_url, settings])
+
+    def cached_answers(self, model: str, keys: Sequence[tuple[str, str, str]]
+                       ) -> dict[tuple[str, str, str], tuple[int | None, str]]:
+        """{(request sha256, topic, document): (parsed relevance or None, answer)} of the
+        ``keys`` this model has answered already."""
+        if not keys:
+            return {}
+        s, q, d = (list(column) for column in zip(*keys))
+        rows = self.con.execute(
+            "SELECT a.prompt_sha256, a.query_id, a.doc_id, a.relevance, a.answer "
+            "FROM model_answers a "
+            "JOIN (SELECT unnest(?::VARCHAR[]) AS s, unnest(?::VARCHAR[]) AS q, "
+            "unnest(?::VARCHAR[]) AS d) k ON a.prompt_sha256 = k.s AND a.query_id = k.q "
+            "AND a.doc_id = k.d WHERE a.model = ?", [s, q, d, model]).fetchall()
+        return {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows}
+
+    def save_answers(self, answers: Sequence[ModelAnswer], pool: str = "") -> None:
+        """Keep ``answers`` (an answer already kept is kept once) and record each parsed one
+        as its judge's judgment (once per judge, request, topic and document), in one
+        transaction."""
+        if not answers:
+            return
+        columns: dict[str, list] = {name: [] for name in (
+            "model", "prompt_sha256", "query_id", "doc_id", "judge", "answer", "relevance",
+            "prompt_tokens", "completion_tokens", "seconds")}
+        for a in answers:
+            for name, values in columns.items():
+                values.append(getattr(a, name))
+        table = {name: np.array(values, dtype=object) for name, values in columns.items()}
+        with self.transaction():  # BEGIN first: DuckDB registers on a finished result only
+            self.con.register("irbench_answers", table)
+            try:
+                self.con.execute(
+                    "INSERT INTO model_answers SELECT model, prompt_sha256, query_id, doc_id, "
+                    "judge, answer, CAST(relevance AS INTEGER), CAST(prompt_tokens AS BIGINT), "
+                    "CAST(completion_tokens AS BIGINT), CAST(seconds AS DOUBLE), now() "
+                    "FROM irbench_answers ON CONFLICT DO NOTHING")
+                self.con.execute(
+                    "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
+                    "judged_at, judge, judge_kind, model, prompt_sha256, answer) "
+                    "SELECT DISTINCT ON (a.judge, a.prompt_sha256, a.query_id, a.doc_id) "
+                    "?, a.query_id, a.doc_id, CAST(a.relevance AS INTEGER), NULL, "
+                    "'model:' || a.model, now(), a.judge, 'model', a.model, a.prompt_sha256, "
+                    "a.answer FROM irbench_answers a WHERE a.relevance IS NOT NULL AND NOT "
+                    "EXISTS (SELECT 1 FROM judgments j WHERE j.judge = a.judge AND "
+                    "j.prompt_sha256 = a.prompt_sha256 AND j.query_id = a.query_id AND "
+                    "j.doc_id = a.doc_id)", [pool])
+            finally:
+                self.con.unregister("irbench_answers")
+
+    def judgment_columns(self, pool: str | None = None, judges: Sequence[str] = ()
+                         ) -> dict[str, np.ndarray]:
+        """Every judgment (of ``pool``, of ``judges``; None/empty: all) as columns query_id,
+        doc_id, relevance, judge, judge_kind and order (0, 1, ... in the order recorded),
+        sorted by topic, document, judge and order."""
+        where, params = ["relevance IS NOT NULL"], list[Any]()
+        if pool is not None:
+            where.append("pool = ?")
+            params.append(pool)
+        if judges:
+            where.append("list_contains(?, judge)")
+            params.append(list(judges))
+        frame = self.con.execute(
+            "SELECT query_id, doc_id, relevance, judge, judge_kind, "
+            "row_number() OVER (ORDER BY judged_at, rowid) - 1 AS position FROM judgments "
+            f"WHERE {' AND '.join(where)} ORDER BY query_id, doc_id, judge, position",
+            params).fetchnumpy()
+        return {name: np.asarray(frame[name]) for name in
+                ("query_id", "doc_id", "relevance", "judge", "judge_kind", "position")}
+
+    def judge_usage(self, judge: str) -> tuple[int, int]:
+        """(calls, tokens) answered for ``judge`` so far: what its budget has spent."""
+        row = self.con.execute("SELECT count(*), coalesce(sum(prompt_tokens + "
+                               "completion_tokens), 0) FROM model_answers WHERE judge = ?",
+                               [judge]).fetchone()
+        return int(row[0]), int(row[1])
+
+    def judge_counts(self) -> list[tuple]:
+        """(judge, kind, model, judgments, topics, model calls, prompt tokens, completion
+        tokens, unparsed answers) per judge, by name."""
+        return self.con.execute(
+            "WITH j AS (SELECT judge, any_value(judge_kind) AS kind, any_value(model) AS model, "
+            "count(*) AS n, count(DISTINCT query_id) AS topics FROM judgments "
+            "GROUP BY judge), a AS (SELECT judge, count(*) AS calls, sum(prompt_tokens) AS pt, "
+            "sum(completion_tokens) AS ct, count(*) FILTER (WHERE relevance IS NULL) AS bad "
+            "FROM model_answers GROUP BY judge) "
+            "SELECT coalesce(j.judge, a.judge), coalesce(j.kind, 'model'), j.model, "
+            "coalesce(j.n, 0), coalesce(j.topics, 0), coalesce(a.calls, 0), "
+            "coalesce(a.pt, 0), coalesce(a.ct, 0), coalesce(a.bad, 0) "
+            "FROM j FULL JOIN a ON j.judge = a.judge ORDER BY 1").fetchall()
+
+    def pool_documents(self, pool: str) -> tuple[list[str], list[str]] | None:
+        """(topics, documents) of a built pool (``irbench pool build --name``), or None."""
+        if self.con.execute("SELECT count(*) FROM pool_builds WHERE pool = ?",
+                            [pool]).fetchone()[0] == 0:
+            return None
+        rows = self.con.execute("SELECT query_id, doc_id FROM pool_docs WHERE pool = ? "
+                                "ORDER BY query_id, position, doc_id", [pool]).fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows]
