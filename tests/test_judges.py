@@ -353,3 +353,31 @@ def test_a_killed_judge_resumes_without_asking_twice(campaign, server, tmp_path)
     assert "12 pairs: 5 answered before (no call), 7 new answers" in done.stdout
     assert server.calls == 12  # no answered request was asked again
     assert not journal.exists()
+
+
+def test_the_report_compares_qrels_sets_and_warns_of_one_llm_judge(campaign, server, capsys):
+    """A qrels set written by 'irbench qrels' from one model judge's labels, added to the
+    config: the report's section 6d compares its leaderboard with the assessors', the page
+    warns that it rests on one LLM judge, and a run whose metadata names the model is
+    marked."""
+    assert cli.main(["pool", "build", str(campaign), "--param", "k=10", "--name", "d10"]) == 0
+    assert _judge(campaign, "--pool", "d10") == 0
+    llm = campaign.parent / "llm.qrels"
+    assert cli.main(["qrels", str(campaign), "--judge", "standin", "-o", str(llm)]) == 0
+    data = yaml.safe_load(campaign.read_text())
+    data["collection"]["qrels"]["llm"] = "llm.qrels"
+    data["systems"][1]["metadata"] = {"model": "stand-in-8b", "note": "<script>x</script>"}
+    campaign.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert cli.main(["run", str(campaign), "--quiet", "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", str(campaign), "--out", str(campaign.parent / "report")]) == 0
+    page = (campaign.parent / "report" / "index.html").read_text()
+    section = page[page.index('<section id="qrels">'):]
+    section = section[:section.index("</section>")]
+    assert "llm" in section and "models: standin (stand-in-8b)" in section
+    assert "Labels of llm against official" in section and "Cohen" in section
+    assert "rests on one LLM judge alone (stand-in-8b)" in page
+    marked = data["systems"][1]["name"]
+    assert page.count("◆") == 3  # the legend, the screen table and the print table
+    assert f"{marked} <span title=\"its metadata names the LLM judge's model\">◆" in page
+    assert "<script>x</script>" not in page

@@ -36,6 +36,7 @@ PINNED = {
     9: "6a870f3520f434e421ebb99b674b93355adc5c08e4f5310f4b02820d12a0f71b",
     10: "b7d2578a1be409ad2b4c7688b8059a975b26890938b072b3616ae9ad69c278db",
     11: "4c50485d4c0aa9f111e3123fcfdd53ce393f9f805b419ef04705e06c92149dd4",
+    12: "cbde06fd6878ddafdcad03bbd0822123b8bbbc9ecc397a70611c4462d590fcd4",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,

@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import __version__, judgments
 from ..config import pooled_systems, priority_order
-from ..errors import AnalysisError
+from ..errors import AnalysisError, EvaluationError
+from ..judgments.agreement import agreement
 from ..trec import Loaded, is_url, read_run, read_url
 
 REDUCTION, POOL_BIAS = "judgment-reduction", "leave-one-group-out"
+QRELS_AGREEMENT = "qrels-agreement"
 DEFAULT_DESIGN = "buckley-voorhees"  # reduction.DEFAULT_DESIGN (that module imports scipy)
 
 
@@ -94,6 +97,19 @@ def pool_bias_spec(config, store) -> Spec | None:
                                         config.settings.key()), systems)
 
 
+def qrels_agreement_spec(config, store) -> Spec | None:
+    """The agreement of each other ad hoc qrels set's labels with the first's, when the
+    campaign has two or more (and the store has scored them)."""
+    sets = [q for q in config.qrels if q.kind == judgments.DEFAULT_KIND]
+    hashes = [store.qrels_hash(q.name) for q in sets]
+    if len(sets) < 2 or any(h is None for h in hashes):
+        return None
+    params = {"sets": [q.name for q in sets],
+              "relevance_level": config.settings.relevance_level}
+    return Spec(QRELS_AGREEMENT, params, _key(QRELS_AGREEMENT, params, (), json.dumps(hashes),
+                                              config.settings.key()), ())
+
+
 def specs(config, store, every: bool = False) -> list[Spec]:
     """The analyses ``config`` asks for (``every``: the reduction even when it names no
     design, as ``irbench analyse`` computes it)."""
@@ -101,6 +117,7 @@ def specs(config, store, every: bool = False) -> list[Spec]:
     if every or config.report.reduction_design is not None:
         wanted.append(reduction_spec(config, store))
     wanted.append(pool_bias_spec(config, store))
+    wanted.append(qrels_agreement_spec(config, store))
     return [s for s in wanted if s is not None]
 
 
@@ -121,8 +138,6 @@ def compute_missing(config, store, every: bool = False,
     stale; returns the kinds computed. The runs are read once and must be the ones the store
     scored (same sha256), else :class:`AnalysisError`, as for a report section with
     problems."""
-    if not config.report and not every:
-        return []
     if config.report.problems:
         raise AnalysisError("\n".join(config.report.problems))
     todo = [s for s in specs(config, store, every) if load(store, s) is None]
@@ -138,7 +153,8 @@ def compute_missing(config, store, every: bool = False,
     qrels = _read_scored_qrels(config, store)
     for spec in todo:
         result = (_reduction(config, spec, runs, qrels, progress) if spec.kind == REDUCTION
-                  else _pool_bias(config, spec, runs, qrels, progress))
+                  else _pool_bias(config, spec, runs, qrels, progress)
+                  if spec.kind == POOL_BIAS else _qrels_agreement(config, store, spec))
         store.save_analysis(spec.key, spec.kind, json.dumps(result),
                             json.dumps(spec.params, sort_keys=True))
     return [s.kind for s in todo]
@@ -164,12 +180,36 @@ def _read_scored(name: str, path: str, sha: str):
     return read_run(_read_verified(path, sha, f"the run of system '{name}'"), name=name)
 
 
-def _read_scored_qrels(config, store):
-    """The first qrels set's ad hoc judgments, once its file is checked to be the one
+def _read_scored_qrels(config, store, index: int = 0):
+    """A qrels set's (the first's) ad hoc judgments, once its file is checked to be the one
     scored."""
-    spec = config.qrels[0]
+    spec = config.qrels[index]
     data = _read_verified(spec.path, store.qrels_hash(spec.name), f"qrels '{spec.name}'")
     return judgments.kind(spec.kind).read_adhoc(data, name=spec.name)
+
+
+def _qrels_agreement(config, store, spec: Spec) -> dict:
+    """{"sets": [{"name", "pairs", "only_reference", "only_other", "agreed", "kappa",
+    "kappa_linear", "kappa_quadratic", "kappa_binary", "alpha_ordinal"}]} of each other set
+    against the first (NaN as None; pairs 0 when none were judged by both)."""
+    index = {q.name: i for i, q in enumerate(config.qrels)}
+    read = [_read_scored_qrels(config, store, index[name]) for name in spec.params["sets"]]
+    out = []
+    for other in read[1:]:
+        try:
+            a = agreement(read[0], other, spec.params["relevance_level"])
+        except EvaluationError:
+            out.append({"name": other.name, "pairs": 0})
+            continue
+        out.append({"name": other.name, "pairs": a.pairs, "only_reference": a.only_reference,
+                    "only_other": a.only_other, **{
+                        k: None if math.isnan(v) else v for k, v in (
+                            ("agreed", a.agreed), ("kappa", a.kappa),
+                            ("kappa_linear", a.kappa_linear),
+                            ("kappa_quadratic", a.kappa_quadratic),
+                            ("kappa_binary", a.kappa_binary),
+                            ("alpha_ordinal", a.alpha_ordinal))}})
+    return {"sets": out}
 
 
 def _reduction(config, spec: Spec, runs: dict, qrels, progress) -> dict:

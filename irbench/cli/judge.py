@@ -178,17 +178,23 @@ def cmd_qrels(args) -> int:
     config = load_config(args.config, strict=False, systems=False)
     if args.import_:
         return _import(args, config)
+    import hashlib
+
     from ..judgments.rules import combine
 
-    with Store(config.store, read_only=True, wait=args.wait) as store:
+    with Store(config.store, read_only=args.output is None, wait=args.wait) as store:
         columns = store.judgment_columns(args.pool, args.judge)
-    known = set(columns["judge"].tolist())
-    missing = [j for j in args.judge if j not in known]
-    if missing:
-        raise UsageError(f"no judgments by {', '.join(missing)} in {config.store}"
-                         + (f" (pool '{args.pool}')" if args.pool else ""))
-    q, d, r = combine(columns, args.rule, args.judge)
-    write_text(args.output, "".join(f"{a} 0 {b} {c}\n" for a, b, c in zip(q, d, r.tolist())))
+        known = set(columns["judge"].tolist())
+        missing = [j for j in args.judge if j not in known]
+        if missing:
+            raise UsageError(f"no judgments by {', '.join(missing)} in {config.store}"
+                             + (f" (pool '{args.pool}')" if args.pool else ""))
+        q, d, r = combine(columns, args.rule, args.judge)
+        text = "".join(f"{a} 0 {b} {c}\n" for a, b, c in zip(q, d, r.tolist()))
+        write_text(args.output, text)
+        if args.output:  # the set then knows its judges when a config names it
+            store.record_qrels_made(hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                                    args.output, args.rule, sorted(known))
     if args.output:
         print(f"{len(q):,} judgments of {len(set(q.tolist())):,} topics ({args.rule} of "
               f"{len(known)} judges) written to {args.output}")

@@ -204,8 +204,12 @@ class Builder(SystemsBuilder):
             resolved = self._resolve(where, value)
             return None if resolved is None else QrelsSet(name, resolved)
         for key in value:
-            if key not in ("path", "kind", "intent_weights"):
-                self.problem(where + (key,), "unknown key (path, kind, intent_weights)")
+            if key not in ("path", "kind", "intent_weights", "model"):
+                self.problem(where + (key,), "unknown key (path, kind, intent_weights, model)")
+        model = value.get("model")
+        if model is not None and not (isinstance(model, str) and model.strip()):
+            self.problem(where + ("model",), "the model whose labels these are (a name)")
+            model = None
         kind = value.get("kind", judgments.DEFAULT_KIND)
         kinds = list(judgments.KINDS)
         if kind not in kinds:
@@ -225,7 +229,7 @@ class Builder(SystemsBuilder):
             weights = self._resolve(where + ("intent_weights",), value["intent_weights"])
             if weights is None:
                 return None
-        return None if path is None else QrelsSet(name, path, kind, weights)
+        return None if path is None else QrelsSet(name, path, kind, weights, model)
 
     def _has_set_of(self, kinds: tuple[str, ...]) -> bool:
         qrels = (self.data.get("collection") or {}).get("qrels") if isinstance(

@@ -39,12 +39,15 @@ class QrelsSet:
     (:data:`irbench.judgments.KINDS`): ``adhoc`` (``qid iter docno rel``, the default),
     ``diversity`` (ndeval's ``topic subtopic docno rel``, with optional ``intent_weights``:
     ``topic subtopic weight`` lines, default uniform), or trec_eval's ``-R`` formats
-    ``qrels_jg``, ``prefs`` and ``qrels_prefs``. The kind decides which measures it scores."""
+    ``qrels_jg``, ``prefs`` and ``qrels_prefs``. The kind decides which measures it scores.
+    ``model``: the model whose labels the set holds, alone (an LLM judge's qrels), for the
+    report's warnings; a set written by ``irbench qrels`` is known by its sha256 instead."""
 
     name: str
     path: str
     kind: str = judgments.DEFAULT_KIND
     intent_weights: str | None = None
+    model: str | None = None
 
     def read(self):
         """The ad hoc judgments (a :class:`~irbench.trec.Qrels`): the file itself, or each

@@ -12,6 +12,7 @@ from .contract import SECTIONS, ReportContext
 from .leaderboard import leaderboard_on, significance_on
 from .overview import campaign_overview
 from .provenance import provenance
+from .qrels import qrels_comparison, warnings_and_marks
 
 
 def build_context(config, store, seed: int = 0, progress=None, run_pages: bool = False
@@ -34,6 +35,9 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
     map_vs_gmap = topics.map_vs_gmap(store, qrels)
     reduction = incomplete.reduction_section(config, store)
     pool_bias = incomplete.pool_bias(config, store)
+    across = qrels_comparison(config, store, seed)
+    warnings, same_model = warnings_and_marks(
+        config, store, [qrels] + ([r.name for r in across.rows] if across else []))
     links = {}
     if run_pages:
         links = {name: f"systems/{file}" for name, file in
@@ -41,7 +45,7 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
     tables = campaign_overview(config, store, board)
     shown = (("leaderboard", board), ("overview", tables), ("significance", sig),
              ("per-topic", per_topic), ("map-gmap", map_vs_gmap), ("judged", judged),
-             ("reduction", reduction), ("pool-bias", pool_bias),
+             ("reduction", reduction), ("pool-bias", pool_bias), ("qrels", across),
              ("precision-recall", curves), ("provenance", True))
     return ReportContext(
         title=config.report.title or config.name,
@@ -58,6 +62,9 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
         precision_recall=curves,
         reduction=reduction,
         pool_bias=pool_bias,
+        qrels_comparison=across,
+        judge_warnings=warnings,
+        same_model=same_model,
         not_shown=incomplete.not_shown(config, store),
         provenance=provenance(config, store, seed),
         figures=tuple(f for f in (

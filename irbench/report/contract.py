@@ -223,6 +223,35 @@ class PoolBias:
 
 
 @dataclass(frozen=True, kw_only=True)
+class QrelsRow:
+    """One other qrels set against the reference, on the focus measure."""
+
+    name: str = _f("the qrels set (config text)")
+    judged_by: str = _f("who judged it, printed: a model, judges from the store, or ''")
+    topics: int = _f("the topics both sets judged and every system has")
+    tau: str = _f("Kendall's tau between the two rankings, printed")
+    tau_ap: str = _f("tau_AP of this set's ranking against the reference's, printed")
+    top: str = _f("how many of the reference's top k are in this set's top k, printed")
+    moves: str = _f("the largest rank changes, printed (participant text)")
+    appear: str = _f("significant differences that appear with this set, printed")
+    vanish: str = _f("significant differences that vanish with this set, printed")
+    labels: str = _f("agreement of the two sets' labels on the pairs both judged, printed, or "
+                     "'' when not computed")
+
+
+@dataclass(frozen=True, kw_only=True)
+class QrelsComparison:
+    """Section 6d: the leaderboard under each other ad hoc qrels set (Voorhees 2000; Clarke
+    and Dietz 2024 for LLM-made judgments)."""
+
+    measure: str = _f("the measure compared")
+    reference: str = _f("the reference set (the config's first)")
+    reference_judged_by: str = _f("who judged the reference, printed, or ''")
+    test: str = _f("the paired test and correction of the significant differences, printed")
+    rows: tuple[QrelsRow, ...] = _f("one per other set, in config order")
+
+
+@dataclass(frozen=True, kw_only=True)
 class TopicRow:
     """One topic across systems (as TREC's per-run summaries print best / median / worst)."""
 
@@ -312,6 +341,12 @@ class ReportContext:
                                             "its current inputs")
     pool_bias: PoolBias | None = _f("section 6c, None unless the config's report gives "
                                     "pool_depth and the store holds it for its current inputs")
+    qrels_comparison: QrelsComparison | None = _f("section 6d, None with fewer than two ad hoc "
+                                                  "qrels sets scored")
+    judge_warnings: tuple[str, ...] = _f("leaderboards resting on one LLM judge alone: a "
+                                         "warning each, shown at the top of the page")
+    same_model: tuple[str, ...] = _f("systems whose metadata names the model of an LLM judge "
+                                     "of a qrels set shown (marked in the leaderboard)")
     not_shown: tuple[str, ...] = _f("why an analysis is missing (not computed, or stale)")
     provenance: Provenance = _f("section 8")
     figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
@@ -320,13 +355,14 @@ class ReportContext:
 CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard,
                  RankChange, MapVsGmap, MatrixCell, Significance, Curve, PrecisionRecall,
                  ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged, Input,
-                 Provenance, ReportContext)
+                 Provenance, QrelsRow, QrelsComparison, ReportContext)
 
 
 SECTIONS = {"leaderboard": "1. Leaderboard", "overview": "2. By run type and group",
             "significance": "3. Which differences are real", "per-topic": "4. Per topic",
             "map-gmap": "5. MAP against GMAP", "judged": "6. Incomplete judgments",
             "reduction": "6b. Fewer judgments", "pool-bias": "6c. Pool bias",
+            "qrels": "6d. Across qrels sets",
             "precision-recall": "7. Precision and recall", "provenance": "8. Provenance"}
 
 

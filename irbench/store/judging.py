@@ -181,6 +181,35 @@ class Judging:
             "coalesce(a.pt, 0), coalesce(a.ct, 0), coalesce(a.bad, 0) "
             "FROM j FULL JOIN a ON j.judge = a.judge ORDER BY 1").fetchall()
 
+    def record_qrels_made(self, sha256: str, path: str, rule: str, judges: Sequence[str]
+                          ) -> None:
+        """Remember that the qrels file with this content was written from ``judges``'
+        judgments by ``rule``: a qrels set of the config with this sha256 then knows who
+        judged it (their kinds and models)."""
+        self.con.execute(
+            "INSERT OR REPLACE INTO qrels_made SELECT ?, ?, ?, list_sort(?::VARCHAR[]), "
+            "(SELECT list(DISTINCT judge_kind ORDER BY judge_kind) FROM judgments "
+            "WHERE list_contains(?, judge)), (SELECT coalesce(list(DISTINCT model ORDER BY "
+            "model) FILTER (WHERE model IS NOT NULL), []) FROM judgments "
+            "WHERE list_contains(?, judge)), now()",
+            [sha256, path, rule, list(judges), list(judges), list(judges)])
+
+    def qrels_judges(self) -> dict[str, tuple[list[str], list[str], list[str]]]:
+        """{qrels set name: (judges, their kinds, their models)} for the sets whose file was
+        written by ``irbench qrels`` from this store."""
+        rows = self.con.execute(
+            "SELECT s.name, m.judges, m.kinds, m.models FROM qrels_sets s "
+            "JOIN qrels_made m ON s.sha256 = m.sha256 ORDER BY s.name").fetchall()
+        return {r[0]: (list(r[1]), list(r[2]), list(r[3])) for r in rows}
+
+    def system_descriptions(self) -> dict[str, str]:
+        """{system: its metadata and ir_metadata (JSON texts) and description, lower case}:
+        what the report searches for a judge's model."""
+        rows = self.con.execute(
+            "SELECT name, lower(concat_ws(' ', metadata, ir_metadata, description)) "
+            "FROM systems ORDER BY name").fetchall()
+        return {r[0]: r[1] or "" for r in rows}
+
     def pool_documents(self, pool: str) -> tuple[list[str], list[str]] | None:
         """(topics, documents) of a built pool (``irbench pool build --name``), or None."""
         if self.con.execute("SELECT count(*) FROM pool_builds WHERE pool = ?",

@@ -116,4 +116,9 @@ MIGRATIONS: list[tuple[str, str]] = [
         name VARCHAR PRIMARY KEY, kind VARCHAR, model VARCHAR, base_url VARCHAR,
         settings VARCHAR, updated_at TIMESTAMP);
     """),
+    ("qrels sets written from the store's judgments", """
+    CREATE TABLE IF NOT EXISTS qrels_made (
+        sha256 VARCHAR PRIMARY KEY, path VARCHAR, rule VARCHAR, judges VARCHAR[],
+        kinds VARCHAR[], models VARCHAR[], made_at TIMESTAMP);
+    """),
 ]
