@@ -13,7 +13,7 @@ that model are marked in the leaderboard.
 
 from __future__ import annotations
 
-from .. import analyses, judgments
+from .. import analyses, judgments, stats
 from ..errors import EvaluationError, NotStoredError
 from .choices import focus_measure
 from .contract import QrelsComparison, QrelsRow
@@ -66,8 +66,6 @@ def warnings_and_marks(config, store, shown: list[str]) -> tuple[tuple[str, ...]
 
 def qrels_comparison(config, store, seed: int) -> QrelsComparison | None:
     """Section 6d, or None with fewer than two ad hoc sets scored on the focus measure."""
-    from .. import stats
-
     sets = [q.name for q in config.qrels if q.kind == judgments.DEFAULT_KIND]
     if len(sets) < 2:
         return None
