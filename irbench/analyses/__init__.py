@@ -101,9 +101,9 @@ def qrels_agreement_spec(config, store) -> Spec | None:
     """The agreement of each other ad hoc qrels set's labels with the first's, when the
     campaign has two or more (and the store has scored them)."""
     sets = [q for q in config.qrels if q.kind == judgments.DEFAULT_KIND]
+    if len(sets) < 2 or not all(store.shown_systems(q.name) for q in sets):
+        return None  # a set whose results are not shown (it failed) has no current labels
     hashes = [store.qrels_hash(q.name) for q in sets]
-    if len(sets) < 2 or any(h is None for h in hashes):
-        return None
     params = {"sets": [q.name for q in sets],
               "relevance_level": config.settings.relevance_level}
     return Spec(QRELS_AGREEMENT, params, _key(QRELS_AGREEMENT, params, (), json.dumps(hashes),
