@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import FormatError
 from .trec import read_source, too_long
@@ -60,7 +60,7 @@ class Topics:
     query_id: tuple[str, ...]
     text: tuple[str, ...]
     path: str
-    fields: tuple[dict[str, str], ...] = ()
+    fields: tuple[dict[str, str], ...] = field(default=(), compare=False)
 
     def statement(self, query_id: str) -> dict[str, str]:
         """The fields of topic ``query_id`` (``query_id`` and at least ``title``)."""

@@ -122,7 +122,7 @@ def test_diversity_problems_are_named(tmp_path, capsys):
      "collection.qrels.official.intent_weights: only a diversity qrels set has intent weights"),
     ("{official: {kind: diversity}}", "collection.qrels.official: 'path' is missing"),
     ("{official: {path: ../runs/qrels.txt, weights: x}}",
-     "collection.qrels.official.weights: unknown key (path, kind, intent_weights)"),
+     "collection.qrels.official.weights: unknown key (path, kind, intent_weights, model)"),
 ])
 def test_diversity_config_errors(tmp_path, qrels, message):
     make_campaign(tmp_path, extra_qrels=False)

@@ -82,7 +82,7 @@ def test_a_campaign_on_s3_stores_what_it_stores_on_local_files(tmp_path, bucket)
     local = run_campaign(load_config(path), workers=1)
     report = run_campaign(config, workers=1)
     assert local.failures == report.failures == [] and report.evaluated == 8
-    assert report.analysed == ["judgment-reduction"]
+    assert report.analysed == ["judgment-reduction", "qrels-agreement"]
     assert _stored(load_config(path)) == _stored(config)  # same sha256, same numbers
 
     again = run_campaign(load_config(remote), workers=1)

@@ -230,9 +230,11 @@ def test_store_is_versioned(tmp_path):
                         (7, "the campaign a store belongs to"),
                         (8, "which systems were pooled"),
                         (9, "repair stores made by the first schema"),
-                        (10, "the report's profiles and analyses with their parameters")]
+                        (10, "the report's profiles and analyses with their parameters"),
+                        (11, "judgments that know their judge; model judges' answers and usage"),
+                        (12, "qrels sets written from the store's judgments")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(10,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(12,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 

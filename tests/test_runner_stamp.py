@@ -37,7 +37,7 @@ def irbench(*args: str) -> subprocess.CompletedProcess:
 
 def summary(err: str) -> str:
     """The summary line without its time."""
-    line = next(x for x in err.splitlines() if x.startswith("irbench run:"))
+    line = next(x for x in err.splitlines() if x.startswith("irbench run:") and " failed in " in x)
     head, tail = line.split(" failed in ")
     return head + " failed; " + tail.split("; ", 1)[1]
 

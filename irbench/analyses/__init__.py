@@ -101,8 +101,9 @@ def qrels_agreement_spec(config, store) -> Spec | None:
     """The agreement of each other ad hoc qrels set's labels with the first's, when the
     campaign has two or more (and the store has scored them)."""
     sets = [q for q in config.qrels if q.kind == judgments.DEFAULT_KIND]
-    if len(sets) < 2 or not all(store.shown_systems(q.name) for q in sets):
-        return None  # a set whose results are not shown (it failed) has no current labels
+    records = store.qrels_records()
+    if len(sets) < 2 or not all(records.get(q.name, {}).get("status") == "ok" for q in sets):
+        return None  # a set that failed at the last run has no labels the store vouches for
     hashes = [store.qrels_hash(q.name) for q in sets]
     params = {"sets": [q.name for q in sets],
               "relevance_level": config.settings.relevance_level}
