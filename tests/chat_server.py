@@ -115,6 +115,21 @@ def rule_by_marker(default: str = "0") -> Rule:
     return rule_echo_label("##final score: {grade}", default)
 
 
+SIMULATED = re.compile(r"Query: (\S+) (\S+) (\S+)\nPassage: (.*?)\n\nSplit this problem", re.S)
+
+
+def rule_simulated(body: Body) -> str:
+    """A stand-in judge of ``irbench simulate``'s documents under UMBRELA's prompt: a
+    grade-g document speaks of the topic's subject and aspect (its title's 2nd and 3rd words) in
+    g + 1 sentences when relevant, so the grade is that count less one (0 to 3)."""
+    found = SIMULATED.search(last_user_text(body))
+    if found is None:
+        return "I cannot tell."
+    _, subject, aspect, passage = found.groups()
+    said = sum(1 for sentence in passage.split(".") if subject in sentence and aspect in sentence)
+    return f"##final score: {min(3, max(0, said - 1))}"
+
+
 def words(body: Body) -> int:
     """The prompt's tokens as the server counts them: whitespace-split words of all messages."""
     return sum(len(text_of(m.get("content")).split()) for m in body.get("messages") or []
@@ -561,15 +576,17 @@ def main(argv: list[str] | None = None) -> int:
         "A local OpenAI-compatible chat-completions server answering by a rule."))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8011, help="0: any free port")
-    parser.add_argument("--rule", choices=["marker"], default="marker",
+    parser.add_argument("--rule", choices=["marker", "simulated"], default="marker",
                         help="marker: '##final score: G' for a [[grade:G]] marker in the last "
-                             "user message")
+                             "user message; simulated: the grade irbench simulate's documents "
+                             "say under UMBRELA's prompt")
     parser.add_argument("--default", default="0", help="the grade answered without a marker")
     parser.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")
     parser.add_argument("--model", default="stand-in", help="the model id /v1/models lists")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops as Ctrl-C does
-    with ChatServer(rule_by_marker(args.default), api_key=args.api_key, host=args.host,
+    rule = rule_simulated if args.rule == "simulated" else rule_by_marker(args.default)
+    with ChatServer(rule, api_key=args.api_key, host=args.host,
                     port=args.port, model=args.model) as server:
         print(server.base_url, flush=True)
         try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from chat_server import ChatServer, Fault
+from chat_server import ChatServer, Fault, rule_simulated
 
 from irbench import cli
 from irbench.errors import ConfigError
@@ -105,24 +104,9 @@ def test_qrels_rules():
 
 # ---- a simulated campaign judged by the stand-in model -----------------------------------
 
-ON_TOPIC = re.compile(r"Query: (\S+) (\S+) (\S+)\nPassage: (.*?)\n\nSplit this problem", re.S)
-
-
-def grade_by_text(body: dict) -> str:
-    """The stand-in model: a grade from how often the passage speaks of the query's subject
-    and aspect (the simulated documents say so grade + 1 times when relevant)."""
-    text = body["messages"][-1]["content"]
-    m = ON_TOPIC.search(text)
-    if m is None:
-        return "no idea"
-    _, subject, aspect, passage = m.groups()
-    said = sum(1 for sentence in passage.split(".") if subject in sentence and aspect in sentence)
-    return f"##final score: {min(3, max(0, said - 1))}"
-
-
 @pytest.fixture
 def server():
-    with ChatServer(grade_by_text, api_key="sk-test-123") as s:
+    with ChatServer(rule_simulated, api_key="sk-test-123") as s:
         yield s
 
 

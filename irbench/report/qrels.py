@@ -19,7 +19,7 @@ from .choices import focus_measure
 from .contract import QrelsComparison, QrelsRow
 from .numbers import num
 
-TEST, CORRECTION, TOP_K = "t", "holm", 10
+TEST, CORRECTION, TOP_K = "t", "holm", 10  # top k: at most half the systems
 MOVES_SHOWN, PAIRS_SHOWN = 3, 3
 
 
@@ -82,7 +82,8 @@ def qrels_comparison(config, store, seed: int) -> QrelsComparison | None:
     for name in sets[1:]:
         try:
             c = stats.compare_leaderboards(reference, stats.Scores.from_store(
-                store, name, measure), qrels_a=sets[0], qrels_b=name, top_k=TOP_K,
+                store, name, measure), qrels_a=sets[0], qrels_b=name,
+                top_k=max(1, min(TOP_K, len(reference.systems) // 2)),
                 test=TEST, correction=CORRECTION, seed=seed)
         except (NotStoredError, EvaluationError):
             continue
