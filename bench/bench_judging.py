@@ -399,8 +399,9 @@ def where_time_goes(runs: dict, levels: list[int], n: int) -> list[str]:
                  "cache lookup": med(lib, "cache lookup")}
         total = sum(parts.values())
         said = ", ".join(f"{k} {1000 * v / n:.3f}" for k, v in parts.items())
-        out.append(f"- c={c}: {1000 * total / n:.3f} ms/call (sum of medians) = {said} ms/call; before it, "
-                   f"rendering {1000 * med(lib, 'render') / n:.3f} ms/pair.")
+        out.append(f"- c={c}: {1000 * total / n:.3f} ms/call (sum of medians) = {said} "
+                   f"ms/call; before it, rendering {1000 * med(lib, 'render') / n:.3f} "
+                   "ms/pair.")
     return out
 
 
