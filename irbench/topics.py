@@ -21,6 +21,7 @@ import bisect
 import html
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .errors import FormatError
 from .trec import read_source, too_long
@@ -62,9 +63,14 @@ class Topics:
     path: str
     fields: tuple[dict[str, str], ...] = field(default=(), compare=False)
 
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """{topic id: its index}."""
+        return {q: i for i, q in enumerate(self.query_id)}
+
     def statement(self, query_id: str) -> dict[str, str]:
         """The fields of topic ``query_id`` (``query_id`` and at least ``title``)."""
-        at = self.query_id.index(query_id)
+        at = self.position[query_id]
         found = self.fields[at] if self.fields else {}
         return {"query_id": query_id, "title": found.get("title") or self.text[at],
                 "description": found.get("description", ""),

@@ -122,8 +122,8 @@ def cmd_judge(args) -> int:
             raise UsageError(f"{len(unknown)} topics are not in {config.topics}: "
                              + ", ".join(unknown[:10]))
         summary = JudgingSummary(leftovers=leftovers)
-        requests = build_requests(spec.prompt.compile(), spec, pairs, topics.statement,
-                                  documents, summary)
+        rendering = spec.prompt.compile()
+        requests = build_requests(rendering, spec, pairs, topics.statement, documents, summary)
         store.remember_judge(spec.name, "model", spec.model, spec.base_url, spec.settings())
         budget = Budget(spec, *store.judge_usage(spec.name), args.max_calls)
         with progress_bar("pair") as bar:
@@ -135,7 +135,7 @@ def cmd_judge(args) -> int:
                     bar(done[0], len(requests), spec.name)
 
             judge_pairs(spec, requests, store, journal, pool=pool, budget=budget,
-                        summary=summary, progress=progress)
+                        summary=summary, progress=progress, rendering=rendering)
     _report(spec.name, summary)
     return 0
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from typing import IO
 
 from ..store import ModelAnswer
+
+FIELDS = tuple(f.name for f in fields(ModelAnswer))
 
 
 def journal_path(store_path: str) -> str:
@@ -47,7 +49,9 @@ class Journal:
     def append(self, answer: ModelAnswer, pool: str) -> None:
         if self.handle is None:
             self.handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
-        self.handle.write(json.dumps({**asdict(answer), "pool": pool}) + "\n")
+        record = {name: getattr(answer, name) for name in FIELDS}  # asdict copies deeply
+        record["pool"] = pool
+        self.handle.write(json.dumps(record) + "\n")
         self.handle.flush()
         self.pending.append((answer, pool))
 

@@ -63,8 +63,9 @@ def build_requests(rendering: Rendering, spec: JudgeSpec, pairs: Sequence[tuple[
                    summary: JudgingSummary) -> list[Pending]:
     """The request of every pair whose document the collection has (the others are listed
     in ``summary.missing``)."""
-    wanted = [(q, d) for q, d in pairs if d in documents]
-    summary.missing = sorted({d for _, d in pairs if d not in documents})
+    present = {d: d in documents for d in {d for _, d in pairs}}
+    wanted = [(q, d) for q, d in pairs if present[d]]
+    summary.missing = sorted(d for d, there in present.items() if not there)
     docs = documents.get_many([d for _, d in wanted])
     out = []
     for (q, d), doc in zip(wanted, docs):
@@ -100,10 +101,10 @@ class Budget:
 
 def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: Any, journal: Journal,
                 *, pool: str = "", budget: Budget, summary: JudgingSummary,
-                caller: Caller | None = None, progress: Callable[[int], None] = lambda n: None
-                ) -> JudgingSummary:
+                caller: Caller | None = None, progress: Callable[[int], None] = lambda n: None,
+                rendering: Rendering | None = None) -> JudgingSummary:
     """Judge ``requests`` (see the module docstring); returns ``summary`` filled in."""
-    rendering = spec.prompt.compile()
+    rendering = rendering or spec.prompt.compile()
     summary.asked = len(requests)
     cached = store.cached_answers(spec.model, [(r.sha256, r.query_id, r.doc_id)
                                                for r in requests])

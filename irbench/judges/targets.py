@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import FormatError
-from ..pooling.table import RunTable
 from ..trec import Qrels, read_source
+
+if TYPE_CHECKING:  # the pooling package imports scipy (0.6 s of irbench judge --pairs)
+    from ..pooling.table import RunTable
 
 
 def text(values: np.ndarray) -> np.ndarray:
