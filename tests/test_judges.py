@@ -365,3 +365,18 @@ def test_the_report_compares_qrels_sets_and_warns_of_one_llm_judge(campaign, ser
     assert page.count("◆") == 3  # the legend, the screen table and the print table
     assert f"{marked} <span title=\"its metadata names the LLM judge's model\">◆" in page
     assert "<script>x</script>" not in page
+
+
+def test_a_request_the_server_never_answers_times_out_and_is_tried_again(campaign, server,
+                                                                          capsys, tmp_path):
+    data = yaml.safe_load(campaign.read_text())
+    data["judges"]["standin"].update(timeout=0.5, concurrency=1)
+    campaign.write_text(yaml.safe_dump(data, sort_keys=False))
+    line = (campaign.parent / "qrels.txt").read_text().splitlines()[0].split()
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text(f"{line[0]} {line[2]}\n")
+    server.fail(Fault.HANG, times=1)  # never answered: the client gives up after 0.5 s
+    assert _judge(campaign, "--pairs", str(pairs)) == 0
+    assert "1 new answers" in capsys.readouterr().out
+    assert server.held == 1 and server.calls == 1 and len(server.requests) == 2
+    server.release()
