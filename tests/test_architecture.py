@@ -191,6 +191,7 @@ LAZY_IMPORTS = {
     "jinja2": "15 ms of every command that reads a config; only a config with model judges "
               "compiles their prompts",
     "httpx": "model judges only (the judge extra)",
+    "uvicorn": "the assessment server only (the assess extra)",
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "
                        "analyses, which rebuild a pool only for the pool-bias section",

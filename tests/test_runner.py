@@ -232,9 +232,10 @@ def test_store_is_versioned(tmp_path):
                         (9, "repair stores made by the first schema"),
                         (10, "the report's profiles and analyses with their parameters"),
                         (11, "judgments that know their judge; model judges' answers and usage"),
-                        (12, "qrels sets written from the store's judgments")]
+                        (12, "qrels sets written from the store's judgments"),
+                        (13, "assessors in the browser")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(12,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(13,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 

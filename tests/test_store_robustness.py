@@ -37,6 +37,7 @@ PINNED = {
     10: "b7d2578a1be409ad2b4c7688b8059a975b26890938b072b3616ae9ad69c278db",
     11: "4c50485d4c0aa9f111e3123fcfdd53ce393f9f805b419ef04705e06c92149dd4",
     12: "cbde06fd6878ddafdcad03bbd0822123b8bbbc9ecc397a70611c4462d590fcd4",
+    13: "5e7e10d4c5dcbf0d7fd141b63f0b161a44eaa9b42fa000a6efed2dba96289f4e",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,
@@ -326,7 +327,7 @@ def test_a_damaged_store_saves_its_judgments_before_any_advice(campaign, capsys)
     lines = rescued.read_text().splitlines()
     assert lines[0].split("\t") == ["pool", "query_id", "doc_id", "relevance", "batch",
                                     "source", "judged_at", "judge", "judge_kind", "model",
-                                    "prompt_sha256", "answer"]
+                                    "prompt_sha256", "answer", "suggested", "seconds"]
     assert [line.split("\t")[:4] for line in lines[1:]] == [["p", "t01", "d1", "2"],
                                                            ["p", "t02", "d9", "0"]]
     assert _bytes(store) == before  # read only

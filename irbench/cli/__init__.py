@@ -20,7 +20,7 @@ from ..errors import IrbenchError
 from ..escaping import terminal
 
 COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report",
-                   "agreement", "judge")
+                   "agreement", "judge", "assess")
 
 
 ALONE = {"eval": "eval"}  # commands whose module holds them alone: parsed without the others

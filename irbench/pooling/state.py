@@ -144,6 +144,22 @@ class PoolingState:
         topics = self.table.cand_topic[open_]
         return not (self._topic_room()[topics] > 0).any()
 
+    def complete_topics(self) -> np.ndarray:
+        """(T,) whether each topic is judged to the end: nothing pending and nothing more to
+        hand out for it (its budget spent or its candidates exhausted)."""
+        table = self.table
+        pending = np.bincount(table.cand_topic[self.status == PENDING],
+                              minlength=table.num_topics) > 0
+        room = self._topic_room() > 0
+        if self.strategy.adaptive:
+            more = room & self.alive.any(axis=0)
+        else:
+            open_ = self.eligible & (self.status == OPEN)
+            more = (np.bincount(table.cand_topic[open_], minlength=table.num_topics) > 0) & room
+        if self._total_room() == 0:
+            more[:] = False
+        return ~pending & ~more
+
     # ---- handing out -----------------------------------------------------------------------
 
     def next_batch(self, n: int | None = None) -> Batch:
@@ -314,6 +330,18 @@ class PoolingState:
         new = status == PENDING
         self._apply(cand[new], qrels.relevance[new])
         return int(new.sum())
+
+    def candidate(self, query_id: bytes, doc_id: bytes) -> int:
+        """The candidate index of (topic, docno), or -1 if no run of the pool retrieved it."""
+        topic = self.table.topic_lookup(np.array([query_id]))
+        return int(self.table.lookup(topic, np.array([doc_id]))[0])
+
+    def relabel(self, cand: int, relevance: int) -> None:
+        """Give a judged candidate another label (an assessor's undo). The pool keeps the new
+        label; what an adaptive strategy already chose from the old one stays chosen."""
+        if self.status[cand] != JUDGED or relevance < 0:
+            raise JudgmentError([f"candidate {cand} is not judged, or {relevance} < 0"])
+        self.relevance[cand] = relevance
 
     def _apply(self, cands: np.ndarray, relevance: np.ndarray) -> None:
         self.status[cands] = JUDGED

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import StoreError
+from .assessing import Assessing, Assessor, Click
 from .connection import Connection, Transaction, connect, remove_strays
 from .judging import Judged, Judging, ModelAnswer
 from .pools import Pools
@@ -35,14 +36,15 @@ from .reads import Reads
 from .records import PROFILE_PREFIX, Evaluated, FileFacts, QrelsRecord, SystemRecord
 from .schema import MIGRATIONS
 
-__all__ = ["MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT", "Evaluated", "FileFacts", "Judged",
+__all__ = ["MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT", "Assessor", "Click", "Evaluated",
+           "FileFacts", "Judged",
            "ModelAnswer", "QrelsRecord", "Store", "SystemRecord"]
 
 
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
 
 
-class Store(Reads, Judging, Pools):  # Judging before Pools: Pools names its methods
+class Store(Reads, Judging, Assessing, Pools):  # Judging before Pools: Pools names its methods
     """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
 
     _in_transaction: bool = False  # set by Transaction while BEGIN ... COMMIT is open

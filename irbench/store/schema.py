@@ -121,4 +121,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         sha256 VARCHAR PRIMARY KEY, path VARCHAR, rule VARCHAR, judges VARCHAR[],
         kinds VARCHAR[], models VARCHAR[], made_at TIMESTAMP);
     """),
+    ("assessors in the browser", """
+    CREATE TABLE IF NOT EXISTS assessors (
+        name VARCHAR PRIMARY KEY, token_sha256 VARCHAR UNIQUE, role VARCHAR, topics VARCHAR[],
+        pool VARCHAR, created_at TIMESTAMP);
+    ALTER TABLE judgments ADD COLUMN IF NOT EXISTS suggested INTEGER;
+    ALTER TABLE judgments ADD COLUMN IF NOT EXISTS seconds DOUBLE;
+    """),
 ]

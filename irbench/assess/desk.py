@@ -1,0 +1,213 @@
+"""The judging desk: a pool being judged (``irbench pool start``) by assessors in the browser,
+without HTTP (the web app, :mod:`.app`, calls it).
+
+The pool's state (:class:`~irbench.pooling.PoolingState`) is held in memory behind one lock
+and written to the store with every click, in one transaction with the judgment
+(:meth:`Store.save_click`): a server killed at any moment loses nothing acknowledged, and a
+restarted one continues from the store.
+
+* **Next document**: the first pending document (in the order the strategy handed them out) of
+  the assessor's topics that no other assessor holds; when none is pending, the strategy's
+  next step (for MTF and bandits, chosen from the judgments made so far). An assessor holds one
+  document at a time (two tabs show the same one).
+* **Rules**: the first label of a document is the pool's; an assessor's later label of the same
+  document (undo, another tab) replaces it. A second assessor's label of an overlap document
+  (``overlap``: that fraction of documents, drawn by the seed, is judged twice when another
+  assessor has the topic) is kept for agreement and never changes the pool's.
+* **Blind**: an :class:`Item` holds the topic's statement and the document, never the runs,
+  ranks or groups that brought it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import JudgmentError
+from ..pooling.state import JUDGED, PENDING, PoolingState
+from ..store import Assessor, Click
+
+
+@dataclass(frozen=True)
+class Item:
+    """A document to judge as the assessor's page shows it."""
+
+    query_id: str
+    doc_id: str
+    topic: dict[str, str]  # query_id, title, description, narrative
+    title: str
+    text: str
+    suggestion: int | None  # a model judge's label, or None
+    again: bool  # the assessor judged it already (undo): their label is ``previous``
+    previous: int | None
+
+
+def text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
+
+
+class Desk:
+    """See the module docstring. ``save(state, click)`` writes a click; ``document(docno)``
+    gives (title, text); ``statement(query_id)`` the topic's fields; ``suggestions(pairs)``
+    the model labels."""
+
+    def __init__(self, state: PoolingState, *, save: Callable[[PoolingState, Click], None],
+                 document: Callable[[str], tuple[str, str]],
+                 statement: Callable[[str], dict[str, str]],
+                 suggestions: Callable[[list[tuple[str, str]]], dict[tuple[str, str], int]],
+                 overlap: float = 0.0, seed: int = 0):
+        self.state, self.save, self.document = state, save, document
+        self.statement, self.suggestions = statement, suggestions
+        self.overlap, self.seed = overlap, seed
+        self.lock = threading.Lock()
+        self.held: dict[str, int] = {}          # assessor -> candidate on their page
+        self.last: dict[str, list[int]] = {}    # assessor -> candidates judged, in order
+        self.judges: dict[int, list[str]] = {}  # candidate -> assessors who judged it
+        self.skipped: dict[str, set[int]] = {}  # assessor -> candidates put aside (this run)
+        self.topics = [text(t) for t in state.table.topics]
+
+    # -- restoring from the store
+
+    def replay(self, clicks: list[tuple]) -> None:
+        """Who judged what, from the store's clicks (after a restart)."""
+        for query_id, doc_id, _, judge, *_ in clicks:
+            cand = self.state.candidate(query_id.encode(), doc_id.encode())
+            if cand < 0:
+                continue
+            self.last.setdefault(judge, []).append(cand)
+            if judge not in self.judges.setdefault(cand, []):
+                self.judges[cand].append(judge)
+
+    # -- what an assessor sees
+
+    def next_for(self, who: Assessor) -> Item | None:
+        with self.lock:
+            cand = self.held.get(who.name)
+            if cand is None or self._judged_by(cand, who.name):
+                cand = self._choose(who)
+            if cand is None:
+                self.held.pop(who.name, None)
+                return None
+            self.held[who.name] = cand
+            return self._item(cand, who)
+
+    def _mine(self, who: Assessor) -> np.ndarray:
+        """Per candidate: whether its topic is the assessor's."""
+        topic = self.state.table.cand_topic
+        if not who.topics:
+            return np.ones(len(topic), dtype=bool)
+        wanted = np.array([t in set(who.topics) for t in self.topics])
+        return wanted[topic]
+
+    def _choose(self, who: Assessor) -> int | None:
+        mine = self._mine(who)
+        taken = np.zeros(len(mine), dtype=bool)
+        taken[[c for a, c in self.held.items() if a != who.name]] = True
+        aside = np.zeros(len(mine), dtype=bool)
+        aside[list(self.skipped.get(who.name, ()))] = True
+        for put_aside in (aside, np.zeros(len(mine), dtype=bool)):  # skipped ones last
+            found = self._first(who, mine, taken | put_aside)
+            if found is not None:
+                return found
+        return None
+
+    def _first(self, who: Assessor, mine: np.ndarray, taken: np.ndarray) -> int | None:
+        second = [c for c, names in self.judges.items() if len(names) == 1
+                  and names[0] != who.name and mine[c] and not taken[c] and self._overlap(c)]
+        if second:
+            return min(second, key=lambda c: self.state.step[c])
+        for _ in range(2):  # what is pending, else the strategy's next step
+            pending = np.flatnonzero((self.state.status == PENDING) & mine & ~taken)
+            if len(pending):
+                return int(pending[np.argmin(self.state.step[pending])])
+            if self.state.done or len(self.state.next_batch()) == 0:
+                return None
+        return None
+
+    def _overlap(self, cand: int) -> bool:
+        """Whether this document is one of the ``overlap`` fraction judged twice (a hash of
+        the seed and the document: the same on every restart)."""
+        if self.overlap <= 0:
+            return False
+        digest = hashlib.sha256(f"{self.seed}:{cand}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64 < self.overlap
+
+    def _judged_by(self, cand: int, name: str) -> bool:
+        return name in self.judges.get(cand, [])
+
+    def _item(self, cand: int, who: Assessor, previous: int | None = None) -> Item:
+        table = self.state.table
+        query_id = self.topics[table.cand_topic[cand]]
+        doc_id = text(table.docs[table.cand_doc[cand]])
+        title, body = self.document(doc_id)
+        suggestion = self.suggestions([(query_id, doc_id)]).get((query_id, doc_id))
+        return Item(query_id=query_id, doc_id=doc_id, topic=self.statement(query_id),
+                    title=title, text=body, suggestion=suggestion, again=previous is not None,
+                    previous=previous)
+
+    # -- what an assessor does
+
+    def judge(self, who: Assessor, query_id: str, doc_id: str, relevance: int,
+              seconds: float) -> None:
+        """Record a label (see the rules in the module docstring)."""
+        with self.lock:
+            cand = self.state.candidate(query_id.encode(), doc_id.encode())
+            if cand < 0 or not self._mine(who)[cand]:
+                raise JudgmentError([f"{query_id} {doc_id}: not a document of this pool "
+                                     f"for {who.name}"])
+            status = self.state.status[cand]
+            names = self.judges.setdefault(cand, [])
+            if status == PENDING:
+                self.state.record([(query_id, doc_id, relevance)])
+            elif status == JUDGED and names and names[0] == who.name:
+                self.state.relabel(cand, relevance)  # the same assessor again: the latest
+            elif status != JUDGED:
+                raise JudgmentError([f"{query_id} {doc_id}: not handed out yet"])
+            suggestion = self.suggestions([(query_id, doc_id)]).get((query_id, doc_id))
+            self.save(self.state, Click(query_id=query_id, doc_id=doc_id,
+                                        relevance=relevance, judge=who.name,
+                                        suggested=suggestion, seconds=seconds))
+            if who.name not in names:
+                names.append(who.name)
+            self.last.setdefault(who.name, []).append(cand)
+            if self.held.get(who.name) == cand:
+                del self.held[who.name]
+
+    def skip(self, who: Assessor, query_id: str, doc_id: str) -> Item | None:
+        """Put the document aside (it comes back when nothing else is left); the next one."""
+        with self.lock:
+            cand = self.state.candidate(query_id.encode(), doc_id.encode())
+            if cand >= 0:
+                self.skipped.setdefault(who.name, set()).add(cand)
+                if self.held.get(who.name) == cand:
+                    del self.held[who.name]
+        return self.next_for(who)
+
+    def undo(self, who: Assessor) -> Item | None:
+        """The assessor's last judged document, to judge again (None: nothing judged)."""
+        with self.lock:
+            done = self.last.get(who.name)
+            if not done:
+                return None
+            cand = done.pop()
+            self.held[who.name] = cand
+            return self._item(cand, who, previous=int(self.state.relevance[cand]))
+
+    def progress(self, who: Assessor | None = None) -> dict:
+        """{"judged", "total" (handed out or judged), "topics": [{query_id, judged, total}]}
+        over the assessor's topics (all with None)."""
+        with self.lock:
+            mine = self._mine(who) if who else np.ones(len(self.state.status), dtype=bool)
+            status, topic = self.state.status, self.state.table.cand_topic
+            seen = mine & (status != 0)
+            judged = np.bincount(topic[mine & (status == JUDGED)],
+                                 minlength=len(self.topics))
+            total = np.bincount(topic[seen], minlength=len(self.topics))
+            rows = [{"query_id": q, "judged": int(j), "total": int(t)}
+                    for q, j, t in zip(self.topics, judged, total) if t]
+            return {"judged": int(judged.sum()), "total": int(total.sum()), "topics": rows,
+                    "done": bool(self.state.done and not (status == PENDING).any())}

@@ -1,0 +1,92 @@
+"""What the organiser's page shows: progress per topic and assessor, judging speed, how often a
+model's suggestion was kept, agreement on the documents judged twice, and a provisional
+leaderboard on the topics judged to the end."""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+
+from ..errors import EvaluationError
+from ..evaluation import evaluate
+from ..judgments.agreement import agreement
+from ..trec import Qrels
+from .desk import Desk
+
+MEASURE = "AP"
+
+
+def organiser_view(desk: Desk, clicks: list[tuple], assessors: list) -> dict:
+    """The organiser page's values (see the module docstring); ``clicks`` as
+    :meth:`Store.clicks` gives them."""
+    progress = desk.progress()
+    rows = []
+    for a in assessors:
+        if a.role != "assessor":
+            continue
+        mine = [c for c in clicks if c[3] == a.name]
+        suggested = [c for c in mine if c[4] is not None]
+        rows.append({
+            "name": a.name, "topics": ", ".join(a.topics) or "all", "judged": len(mine),
+            "seconds": f"{statistics.median(c[5] or 0.0 for c in mine):.1f}" if mine else "-",
+            "kept": (f"{sum(c[2] == c[4] for c in suggested)} of {len(suggested)}"
+                     if suggested else "-")})
+    board, note = _leaderboard(desk)
+    return {**progress, "strategy": desk.state.strategy.name, "clicks": len(clicks),
+            "assessors": rows, "agreement": _agreement(clicks), "measure": MEASURE,
+            "leaderboard": board, "leaderboard_note": note}
+
+
+def _agreement(clicks: list[tuple]) -> str:
+    """Cohen's kappa of the first two assessors of each document judged by two (each one's
+    latest label)."""
+    labels: dict[tuple[str, str], dict[str, int]] = {}
+    for query_id, doc_id, relevance, judge, *_ in clicks:
+        labels.setdefault((query_id, doc_id), {})[judge] = relevance
+    twice = [(pair, list(by.values())[:2]) for pair, by in labels.items() if len(by) >= 2]
+    if not twice:
+        return "no document has been judged by two assessors yet"
+    first = _qrels("first", [(p, v[0]) for p, v in twice])
+    second = _qrels("second", [(p, v[1]) for p, v in twice])
+    try:
+        a = agreement(first, second)
+    except EvaluationError as exc:
+        return str(exc)
+    kappa = "undefined (one grade only)" if np.isnan(a.kappa) else f"{a.kappa:.3f}"
+    return (f"{a.pairs} documents judged twice: the same grade for {a.agreed:.0%}; "
+            f"Cohen's kappa {kappa}")
+
+
+def _qrels(name: str, rows: list) -> Qrels:
+    return Qrels(name=name, query_id=np.array([q.encode() for (q, _), _ in rows]),
+                 doc_id=np.array([d.encode() for (_, d), _ in rows]),
+                 relevance=np.array([r for _, r in rows], dtype=np.int64),
+                 line=np.arange(1, len(rows) + 1))
+
+
+def _leaderboard(desk: Desk) -> tuple[list[tuple[str, str]], str]:
+    """(system, mean AP) on the topics judged to the end, best first, and what it rests on."""
+    with desk.lock:
+        state = desk.state
+        complete = state.complete_topics()
+        qrels = state.qrels()
+        runs = list(zip(state.table.runs, state.table.sources))
+    topics = {t for t, done in zip(desk.topics, complete) if done}
+    if not topics:
+        return [], "no topic is judged to the end yet"
+    keep = np.array([q.decode("utf-8", "surrogateescape") in topics
+                     for q in qrels.query_id.tolist()], dtype=bool)
+    done = Qrels(name="provisional", query_id=qrels.query_id[keep], doc_id=qrels.doc_id[keep],
+                 relevance=qrels.relevance[keep], line=qrels.line[keep])
+    scores = []
+    for name, run in runs:
+        try:
+            ev = evaluate(done, run, [MEASURE], complete=True)
+        except EvaluationError:
+            continue
+        scores.append((name, ev.summary(MEASURE)))
+    scores.sort(key=lambda x: -x[1])
+    return ([(n, f"{v:.4f}") for n, v in scores],
+            f"{len(topics)} of {len(desk.topics)} topics judged to the end; these values "
+            "will change")

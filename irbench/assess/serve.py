@@ -1,0 +1,111 @@
+"""Putting the assessment server together: the campaign's pool, documents and topics, the
+store, the desk, the app, and uvicorn serving it until Ctrl-C."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..config import priority_order
+from ..documents import open_documents
+from ..errors import IrbenchError
+from ..pooling import PoolingState, build_table
+from ..pooling.persist import decode_state, encode_state
+from ..store import Assessor, Click, Store
+from ..topics import read_topics
+from .app import Gate, build_app, token_sha256
+from .desk import Desk
+from .organiser import organiser_view
+
+
+class AssessError(IrbenchError):
+    """A campaign that cannot be assessed as asked (no such pool, no documents ...)."""
+
+
+def add_assessor(config, pool: str, name: str, topics: tuple[str, ...], role: str,
+                 wait: float | None) -> str:
+    """Add ``name`` (or give them a new token) for ``pool``; returns the token (stored only
+    as its sha256)."""
+    token = secrets.token_urlsafe(24)
+    with Store(config.store, wait=wait) as store:
+        if store.load_pool(pool) is None:
+            raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "
+                              f"{config.path} --name {pool})")
+        store.add_assessor(Assessor(name=name, role=role, topics=topics, pool=pool),
+                           token_sha256(token))
+    return token
+
+
+@contextmanager
+def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tuple]:
+    """(desk, store, documents) of ``pool``, open for the block."""
+    if config.documents is None or config.topics is None:
+        raise AssessError(f"{config.path}: assessors read the documents and the topics: give "
+                          "collection.documents and collection.topics")
+    missing = [config.missing_runs[s.name] for s in config.systems
+               if s.name in config.missing_runs]
+    if missing:
+        raise AssessError("run files missing: " + "; ".join(missing))
+    table = build_table([(s.name, s.group or s.name, s.path)
+                         for s in priority_order(config.systems)])
+    topics = read_topics(config.topics)
+    with Store(config.store, wait=wait) as store, open_documents(config.documents) as docs:
+        saved = store.load_pool(pool)
+        if saved is None:
+            raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "
+                              f"{config.path} --name {pool})")
+        state = PoolingState.from_dict(decode_state(*saved), table)
+
+        def save(state: PoolingState, click: Click) -> None:
+            store.save_click(pool, state.strategy.name, *encode_state(state.to_dict()), click)
+
+        def document(docno: str) -> tuple[str, str]:
+            if docno not in docs:
+                return "", f"(document {docno} is not in the collection)"
+            doc = docs.get(docno)
+            return doc.title, doc.text
+
+        desk = Desk(state, save=save, document=document, statement=topics.statement,
+                    suggestions=store.model_labels, overlap=overlap, seed=state.seed)
+        desk.replay(store.clicks(pool))
+        yield desk, store, docs
+
+
+def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect: bool,
+          wait: float | None, url: str, levels: tuple[int, ...]) -> int:
+    import uvicorn  # the assess extra
+
+    with opened(config, pool, wait, overlap) as (desk, store, _):
+        def lookup(sha: str) -> Assessor | None:
+            with desk.lock:  # one DuckDB connection: every use under the desk's lock
+                found = store.assessor_by_token(sha)
+            return found if found is not None and found.pool == pool else None
+
+        def view() -> dict[str, Any]:
+            with desk.lock:
+                clicks, people = store.clicks(pool), store.assessors(pool)
+            return organiser_view(desk, clicks, people)
+
+        def export() -> str:
+            with desk.lock:
+                qrels = desk.state.qrels()
+            return "".join(f"{q.decode()} 0 {d.decode()} {int(r)}\n" for q, d, r in
+                           zip(qrels.query_id, qrels.doc_id, qrels.relevance))
+
+        app = build_app(desk, Gate(lookup), title=config.name, levels=levels,
+                        preselect=preselect, organiser_view=view, export=export)
+        with desk.lock:
+            people = store.assessors(pool)
+        print(f"irbench assess: pool '{pool}' at {url}", flush=True)
+        for a in people:
+            print(f"  {a.role} {a.name}: topics {', '.join(a.topics) or 'all'} (the link was "
+                  "printed when added; --add-assessor NAME gives a new one)", flush=True)
+        if not people:
+            print("  no assessor yet: irbench assess CONFIG --pool NAME --add-assessor NAME",
+                  file=sys.stderr, flush=True)
+        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False,
+                    limit_concurrency=256, timeout_graceful_shutdown=5)
+    return 0

@@ -1,0 +1,68 @@
+"""``irbench assess CONFIG --pool NAME``: judging a pool in the browser (:mod:`irbench.assess`)."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import UsageError
+from .output import add_wait
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "assess", help="judge a pool in the browser (assessors and organiser pages)",
+        description="Serve the pool NAME (started with 'irbench pool start') to assessors in "
+        "the browser: the topic beside the document, a key per relevance level, skip and "
+        "undo, the next document chosen by the pool's strategy, every click one transaction "
+        "in the store. --add-assessor NAME prints NAME's personal link (its token is stored "
+        "hashed; a new one replaces the old). Stop the server with Ctrl-C.")
+    p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("--pool", required=True, metavar="NAME", help="the pool being judged")
+    p.add_argument("--add-assessor", metavar="NAME", default=None,
+                   help="add an assessor (or give one a new link) and exit")
+    p.add_argument("--topics", default="", metavar="IDS",
+                   help="with --add-assessor: the topics to judge, comma-separated (default all)")
+    p.add_argument("--organiser", action="store_true",
+                   help="with --add-assessor: an organiser (the progress page), not an assessor")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to serve on (default loopback only; another one warns)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    p.add_argument("--overlap", type=float, default=0.1, metavar="FRACTION",
+                   help="fraction of documents judged by two assessors, for agreement "
+                   "(default 0.1)")
+    p.add_argument("--levels", default="0,1,2", metavar="LIST",
+                   help="the relevance levels, one key each (default 0,1,2)")
+    p.add_argument("--preselect", action="store_true",
+                   help="preselect a model judge's label (default: shown as a suggestion only)")
+    add_wait(p)
+    p.set_defaults(handler=cmd_assess)
+
+
+def cmd_assess(args) -> int:
+    from ..assess.serve import add_assessor, serve
+    from ..config import load_config
+
+    config = load_config(args.config, strict=False)
+    if not 0 <= args.overlap <= 1:
+        raise UsageError("--overlap is a fraction between 0 and 1")
+    try:
+        levels = tuple(sorted({int(x) for x in args.levels.split(",") if x.strip()}))
+    except ValueError:
+        levels = ()
+    if not levels or levels[0] < 0 or levels[-1] > 9:
+        raise UsageError("--levels is a list of levels from 0 to 9 (one key each), e.g. 0,1,2")
+    url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"
+    if args.add_assessor:
+        topics = tuple(t.strip() for t in args.topics.split(",") if t.strip())
+        token = add_assessor(config, args.pool, args.add_assessor, topics,
+                             "organiser" if args.organiser else "assessor", args.wait)
+        print(f"{args.add_assessor}'s link (keep it private; it is shown once): "
+              f"{url}?token={token}")
+        return 0
+    if args.host not in LOOPBACK:
+        print(f"irbench: warning: serving on {args.host}: anyone who can reach this machine "
+              "can try the pages (each still needs a token)", file=sys.stderr)
+    return serve(config, args.pool, host=args.host, port=args.port, overlap=args.overlap,
+                 preselect=args.preselect, wait=args.wait, url=url, levels=levels)

@@ -1,0 +1,93 @@
+"""Assessors in the browser (``irbench assess``), mixed into Store: their tokens (stored as
+sha256 only) and every click as one transaction (the pool's state and the judgment)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assessor:
+    """Who may open the assessment pages: ``role`` ``assessor`` (judges ``topics`` of
+    ``pool``; all its topics when empty) or ``organiser`` (sees progress, judges nothing)."""
+
+    name: str
+    role: str
+    topics: tuple[str, ...]
+    pool: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Click:
+    """One judgment made in the browser."""
+
+    query_id: str
+    doc_id: str
+    relevance: int
+    judge: str
+    suggested: int | None  # the model's label shown as a suggestion, or None
+    seconds: float  # from showing the document to the click
+
+
+class Assessing:
+    """Tokens and clicks (mixed into Store)."""
+
+    con: Any
+
+    def transaction(self) -> Any: ...  # the Store's
+
+    def add_assessor(self, assessor: Assessor, token_sha256: str) -> None:
+        """Add (or give a new token to) an assessor."""
+        self.con.execute(
+            "INSERT INTO assessors VALUES (?, ?, ?, ?, ?, now()) ON CONFLICT (name) DO UPDATE "
+            "SET token_sha256 = excluded.token_sha256, role = excluded.role, "
+            "topics = excluded.topics, pool = excluded.pool",
+            [assessor.name, token_sha256, assessor.role, list(assessor.topics), assessor.pool])
+
+    def assessor_by_token(self, token_sha256: str) -> Assessor | None:
+        row = self.con.execute("SELECT name, role, topics, pool FROM assessors "
+                               "WHERE token_sha256 = ?", [token_sha256]).fetchone()
+        return None if row is None else Assessor(name=row[0], role=row[1],
+                                                 topics=tuple(row[2] or ()), pool=row[3])
+
+    def assessors(self, pool: str) -> list[Assessor]:
+        rows = self.con.execute("SELECT name, role, topics, pool FROM assessors WHERE pool = ? "
+                                "ORDER BY name", [pool]).fetchall()
+        return [Assessor(name=r[0], role=r[1], topics=tuple(r[2] or ()), pool=r[3])
+                for r in rows]
+
+    def save_click(self, pool: str, strategy: str, state: str, arrays: bytes,
+                   click: Click) -> None:
+        """The pool's new state and the click's judgment, in one transaction."""
+        with self.transaction():
+            self.con.execute("UPDATE pools SET strategy = ?, state = ?, arrays = ?, "
+                             "updated_at = now() WHERE name = ?",
+                             [strategy, state, arrays, pool])
+            self.con.execute(
+                "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
+                "judged_at, judge, judge_kind, suggested, seconds) "
+                "VALUES (?, ?, ?, ?, NULL, 'assess', now(), ?, 'human', ?, ?)",
+                [pool, click.query_id, click.doc_id, click.relevance, click.judge,
+                 click.suggested, click.seconds])
+
+    def clicks(self, pool: str) -> list[tuple]:
+        """(query_id, doc_id, relevance, judge, suggested, seconds, judged_at) of every
+        judgment made in the browser for ``pool``, in the order made."""
+        return self.con.execute(
+            "SELECT query_id, doc_id, relevance, judge, suggested, seconds, judged_at "
+            "FROM judgments WHERE pool = ? AND source = 'assess' ORDER BY judged_at, rowid",
+            [pool]).fetchall()
+
+    def model_labels(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """{(topic, doc): the label a model judge gave (the latest)} for ``pairs``."""
+        if not pairs:
+            return {}
+        q, d = (list(c) for c in zip(*pairs))
+        rows = self.con.execute(
+            "SELECT j.query_id, j.doc_id, arg_max(j.relevance, j.judged_at) FROM judgments j "
+            "JOIN (SELECT unnest(?::VARCHAR[]) AS q, unnest(?::VARCHAR[]) AS d) k "
+            "ON j.query_id = k.q AND j.doc_id = k.d WHERE j.judge_kind = 'model' "
+            "AND j.relevance IS NOT NULL GROUP BY j.query_id, j.doc_id", [q, d]).fetchall()
+        return {(r[0], r[1]): int(r[2]) for r in rows}
