@@ -1,0 +1,236 @@
+"""irbench assess as a person uses it: a real uvicorn server (``python -m irbench assess``)
+driven by Playwright on Debian's Chromium. Skipped, with a message, where either is missing."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from irbench import cli
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra")
+expect = playwright.expect
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian "
+                                "package 'chromium'; .ci/run installs it where it can)")
+ROOT = Path(__file__).resolve().parents[1]
+HOSTILE = ("&lt;img src=x onerror=&quot;window.pwned=1&quot;&gt; &lt;script&gt;window.pwned=2"
+           "&lt;/script&gt;")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``irbench assess`` in a process of its own, as an organiser starts it."""
+
+    def __init__(self, config: Path, port: int, env: dict):
+        self.config, self.port, self.env = config, port, env
+        self.url = f"http://127.0.0.1:{port}/"
+        self.start()
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "irbench", "assess", str(self.config), "--pool", "web",
+             "--port", str(self.port), "--overlap", "0.5"], env=self.env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        first = self.proc.stdout.readline()  # printed once the store and documents are open
+        assert "irbench assess: pool 'web' at" in first, first + self.proc.stdout.read()
+        for _ in range(300):  # then uvicorn binds the port
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("the server did not listen")
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.stdout.read()
+
+
+@pytest.fixture
+def campaign(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "camp"
+    assert cli.main(["simulate", str(folder), "--groups", "3", "--topics", "3",
+                     "--pool-depth", "5", "--seed", "4"]) == 0
+    docs = folder / "documents.sgml.gz"  # every document carries markup that must stay text
+    text = gzip.decompress(docs.read_bytes()).decode().replace("</TEXT>", HOSTILE + "\n</TEXT>")
+    docs.write_bytes(gzip.compress(text.encode(), mtime=0))
+    config = folder / "campaign.yaml"
+    assert cli.main(["pool", "start", str(config), "--name", "web", "--strategy", "depth",
+                     "--param", "k=4"]) == 0
+    links = {}
+    for name, extra in (("ann", ["--topics", "401,402"]), ("bob", ["--topics", "402,403"]),
+                        ("org", ["--organiser"])):
+        capsys.readouterr()
+        assert cli.main(["assess", str(config), "--pool", "web", "--add-assessor", name,
+                         *extra]) == 0
+        links[name] = capsys.readouterr().out.strip().rsplit(" ", 1)[1]
+    return config, links
+
+
+@pytest.fixture
+def server(campaign, tmp_path):
+    config, links = campaign
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "IRBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    port = _free_port()
+    srv = Server(config, port, env)
+    srv.links = {k: v.replace("8765", str(port)) for k, v in links.items()}
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def _open(browser, link: str, width: int = 1366, height: int = 800):
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(link)
+    expect(page.locator("#doc-text")).not_to_be_empty()
+    page.errors = errors
+    return page
+
+
+def _judged(page) -> int:
+    return int(page.text_content("#progress").split()[0])
+
+
+def _wait_judged(page, n: int) -> None:
+    # locator assertions wait without evaluating strings (the pages' CSP forbids eval)
+    expect(page.locator("#progress")).to_have_text(re.compile(rf"^{n} of \d+ judged$"))
+
+
+def _wait_answered(page, n: int) -> None:
+    expect(page.locator("body")).to_have_attribute("data-answered", str(n))
+
+
+def test_judge_by_keyboard_undo_reload_and_resume(server, browser, tmp_path):
+    page = _open(browser, server.links["ann"])
+    page.screenshot(path=str(tmp_path / "assess-1366.png"))
+    first = page.text_content("#topic-id")
+    assert first in ("401", "402") and page.text_content("#topic-title")
+    assert page.locator("mark").count() > 0  # the query's words highlighted
+    doc = page.text_content("#doc-title")
+    page.keyboard.press("1")  # each key waits for its answer before the next (as a person)
+    _wait_answered(page, 2)
+    _wait_judged(page, 1)
+    page.keyboard.press("u")  # undo: the same document again, the label shown
+    _wait_answered(page, 3)
+    expect(page.locator("#status")).to_contain_text("you said 1")
+    assert page.text_content("#doc-title") == doc
+    page.keyboard.press("2")
+    _wait_answered(page, 4)
+    _wait_judged(page, 1)
+    page.keyboard.press("0")
+    _wait_answered(page, 5)
+    _wait_judged(page, 2)
+    before = page.text_content("#doc-title")
+    page.keyboard.press("s")  # skip: another document, nothing judged
+    _wait_answered(page, 6)
+    assert page.text_content("#doc-title") != before and _judged(page) == 2
+    page.reload()
+    expect(page.locator("#doc-text")).not_to_be_empty()
+    _wait_judged(page, 2)  # resumed: what was judged stays judged
+    assert page.errors == []
+    qrels = _organiser_qrels(browser, server)
+    assert len(qrels) == 2 and any(line.endswith(" 2") for line in qrels)
+
+
+def _organiser_qrels(browser, server) -> list[str]:
+    page = browser.new_page()
+    page.goto(server.links["org"])
+    assert "PROVISIONAL" in page.content()
+    response = page.request.get(server.url + "qrels")
+    assert response.status == 200
+    return response.text().splitlines()
+
+
+def test_a_hostile_document_stays_text(server, browser):
+    page = _open(browser, server.links["ann"])
+    text = page.text_content("#doc-text")
+    assert '<img src=x onerror="window.pwned=1">' in text and "<script>" in text
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("#doc-text img, #doc-text script").count() == 0
+    assert page.errors == []
+
+
+def test_tokens_topics_and_csrf(server, browser):
+    ann = _open(browser, server.links["ann"])
+    bob = _open(browser, server.links["bob"])
+    assert bob.text_content("#topic-id") in ("402", "403")
+    csrf = ann.get_attribute("meta[name=csrf]", "content")
+    # bob's session cannot judge a topic of ann's alone
+    answer = bob.request.post(server.url + "api/judge", headers={
+        "X-CSRF-Token": bob.get_attribute("meta[name=csrf]", "content"),
+        "Content-Type": "application/json"},
+        data='{"query_id": "401", "doc_id": "SIM-00000001", "relevance": 1}')
+    assert answer.status == 400
+    # ann's CSRF token is not bob's
+    answer = bob.request.post(server.url + "api/judge", headers={"X-CSRF-Token": csrf},
+                              data='{"query_id": "402", "doc_id": "x", "relevance": 1}')
+    assert answer.status == 403
+    # no token, a wrong token: refused
+    fresh = browser.new_context().new_page()
+    assert fresh.request.get(server.url + "api/next").status == 401
+    fresh.goto(server.url + "?token=not-a-token")
+    assert "personal link" in fresh.content()
+    # an assessor cannot read the organiser's pages
+    assert ann.request.get(server.url + "qrels").status == 403
+    assert ann.request.get(server.url + "api/progress").status == 403
+
+
+def test_two_assessors_in_parallel_then_a_killed_server_loses_nothing(server, browser,
+                                                                      tmp_path):
+    ann = _open(browser, server.links["ann"])
+    bob = _open(browser, server.links["bob"], width=820, height=1180)  # a tablet
+    for i in range(3):
+        ann.keyboard.press("1")
+        bob.keyboard.press("0")
+        _wait_answered(ann, i + 2)  # the first document, then one per judgment
+        _wait_answered(bob, i + 2)
+    bob.screenshot(path=str(tmp_path / "assess-tablet.png"))
+    server.kill()  # mid-topic: every acknowledged click is in the store
+    server.start()
+    ann.reload()
+    expect(ann.locator("#doc-text")).not_to_be_empty()
+    org = browser.new_page()
+    org.goto(server.links["org"])
+    body = " ".join(org.inner_text("body").split())
+    assert "6 judgments made in the browser" in body
+    assert "ann 401, 402 3" in body and "bob 402, 403 3" in body
+    assert ann.errors == [] and bob.errors == []
