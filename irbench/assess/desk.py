@@ -68,16 +68,19 @@ class Desk:
         self.last: dict[str, list[int]] = {}    # assessor -> candidates judged, in order
         self.judges: dict[int, list[str]] = {}  # candidate -> assessors who judged it
         self.skipped: dict[str, set[int]] = {}  # assessor -> candidates put aside (this run)
+        self.redo: dict[str, int] = {}          # assessor -> candidate taken back by undo
+        self.labels: dict[tuple[str, int], int] = {}  # (assessor, candidate) -> their label
         self.topics = [text(t) for t in state.table.topics]
 
     # -- restoring from the store
 
     def replay(self, clicks: list[tuple]) -> None:
         """Who judged what, from the store's clicks (after a restart)."""
-        for query_id, doc_id, _, judge, *_ in clicks:
+        for query_id, doc_id, relevance, judge, *_ in clicks:
             cand = self.state.candidate(query_id.encode(), doc_id.encode())
             if cand < 0:
                 continue
+            self.labels[(judge, cand)] = int(relevance)
             self.last.setdefault(judge, []).append(cand)
             if judge not in self.judges.setdefault(cand, []):
                 self.judges[cand].append(judge)
@@ -86,6 +89,10 @@ class Desk:
 
     def next_for(self, who: Assessor) -> Item | None:
         with self.lock:
+            if who.name in self.redo:  # undone: judged again before anything else
+                back = self.redo[who.name]
+                return self._item(back, who, previous=self.labels.get((who.name, back)),
+                                  again=True)
             cand = self.held.get(who.name)
             if cand is None or self._judged_by(cand, who.name):
                 cand = self._choose(who)
@@ -139,14 +146,15 @@ class Desk:
     def _judged_by(self, cand: int, name: str) -> bool:
         return name in self.judges.get(cand, [])
 
-    def _item(self, cand: int, who: Assessor, previous: int | None = None) -> Item:
+    def _item(self, cand: int, who: Assessor, previous: int | None = None,
+              again: bool = False) -> Item:
         table = self.state.table
         query_id = self.topics[table.cand_topic[cand]]
         doc_id = text(table.docs[table.cand_doc[cand]])
         title, body = self.document(doc_id)
         suggestion = self.suggestions([(query_id, doc_id)]).get((query_id, doc_id))
         return Item(query_id=query_id, doc_id=doc_id, topic=self.statement(query_id),
-                    title=title, text=body, suggestion=suggestion, again=previous is not None,
+                    title=title, text=body, suggestion=suggestion, again=again,
                     previous=previous)
 
     # -- what an assessor does
@@ -173,9 +181,12 @@ class Desk:
                                         suggested=suggestion, seconds=seconds))
             if who.name not in names:
                 names.append(who.name)
+            self.labels[(who.name, cand)] = relevance
             self.last.setdefault(who.name, []).append(cand)
             if self.held.get(who.name) == cand:
                 del self.held[who.name]
+            if self.redo.get(who.name) == cand:
+                del self.redo[who.name]
 
     def skip(self, who: Assessor, query_id: str, doc_id: str) -> Item | None:
         """Put the document aside (it comes back when nothing else is left); the next one."""
@@ -183,6 +194,8 @@ class Desk:
             cand = self.state.candidate(query_id.encode(), doc_id.encode())
             if cand >= 0:
                 self.skipped.setdefault(who.name, set()).add(cand)
+                if self.redo.get(who.name) == cand:  # skipping a re-judging keeps the label
+                    del self.redo[who.name]
                 if self.held.get(who.name) == cand:
                     del self.held[who.name]
         return self.next_for(who)
@@ -194,8 +207,9 @@ class Desk:
             if not done:
                 return None
             cand = done.pop()
-            self.held[who.name] = cand
-            return self._item(cand, who, previous=int(self.state.relevance[cand]))
+            self.redo[who.name] = cand
+            return self._item(cand, who, previous=self.labels.get((who.name, cand)),
+                              again=True)
 
     def progress(self, who: Assessor | None = None) -> dict:
         """{"judged", "total" (handed out or judged), "topics": [{query_id, judged, total}]}

@@ -1,0 +1,94 @@
+"""The judging desk of irbench assess without HTTP: who gets which document, the rules for a
+document labelled twice, topics per assessor, and a restart from the store."""
+
+from __future__ import annotations
+
+import pytest
+
+from irbench import cli
+from irbench.assess.serve import opened
+from irbench.config import load_config
+from irbench.errors import JudgmentError
+from irbench.store import Assessor
+
+ANN = Assessor(name="ann", role="assessor", topics=("401",), pool="web")
+BOB = Assessor(name="bob", role="assessor", topics=("401", "402"), pool="web")
+ALL = Assessor(name="cat", role="assessor", topics=(), pool="web")
+
+
+@pytest.fixture
+def config(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "camp"
+    assert cli.main(["simulate", str(folder), "--groups", "3", "--topics", "3",
+                     "--pool-depth", "5", "--seed", "5"]) == 0
+    path = folder / "campaign.yaml"
+    return path
+
+
+def _start(path, strategy: str = "depth", *extra: str):
+    assert cli.main(["pool", "start", str(path), "--name", "web", "--strategy", strategy,
+                     *extra]) == 0
+    return load_config(path)
+
+
+def test_topics_holds_and_the_order_of_the_strategy(config):
+    cfg = _start(config, "depth", "--param", "k=3")
+    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+        a = desk.next_for(ANN)
+        assert a.query_id == "401" and not a.again
+        assert desk.next_for(ANN) == a  # two tabs: the same document
+        b = desk.next_for(BOB)
+        assert (b.query_id, b.doc_id) != (a.query_id, a.doc_id)  # held by ann: not bob's
+        other = next(i for i in [desk.next_for(ALL)] if i is not None)
+        with pytest.raises(JudgmentError):  # not one of ann's topics
+            desk.judge(ANN, "403" if other.query_id != "403" else "402", other.doc_id, 1, 1.0)
+        desk.judge(ANN, a.query_id, a.doc_id, 2, 3.5)
+        assert desk.next_for(ANN) != a
+        assert desk.progress(ANN)["judged"] == 1
+
+
+def test_the_rules_for_a_document_labelled_twice(config):
+    cfg = _start(config, "depth", "--param", "k=3")
+    with opened(cfg, "web", None, 1.0) as (desk, store, _):  # every document judged twice
+        a = desk.next_for(ANN)
+        desk.judge(ANN, a.query_id, a.doc_id, 2, 1.0)
+        again = desk.undo(ANN)  # the same assessor: the latest label is the pool's
+        assert again.again and again.previous == 2 and again.doc_id == a.doc_id
+        desk.judge(ANN, a.query_id, a.doc_id, 1, 1.0)
+        cand = desk.state.candidate(a.query_id.encode(), a.doc_id.encode())
+        assert desk.state.relevance[cand] == 1
+        second = desk.next_for(BOB)  # the overlap: bob gets ann's document first
+        assert (second.query_id, second.doc_id) == (a.query_id, a.doc_id)
+        desk.judge(BOB, a.query_id, a.doc_id, 0, 1.0)
+        assert desk.state.relevance[cand] == 1  # a second assessor never changes the pool's
+        clicks = store.clicks("web")
+        assert [(c[2], c[3]) for c in clicks] == [(2, "ann"), (1, "ann"), (0, "bob")]
+        assert desk.next_for(BOB).doc_id != a.doc_id
+
+
+def test_a_restart_goes_on_from_the_store(config):
+    cfg = _start(config, "mtf", "--budget", "4")
+    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+        judged = []
+        for _ in range(3):
+            item = desk.next_for(ALL)
+            desk.judge(ALL, item.query_id, item.doc_id, 1, 0.5)
+            judged.append((item.query_id, item.doc_id))
+        before = desk.progress(ALL)
+    with opened(load_config(config), "web", None, 0.0) as (desk, _, _):
+        assert desk.progress(ALL) == before
+        again = desk.undo(ALL)  # the last judgment, found in the store
+        assert (again.query_id, again.doc_id) == judged[-1] and again.previous == 1
+        item = desk.next_for(ALL)
+        assert (item.query_id, item.doc_id) == judged[-1]  # held for re-judging
+
+
+def test_an_adaptive_pool_hands_out_as_it_goes_until_its_budget(config):
+    cfg = _start(config, "mtf", "--budget", "2")
+    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+        count = 0
+        while (item := desk.next_for(ALL)) is not None:
+            desk.judge(ALL, item.query_id, item.doc_id, count % 2, 0.1)
+            count += 1
+        assert count == 6 and desk.progress(ALL)["done"]  # 3 topics x budget 2
