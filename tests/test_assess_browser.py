@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from irbench import cli
 
@@ -233,3 +234,38 @@ def test_two_assessors_in_parallel_then_a_killed_server_loses_nothing(server, br
     assert "6 judgments made in the browser" in body
     assert "ann 401, 402 3" in body and "bob 402, 403 3" in body
     assert ann.errors == [] and bob.errors == []
+
+
+def test_model_labels_are_suggestions_to_post_edit(campaign, tmp_path, browser):
+    """A model judge labels the pool being judged first (irbench judge --pool web): the page
+    shows its label as a suggestion, nothing preselected; the organiser sees how often it was
+    kept."""
+    from chat_server import ChatServer, rule_simulated
+
+    config, links = campaign
+    data = yaml.safe_load(config.read_text())
+    with ChatServer(rule_simulated) as model:
+        data["judges"] = {"standin": {"base_url": model.base_url, "model": "stand-in"}}
+        config.write_text(yaml.safe_dump(data, sort_keys=False))
+        assert cli.main(["judge", str(config), "--judge", "standin", "--pool", "web"]) == 0
+        assert model.calls > 0
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "IRBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    port = _free_port()
+    server = Server(config, port, env)
+    try:
+        page = _open(browser, links["ann"].replace("8765", str(port)))
+        suggestion = page.text_content("#suggestion")
+        assert suggestion.startswith("A model judged this ") and "judge it yourself" in suggestion
+        shown = int(suggestion.split()[4])
+        assert page.locator("button.suggested").text_content() == str(shown)
+        page.keyboard.press(str((shown + 1) % 3))  # changed
+        _wait_answered(page, 2)
+        shown = int(page.text_content("#suggestion").split()[4])
+        page.keyboard.press(str(shown))  # kept
+        _wait_answered(page, 3)
+        org = browser.new_page()
+        org.goto(links["org"].replace("8765", str(port)))
+        assert "ann 401, 402 2" in " ".join(org.inner_text("body").split())
+        assert "1 of 2" in org.inner_text("body")
+    finally:
+        server.stop()

@@ -22,7 +22,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--judge", required=True, metavar="NAME", help="a judge of the config")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--pool", metavar="NAME", help="the documents of a pool built with "
-                      "'irbench pool build --name NAME'")
+                      "'irbench pool build --name NAME', or of a pool being judged ('irbench "
+                      "pool start': its planned documents, or those an adaptive strategy has "
+                      "handed out), whose assessors then see the labels as suggestions")
     what.add_argument("--holes", metavar="SET", help="the unjudged documents of this qrels "
                       "set in the top --depth of every run")
     what.add_argument("--pairs", metavar="FILE", help="a file of 'topic docno' lines")
@@ -76,14 +78,20 @@ def _pairs(args, config, store):
 
     if args.pairs:
         return read_pairs(args.pairs), ""
-    if args.pool:
-        found = store.pool_documents(args.pool)
-        if found is None:
-            raise UsageError(f"no built pool '{args.pool}' in {config.store} (irbench pool "
-                             f"build {config.path} --name {args.pool})")
-        return list(zip(*found)), args.pool
     from ..config import priority_order
     from ..pooling import build_table
+
+    runs = [(s.name, s.group or s.name, s.path) for s in priority_order(config.systems)
+            if s.name not in config.missing_runs]
+    if args.pool:
+        found = store.pool_documents(args.pool)
+        if found is not None:
+            return list(zip(*found)), args.pool
+        saved = store.load_pool(args.pool)
+        if saved is None:
+            raise UsageError(f"no pool '{args.pool}' in {config.store} (irbench pool build "
+                             f"--name, or irbench pool start)")
+        return _being_judged(saved, build_table(runs)), args.pool
 
     if args.depth < 1:
         raise UsageError("--depth must be >= 1")
@@ -91,10 +99,26 @@ def _pairs(args, config, store):
     if args.holes not in sets:
         raise UsageError(f"no qrels set '{args.holes}' (the config has {', '.join(sets)})")
     qrels = sets[args.holes].read()
-    runs = [(s.name, s.group or s.name, s.path) for s in priority_order(config.systems)
-            if s.name not in config.missing_runs]
     table = build_table(runs, topics=sorted(set(qrels.query_id.tolist())), depth=args.depth)
     return holes(table, qrels), ""
+
+
+def _being_judged(saved, table) -> list[tuple[str, str]]:
+    """The documents of a pool being judged that a model can label ahead of the assessors:
+    the whole planned pool of a static strategy; what an adaptive one handed out so far."""
+    import numpy as np
+
+    from ..pooling import PoolingState
+    from ..pooling.persist import decode_state
+    from ..pooling.state import OPEN
+
+    state = PoolingState.from_dict(decode_state(*saved), table)
+    wanted = state.eligible if not state.strategy.adaptive else state.status != OPEN
+    cands = np.flatnonzero(wanted)
+    topics = table.topics[table.cand_topic[cands]]
+    docs = table.docs[table.cand_doc[cands]]
+    return sorted((q.decode("utf-8", "surrogateescape"), d.decode("utf-8", "surrogateescape"))
+                  for q, d in zip(topics.tolist(), docs.tolist()))
 
 
 def cmd_judge(args) -> int:
