@@ -39,8 +39,8 @@ def organiser_view(desk: Desk, clicks: list[tuple], assessors: list) -> dict:
 
 
 def _agreement(clicks: list[tuple]) -> str:
-    """Cohen's kappa of the first two assessors of each document judged by two (each one's
-    latest label)."""
+    """Agreement of the first two assessors of each document judged by two (each one's latest
+    label): the measures of ``irbench agreement``."""
     labels: dict[tuple[str, str], dict[str, int]] = {}
     for query_id, doc_id, relevance, judge, *_ in clicks:
         labels.setdefault((query_id, doc_id), {})[judge] = relevance
@@ -53,9 +53,13 @@ def _agreement(clicks: list[tuple]) -> str:
         a = agreement(first, second)
     except EvaluationError as exc:
         return str(exc)
-    kappa = "undefined (one grade only)" if np.isnan(a.kappa) else f"{a.kappa:.3f}"
+    def shown(value: float) -> str:
+        return "undefined (one grade only)" if np.isnan(value) else f"{value:.3f}"
+
     return (f"{a.pairs} documents judged twice: the same grade for {a.agreed:.0%}; "
-            f"Cohen's kappa {kappa}")
+            f"Cohen's kappa {shown(a.kappa)} (linear weights {shown(a.kappa_linear)}, "
+            f"relevant or not {shown(a.kappa_binary)}); Krippendorff's alpha (ordinal) "
+            f"{shown(a.alpha_ordinal)}")
 
 
 def _qrels(name: str, rows: list) -> Qrels:
