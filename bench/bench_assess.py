@@ -17,7 +17,7 @@ topics, or all sharing every topic) and an organiser. Configurations: depth with
 depth shared, depth shared with ``--overlap 0.5``, MTF (documents chosen live from the
 judgments) own and shared, and one assessor alone (no contention) for reference. When p99 is
 over the target, one more depth run with py-spy attached to the server says where its time
-goes (or always, with --profile).
+goes (or always, with --profile; a quick run only with --profile).
 
     python bench/bench_assess.py                  # 10 assessors x 200 judgments; ~2 min
     python bench/bench_assess.py --quick          # 10 x 25, two configurations: a smoke run
@@ -38,6 +38,7 @@ import os
 import platform
 import random
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -52,7 +53,8 @@ SEED = 1
 TARGET_P99_MS = 50.0
 LEVELS = (0, 1, 2)
 NEXT_EVERY = 20  # a timed GET /api/next every this many judgments
-ORGANISER_EVERY = 1.0  # seconds between the organiser's page loads
+ORGANISER_EVERY = 1.0
+PACE = 0.5  # mean pause between an assessor's judgments in the paced configuration (s)  # seconds between the organiser's page loads
 CSRF = re.compile(r'<meta name="csrf" content="([0-9a-f]+)"')
 
 
@@ -121,24 +123,27 @@ def free_port() -> int:
 
 
 class Server:
-    """``python -m irbench assess CONFIG --pool web`` in a process of its own."""
+    """``python -m irbench assess CONFIG --pool web`` in a process of its own, on a free port
+    (another program may take the port between choosing and binding it, as tests running on
+    the same machine do: then again on another)."""
 
     def __init__(self, config: Path, overlap: float, env: dict[str, str]):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "irbench", "assess", str(config), "--pool", "web",
-             "--port", str(self.port), "--overlap", str(overlap)], env=env, cwd=ROOT,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        first = self.proc.stdout.readline()
-        if "irbench assess: pool 'web' at" not in first:
-            raise RuntimeError(first + self.proc.stdout.read())
-        for _ in range(600):
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
+        for _ in range(5):
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "irbench", "assess", str(config), "--pool", "web",
+                 "--port", str(self.port), "--overlap", str(overlap)], env=env, cwd=ROOT,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            first = self.proc.stdout.readline()
+            if "irbench assess: pool 'web' at" not in first:
+                raise RuntimeError(first + self.proc.stdout.read())
+            deadline = time.monotonic() + 30
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                if listens(self.proc.pid, self.port):
+                    return
                 time.sleep(0.05)
+            self.stop()
         raise RuntimeError("the server did not listen")
 
     def stop(self) -> str:
@@ -153,34 +158,59 @@ class Server:
         return self.proc.stdout.read()
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds a listening TCP socket on ``port`` (Linux /proc)."""
+    try:
+        inodes = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+    except OSError:
+        return False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as f:
+            for line in f.readlines()[1:]:
+                cols = line.split()
+                if (cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port
+                        and f"socket:[{cols[9]}]" in inodes):
+                    return True
+    return False
+
+
 # ---- the clients (each a process) ----------------------------------------------------------------
 
 def login(base: str, token: str):
-    """An httpx client holding the assessor's cookie, and the page's CSRF token."""
+    """An httpx client holding the cookie, and the page's CSRF token (the assessor's page has
+    one; the organiser's, which changes nothing, none)."""
     import httpx
 
     client = httpx.Client(base_url=base, timeout=60.0)
-    r = client.get(f"/?token={token}")
-    if r.status_code != 303:
+    r = client.get(f"/?token={token}")  # 303 or a page that refreshes: a cookie either way
+    if r.status_code not in (200, 303) or not client.cookies:
         raise RuntimeError(f"login: {r.status_code}")
     page = client.get("/")
-    found = CSRF.search(page.text)
-    if page.status_code != 200 or found is None:
+    if page.status_code != 200:
         raise RuntimeError(f"page: {page.status_code}")
-    return client, found.group(1)
+    found = CSRF.search(page.text)
+    return client, found.group(1) if found else None
 
 
-def assessor(base: str, token: str, n: int, seed: int, barrier, out) -> None:
-    """Judge up to ``n`` documents as fast as the server answers; put the timings on ``out``."""
+def assessor(base: str, token: str, n: int, seed: int, think: float, barrier, out) -> None:
+    """Judge up to ``n`` documents as fast as the server answers (``think`` > 0: after a
+    pause of that many seconds on average, exponential, not timed); put the timings on
+    ``out``."""
     rng = random.Random(seed)
-    client, csrf = login(base, token)
-    item = client.get("/api/next").json()["item"]
+    try:
+        client, csrf = login(base, token)
+        item = client.get("/api/next").json()["item"]
+    except Exception:
+        barrier.abort()
+        raise
     barrier.wait()
     posts: list[float] = []
     nexts: list[float] = []
     errors = 0
     start = time.perf_counter()
     while item is not None and len(posts) < n:
+        if think > 0:
+            time.sleep(rng.expovariate(1 / think))
         body = {"query_id": item["query_id"], "doc_id": item["doc_id"],
                 "relevance": rng.choice(LEVELS), "seconds": round(rng.uniform(2, 30), 1)}
         t0 = time.perf_counter()
@@ -203,7 +233,11 @@ def assessor(base: str, token: str, n: int, seed: int, barrier, out) -> None:
 
 def organiser(base: str, token: str, barrier, stop, out) -> None:
     """Load the organiser's page every ORGANISER_EVERY seconds until ``stop``."""
-    client, _ = login(base, token)
+    try:
+        client, _ = login(base, token)
+    except Exception:
+        barrier.abort()
+        raise
     barrier.wait()
     pages: list[float] = []
     while not stop.wait(ORGANISER_EVERY):
@@ -212,16 +246,18 @@ def organiser(base: str, token: str, barrier, stop, out) -> None:
         pages.append(time.perf_counter() - t0)
         if r.status_code != 200 or "leaderboard" not in r.text.lower():
             raise RuntimeError(f"organiser page: {r.status_code}")
+    judged = client.get("/api/progress").json()["judged"]
     client.close()
-    out.put({"kind": "organiser", "pages": pages})
+    out.put({"kind": "organiser", "pages": pages, "judged": judged})
 
 
-def load(base: str, setup: dict, n: int, assessors: int) -> dict:
+def load(base: str, setup: dict, n: int, assessors: int, think: float) -> dict:
     """Run the assessors and the organiser against ``base``; their timings."""
     ctx = multiprocessing.get_context("spawn")
     barrier, stop, out = ctx.Barrier(assessors + 2), ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=assessor, args=(base, setup["tokens"][f"a{i}"], n, SEED + i,
-                                                barrier, out)) for i in range(assessors)]
+                                                think, barrier, out))
+             for i in range(assessors)]
     procs.append(ctx.Process(target=organiser,
                              args=(base, setup["tokens"]["org"], barrier, stop, out)))
     for p in procs:
@@ -233,7 +269,7 @@ def load(base: str, setup: dict, n: int, assessors: int) -> dict:
     for p in procs:
         p.join(timeout=60)
     return {"assessors": [g for g in got if g["kind"] == "assessor"],
-            "pages": next(g["pages"] for g in got if g["kind"] == "organiser")}
+            **next(g for g in got if g["kind"] == "organiser")}
 
 
 # ---- one configuration ---------------------------------------------------------------------------
@@ -243,6 +279,7 @@ def measure(folder: Path, case: dict, n: int, env: dict[str, str], profile: bool
     """Set up ``case``, start the server, run the load (py-spy on the server when
     ``profile``); the summary row (and the profile's hot spots)."""
     setup = configure(folder, case["tag"], case["strategy"], case["shared"], case["assessors"])
+    before = cpu_seconds()
     server = Server(setup["config"], case["overlap"], env)
     spy = None
     try:
@@ -252,17 +289,38 @@ def measure(folder: Path, case: dict, n: int, env: dict[str, str], profile: bool
                                     "--nonblocking"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
             time.sleep(1.0)
-        result = load(server.url, setup, n, case["assessors"])
+        result = load(server.url, setup, n, case["assessors"], case["think"])
     finally:
         if spy is not None:
             spy.send_signal(signal.SIGINT)
             spy.wait(timeout=60)
-        server.stop()
+        printed = server.stop()
     row = summarise(case, result)
+    row["others"] = others(before, cpu_seconds())
+    row["server_errors"] = [line for line in printed.splitlines()
+                            if "Traceback" in line or "Error" in line][:5]
     row["pool_size"] = setup["pool_size"]
     if spy is not None and work is not None and (work / "profile.txt").exists():
         row["hot"] = hot_spots((work / "profile.txt").read_text())
     return row
+
+
+def cpu_seconds() -> tuple[float, float, float]:
+    """(wall, CPU seconds busy on the whole machine, CPU seconds of this process and its
+    waited-for children: the server, the clients, py-spy)."""
+    with open("/proc/stat") as f:
+        jiffies = [int(x) for x in f.readline().split()[1:9]]
+    busy = (sum(jiffies) - jiffies[3] - jiffies[4]) / os.sysconf("SC_CLK_TCK")
+    mine = sum(getattr(resource.getrusage(who), field)
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for field in ("ru_utime", "ru_stime"))
+    return time.monotonic(), busy, mine
+
+
+def others(before: tuple[float, float, float], after: tuple[float, float, float]) -> float:
+    """Cores other programs kept busy meanwhile (on average)."""
+    wall = after[0] - before[0]
+    return max(0.0, (after[1] - before[1]) - (after[2] - before[2])) / wall if wall else 0.0
 
 
 def spy_path() -> str:
@@ -286,6 +344,7 @@ def summarise(case: dict, result: dict) -> dict:
     nexts = [x for r in runs for x in r["nexts"]]
     wall = max(r["end"] for r in runs) - min(r["start"] for r in runs)
     return {**case, "judgments": len(posts), "errors": sum(r["errors"] for r in runs),
+            "pool_judged": result["judged"],
             "exhausted": sum(r["exhausted"] for r in runs), "wall": wall,
             "rate": len(posts) / wall if wall else float("nan"),
             "p50": pct(posts, 50), "p90": pct(posts, 90), "p99": pct(posts, 99),
@@ -327,15 +386,17 @@ def shorten(frame: str) -> str:
 # ---- the report ----------------------------------------------------------------------------------
 
 def cases(assessors: int, quick: bool) -> list[dict]:
-    def case(tag, strategy, shared, overlap, n=assessors, what=""):
+    def case(tag, strategy, shared, overlap, n=assessors, what="", think=0.0):
         return {"tag": tag, "strategy": strategy, "shared": shared, "overlap": overlap,
-                "assessors": n, "what": what}
+                "assessors": n, "what": what, "think": think}
     own, shared = "own topics", "all share all topics"
     if quick:
         return [case("depth-own", "depth", False, 0.1, what=own),
                 case("mtf-shared", "mtf", True, 0.5, what=shared)]
     return [case("alone", "depth", False, 0.1, 1, "one assessor, no contention"),
             case("depth-own", "depth", False, 0.1, what=own),
+            case("depth-own-paced", "depth", False, 0.1, what=own + f", {PACE} s pauses",
+                 think=PACE),
             case("depth-shared", "depth", True, 0.1, what=shared),
             case("depth-shared-o5", "depth", True, 0.5, what=shared),
             case("mtf-own", "mtf", False, 0.1, what=own),
@@ -358,17 +419,18 @@ def machine() -> list[str]:
 
 
 def table(rows: list[dict]) -> list[str]:
-    head = ("| configuration | strategy | overlap | assessors | judgments | p50 ms | p90 ms | "
+    head = ("| configuration | strategy | overlap | assessors | judgments (pool's) | p50 ms | "
+            "p90 ms | "
             "p99 ms | max ms | judgments/s | GET /api/next p50 / p99 / max ms (n) | "
-            "organiser page p50 / max ms (n) |")
-    lines = [head, "|" + "---|" * 3 + "---:|" * 9]
+            "organiser page p50 / max ms (n) | other programs' CPU (cores) |")
+    lines = [head, "|" + "---|" * 3 + "---:|" * 10]
     for r in rows:
         lines.append(
             f"| {r['tag']} ({r['what']}) | {r['strategy']} | {r['overlap']} | {r['assessors']} "
-            f"| {r['judgments']:,} | {r['p50']:.1f} | {r['p90']:.1f} | {r['p99']:.1f} | "
+            f"| {r['judgments']:,} ({r['pool_judged']:,}) | {r['p50']:.1f} | {r['p90']:.1f} | {r['p99']:.1f} | "
             f"{r['max']:.1f} | {r['rate']:.0f} | {r['next_p50']:.1f} / {r['next_p99']:.1f} / "
             f"{r['next_max']:.1f} ({r['next_n']}) | {r['page_p50']:.1f} / {r['page_max']:.1f} "
-            f"({r['page_n']}) |")
+            f"({r['page_n']}) | {r['others']:.2f} |")
     return lines
 
 
@@ -415,9 +477,10 @@ def report(rows: list[dict], args: argparse.Namespace, hot: dict | None) -> str:
              "and answers with the next document).", "", "## Results", "", *table(rows), "",
              *verdict(rows), ""]
     for r in rows:
-        if r["errors"] or r["exhausted"]:
+        if r["errors"] or r["exhausted"] or r["server_errors"]:
             lines.append(f"- {r['tag']}: {r['errors']} errors, {r['exhausted']} assessors "
-                         "ran out of documents")
+                         "ran out of documents; the server printed: "
+                         f"{' | '.join(r['server_errors']) or 'nothing wrong'}")
     if hot is not None:
         lines += ["", "## Where the server's time goes", "", *hot_lines(hot)]
     return "\n".join(lines) + "\n"
@@ -453,7 +516,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(measure(folder, case, args.judgments, env))
             print(table(rows)[-1], flush=True)
         hot = None
-        if args.profile or any(r["p99"] >= TARGET_P99_MS for r in rows if r["assessors"] > 1):
+        slow = any(r["p99"] >= TARGET_P99_MS for r in rows if r["assessors"] > 1)
+        if args.profile or (slow and not args.quick):
             case = {**cases(args.assessors, False)[1], "tag": "profile"}
             hot = measure(folder, case, args.judgments, env, profile=True, work=work)
             print("\n".join(hot_lines(hot)))

@@ -115,12 +115,19 @@ def browser():
         b.close()
 
 
+def _sign_in(page, link: str) -> None:
+    """Open a personal link: the sign-in page refreshes to the server's root."""
+    page.goto(link)
+    page.wait_for_url(link.split("?", 1)[0])
+    page.wait_for_load_state()
+
+
 def _open(browser, link: str, width: int = 1366, height: int = 800):
     page = browser.new_context(viewport={"width": width, "height": height}).new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(link)
+    _sign_in(page, link)
     expect(page.locator("#doc-text")).not_to_be_empty()
     page.errors = errors
     return page
@@ -173,7 +180,7 @@ def test_judge_by_keyboard_undo_reload_and_resume(server, browser, tmp_path):
 
 def _organiser_qrels(browser, server) -> list[str]:
     page = browser.new_page()
-    page.goto(server.links["org"])
+    _sign_in(page, server.links["org"])
     assert "PROVISIONAL" in page.content()
     response = page.request.get(server.url + "qrels")
     assert response.status == 200
@@ -206,9 +213,10 @@ def test_tokens_topics_and_csrf(server, browser):
     assert answer.status == 403
     # no token, a wrong token: refused
     fresh = browser.new_context().new_page()
-    assert fresh.request.get(server.url + "api/next").status == 401
+    assert fresh.request.post(server.url + "api/next").status == 401
+    assert fresh.request.get(server.url + "api/next").status == 405  # a change: POST only
     fresh.goto(server.url + "?token=not-a-token")
-    assert "personal link" in fresh.content()
+    assert "not valid" in fresh.content() and not fresh.context.cookies()
     # an assessor cannot read the organiser's pages
     assert ann.request.get(server.url + "qrels").status == 403
     assert ann.request.get(server.url + "api/progress").status == 403
@@ -229,7 +237,7 @@ def test_two_assessors_in_parallel_then_a_killed_server_loses_nothing(server, br
     ann.reload()
     expect(ann.locator("#doc-text")).not_to_be_empty()
     org = browser.new_page()
-    org.goto(server.links["org"])
+    _sign_in(org, server.links["org"])
     body = " ".join(org.inner_text("body").split())
     assert "6 judgments made in the browser" in body
     assert "ann 401, 402 3" in body and "bob 402, 403 3" in body
@@ -264,8 +272,87 @@ def test_model_labels_are_suggestions_to_post_edit(campaign, tmp_path, browser):
         page.keyboard.press(str(shown))  # kept
         _wait_answered(page, 3)
         org = browser.new_page()
-        org.goto(links["org"].replace("8765", str(port)))
+        _sign_in(org, links["org"].replace("8765", str(port)))
         assert "ann 401, 402 2" in " ".join(org.inner_text("body").split())
         assert "1 of 2" in org.inner_text("body")
     finally:
         server.stop()
+
+
+@pytest.fixture
+def elsewhere(tmp_path):
+    """Another site: a static server on another port (pages written by the test)."""
+    import functools
+    import http.server
+    import threading
+
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("localhost", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield folder, f"http://localhost:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_a_link_from_another_site_neither_signs_in_nor_out_by_itself(server, browser,
+                                                                       elsewhere):
+    folder, site = elsewhere
+    (folder / "bob.html").write_text(f'<a id="go" href="{server.links["bob"]}">bob</a>')
+    (folder / "ann.html").write_text(f'<a id="go" href="{server.links["ann"]}">ann</a>')
+    ann = _open(browser, server.links["ann"])
+    assert ann.text_content(".who") == "ann"
+    ann.goto(site + "bob.html")  # a page elsewhere sends ann's browser to bob's link
+    ann.click("#go")
+    expect(ann.locator("body")).to_contain_text("Sign in as bob")
+    ann.goto(server.url)  # nothing changed behind her back
+    expect(ann.locator(".who")).to_have_text("ann")
+    # a person's own link in a mail or chat (another site) works with one click
+    fresh = browser.new_context().new_page()
+    fresh.goto(site + "ann.html")
+    fresh.click("#go")
+    fresh.click("text=Sign in as ann")
+    fresh.wait_for_url(server.url)
+    expect(fresh.locator("#doc-text")).not_to_be_empty()
+    # signed in as ann, ann's browser opening bob's link here asks before switching
+    ann.goto(server.links["bob"])
+    expect(ann.locator("body")).to_contain_text("This browser is signed in as ann")
+    ann.click("text=Continue as bob")
+    ann.wait_for_url(server.url)
+    expect(ann.locator(".who")).to_have_text("bob")
+
+
+def _client(server, name: str):
+    import httpx
+
+    client = httpx.Client(base_url=server.url, follow_redirects=True)
+    page = client.get(server.links[name].replace(server.url, "/"))
+    assert page.status_code == 200
+    page = client.get("/")
+    csrf = re.search(r'name="csrf" content="([^"]+)"', page.text).group(1)
+    client.headers["X-CSRF-Token"] = csrf
+    return client
+
+
+def test_the_api_refuses_what_a_page_never_sends(server, campaign):
+    """Straight to the real server (httpx): documents not handed out, labels of the wrong
+    type, bodies that are not JSON objects, an assessor name of another pool."""
+    ann, bob = _client(server, "ann"), _client(server, "bob")
+    held = bob.post("/api/next").json()["item"]
+    mine = ann.post("/api/next").json()["item"]
+    if held["query_id"] == "402":  # a document of a shared topic, handed to bob, not ann
+        answer = ann.post("/api/judge", json={**held, "relevance": 1})
+        assert answer.status_code == 400 and "not handed to ann" in answer.json()["error"]
+    for body in ({"query_id": mine["query_id"], "doc_id": mine["doc_id"], "relevance": True},
+                 {"query_id": mine["query_id"], "doc_id": mine["doc_id"], "relevance": 7},
+                 {"query_id": mine["query_id"], "doc_id": mine["doc_id"]}, [1, 2]):
+        answer = ann.post("/api/judge", json=body)
+        assert answer.status_code == 400 and "Traceback" not in answer.text, body
+    answer = ann.post("/api/judge", content=b"[" * 8000,
+                      headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400 and answer.json() == {"error": "not JSON"}
+    assert ann.post("/api/judge", content=b"x" * 20_000).status_code == 413
+    assert ann.post("/api/judge", json={**mine, "relevance": 1}).status_code == 200
+    config, _ = campaign
+    assert cli.main(["pool", "start", str(config), "--name", "other"]) == 3  # store is held

@@ -92,3 +92,35 @@ def test_an_adaptive_pool_hands_out_as_it_goes_until_its_budget(config):
             desk.judge(ALL, item.query_id, item.doc_id, count % 2, 0.1)
             count += 1
         assert count == 6 and desk.progress(ALL)["done"]  # 3 topics x budget 2
+
+
+def test_a_name_belongs_to_one_pool(config, capsys):
+    _start(config, "depth", "--param", "k=3")
+    assert cli.main(["pool", "start", str(config), "--name", "other"]) == 0
+    base = ["assess", str(config), "--add-assessor", "dan"]
+    assert cli.main([*base, "--pool", "web"]) == 0
+    assert cli.main([*base, "--pool", "web"]) == 0  # a new link, the same pool
+    capsys.readouterr()
+    assert cli.main([*base, "--pool", "other"]) == 1
+    assert "'dan' assesses pool 'web' already" in capsys.readouterr().err
+
+
+def test_a_label_from_an_assessor_file_stays_the_pools(config, tmp_path):
+    cfg = _start(config, "depth", "--param", "k=3")
+    batch = tmp_path / "batch.txt"
+    assert cli.main(["pool", "next", str(config), "--name", "web", "-o", str(batch),
+                     "--batch", "2"]) == 0
+    q, _, d, _ = batch.read_text().splitlines()[0].split()
+    batch.write_text(f"{q} 0 {d} 2\n")
+    assert cli.main(["pool", "judge", str(config), "--name", "web", "-j", str(batch)]) == 0
+    with opened(cfg, "web", None, 1.0) as (desk, _, _):
+        cand = desk.state.candidate(q.encode(), d.encode())
+        for _ in range(2):  # not handed to anyone: refused, however often
+            with pytest.raises(JudgmentError):
+                desk.judge(ALL, q, d, 0, 1.0)
+        assert desk.state.relevance[cand] == 2
+        seen = set()
+        while (item := desk.next_for(ALL)) is not None:
+            seen.add((item.query_id, item.doc_id))
+            desk.judge(ALL, item.query_id, item.doc_id, 0, 0.1)
+        assert (q, d) not in seen and desk.state.relevance[cand] == 2

@@ -4,9 +4,12 @@ page and their JSON calls, over a :class:`~irbench.assess.desk.Desk`.
 Security, as the pages are reachable by whoever has the address:
 
 * every page and call needs a token (``irbench assess --add-assessor``); the link
-  ``/?token=...`` sets it as an HttpOnly, SameSite=Strict cookie and redirects to ``/`` (the
-  token leaves the address bar); the store keeps only its sha256;
-* every state change (POST) needs the page's CSRF token in the ``X-CSRF-Token`` header (an
+  ``/?token=...`` sets it as an HttpOnly, SameSite=Strict cookie named by the port and
+  refreshes to ``/`` (the token leaves the address bar); a link opened from another site, or
+  for someone else than the browser is signed in as, asks for a click first; the store keeps
+  only the token's sha256;
+* every call that changes anything (all are POST, ``/api/next`` too: it holds a document and
+  may advance the strategy) needs the page's CSRF token in the ``X-CSRF-Token`` header (an
   HMAC of the assessor's token under a secret made at start) and, when the browser sends one,
   an ``Origin`` that is this server;
 * an assessor sees and judges only the topics assigned; the organiser's page and the qrels
@@ -30,10 +33,10 @@ from typing import Any
 import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
-from ..errors import JudgmentError
+from ..errors import IrbenchError
 from ..store import Assessor
 from .desk import Desk, Item
 
@@ -47,19 +50,24 @@ def token_sha256(token: str) -> str:
 
 
 class Gate:
-    """Who a request is (by its token) and whether its CSRF token is right."""
+    """Who a request is (by its token) and whether its CSRF token is right. The cookie is
+    named by the server's port: cookies ignore ports, and two servers (two pools) on one
+    machine must not overwrite each other's."""
 
-    def __init__(self, lookup: Callable[[str], Assessor | None]):
+    def __init__(self, lookup: Callable[[str], Assessor | None], port: int = 0):
         self.lookup = lookup
+        self.cookie = f"{COOKIE}_{port}"
         self.secret = secrets.token_bytes(32)
 
+    def token(self, request: Request) -> str:
+        return request.cookies.get(self.cookie, "")
+
     def who(self, request: Request) -> Assessor | None:
-        token = request.cookies.get(COOKIE, "")
+        token = self.token(request)
         return self.lookup(token_sha256(token)) if token else None
 
     def csrf(self, request: Request) -> str:
-        token = request.cookies.get(COOKIE, "")
-        return hmac.new(self.secret, token.encode(), hashlib.sha256).hexdigest()
+        return hmac.new(self.secret, self.token(request).encode(), hashlib.sha256).hexdigest()
 
     def allows(self, request: Request) -> bool:
         sent = request.headers.get("x-csrf-token", "")
@@ -82,27 +90,44 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
     """The Starlette app (see the module docstring)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
 
-    def page(name: str, request: Request, **values: Any) -> HTMLResponse:
+    def page(template: str, request: Request, **values: Any) -> HTMLResponse:
         nonce = secrets.token_urlsafe(16)
-        body = env.get_template(name).render(nonce=nonce, csrf=gate.csrf(request),
+        body = env.get_template(template).render(nonce=nonce, csrf=gate.csrf(request),
                                              title=title, **values)
         return HTMLResponse(body, headers=_headers(nonce))
 
     async def home(request: Request):
         token = request.query_params.get("token")
-        if token is not None:  # a personal link: keep the token in a cookie, not the URL
-            response = RedirectResponse("/", status_code=303)
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
-            return response
+        if token is not None:
+            return sign_in(request, token)
         who = gate.who(request)
         if who is None:
-            return PlainTextResponse("open the personal link irbench assess printed for you",
-                                     status_code=401, headers=_headers(""))
+            return _text("open the personal link irbench assess printed for you", 401)
         if who.role == "organiser":
             return page("organiser.html", request, who=who.name,
                         view=organiser_view())
         return page("assess.html", request, who=who.name, levels=levels,
-                    config=json.dumps({"levels": list(levels), "preselect": preselect}))
+                    config={"levels": list(levels), "preselect": preselect})
+
+    def sign_in(request: Request, token: str):
+        """A personal link: the token goes into the cookie (and out of the address bar) when
+        the link was opened here (typed, bookmarked, or clicked on this server's page) and
+        does not switch a browser signed in as someone else without asking; opened from
+        another site, the page asks for one click first (no link can sign a browser in, or
+        out, behind its back)."""
+        found = gate.lookup(token_sha256(token)) if token else None
+        if found is None:
+            return _text("this link is not valid (any more): ask for a new one", 401)
+        here = request.headers.get("sec-fetch-site", "none") in ("none", "same-origin")
+        current = gate.who(request)
+        if here and (current is None or current.name == found.name
+                     or request.query_params.get("switch") == "1"):
+            response = page("signin.html", request, refresh=True, name=found.name,
+                            current="", token="")
+            response.set_cookie(gate.cookie, token, httponly=True, samesite="strict")
+            return response
+        return page("signin.html", request, refresh=False, name=found.name,
+                    current=current.name if current and here else "", token=token)
 
     calls = Calls(desk, levels)
 
@@ -112,12 +137,12 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
     async def qrels(request: Request):
         who = gate.who(request)
         if who is None or who.role != "organiser":
-            return PlainTextResponse("organiser only", 403, headers=_headers(""))
-        return PlainTextResponse(export(), headers=_headers(""))
+            return _text("organiser only", 403)
+        return _text(export(), 200)
 
     return Starlette(routes=[
         Route("/", home),
-        Route("/api/next", guarded(gate, calls.next_item, post=False)),
+        Route("/api/next", guarded(gate, calls.next_item, post=True), methods=["POST"]),
         Route("/api/judge", guarded(gate, calls.judge, post=True), methods=["POST"]),
         Route("/api/undo", guarded(gate, calls.undo, post=True), methods=["POST"]),
         Route("/api/skip", guarded(gate, calls.skip, post=True), methods=["POST"]),
@@ -137,7 +162,7 @@ class Calls:
 
     def judge(self, who: Assessor, body: dict) -> dict:
         relevance = body["relevance"]
-        if not isinstance(relevance, int) or relevance not in self.levels:
+        if type(relevance) is not int or relevance not in self.levels:  # not a bool either
             raise ValueError(f"relevance must be one of {list(self.levels)}")
         seconds = float(body.get("seconds") or 0.0)
         self.desk.judge(who, str(body["query_id"]), str(body["doc_id"]), relevance,
@@ -173,17 +198,25 @@ def guarded(gate: Gate, handler: Callable[[Assessor, dict], dict], *, post: bool
                 return _error("request too large", 413)
             try:
                 body = json.loads(raw or b"{}")
-            except ValueError:
+            except (ValueError, RecursionError):
                 return _error("not JSON", 400)
+            if not isinstance(body, dict):
+                return _error("a JSON object, please", 400)
         try:
             return JSONResponse(handler(who, body), headers=_headers(""))
-        except (JudgmentError, KeyError, TypeError, ValueError) as exc:
+        except IrbenchError as exc:  # a judgment the pool refuses: the message says why
             return _error(str(exc)[:300], 400)
+        except (KeyError, TypeError, ValueError, UnicodeError):
+            return _error("malformed request (query_id, doc_id, relevance)", 400)
     return endpoint
 
 
 def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status, headers=_headers(""))
+
+
+def _text(message: str, status: int) -> PlainTextResponse:
+    return PlainTextResponse(message, status, headers=_headers(""))
 
 
 async def _body(request: Request) -> bytes | None:

@@ -46,6 +46,9 @@ class Item:
     previous: int | None
 
 
+OUTSIDE = "\0outside"  # the first judge of a document judged before the browser (a file)
+
+
 def text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
@@ -75,7 +78,15 @@ class Desk:
     # -- restoring from the store
 
     def replay(self, clicks: list[tuple]) -> None:
-        """Who judged what, from the store's clicks (after a restart)."""
+        """Who judged what, from the store's clicks (after a restart). A document judged
+        before any click (``irbench pool judge -j FILE``) keeps that label as the pool's."""
+        for cand in np.flatnonzero(self.state.status == JUDGED).tolist():
+            self.judges[cand] = [OUTSIDE]
+        firsts = {(q, d) for q, d, *_ in clicks}
+        for q, d in firsts:  # ... unless the browser judged it first
+            cand = self.state.candidate(q.encode(), d.encode())
+            if cand >= 0 and self.judges.get(cand) == [OUTSIDE]:
+                del self.judges[cand]
         for query_id, doc_id, relevance, judge, *_ in clicks:
             cand = self.state.candidate(query_id.encode(), doc_id.encode())
             if cand < 0:
@@ -124,7 +135,8 @@ class Desk:
 
     def _first(self, who: Assessor, mine: np.ndarray, taken: np.ndarray) -> int | None:
         second = [c for c, names in self.judges.items() if len(names) == 1
-                  and names[0] != who.name and mine[c] and not taken[c] and self._overlap(c)]
+                  and names[0] not in (who.name, OUTSIDE) and mine[c] and not taken[c]
+                  and self._overlap(c)]
         if second:
             return min(second, key=lambda c: self.state.step[c])
         for _ in range(2):  # what is pending, else the strategy's next step
@@ -168,7 +180,10 @@ class Desk:
                 raise JudgmentError([f"{query_id} {doc_id}: not a document of this pool "
                                      f"for {who.name}"])
             status = self.state.status[cand]
-            names = self.judges.setdefault(cand, [])
+            names = self.judges.setdefault(cand, [OUTSIDE] if status == JUDGED else [])
+            given = cand in (self.held.get(who.name), self.redo.get(who.name))
+            if not given and who.name not in names:
+                raise JudgmentError([f"{query_id} {doc_id}: not handed to {who.name}"])
             if status == PENDING:
                 self.state.record([(query_id, doc_id, relevance)])
             elif status == JUDGED and names and names[0] == who.name:

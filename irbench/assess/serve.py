@@ -34,6 +34,10 @@ def add_assessor(config, pool: str, name: str, topics: tuple[str, ...], role: st
         if store.load_pool(pool) is None:
             raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "
                               f"{config.path} --name {pool})")
+        other = store.assessor_pool(name)
+        if other is not None and other != pool:
+            raise AssessError(f"'{name}' assesses pool '{other}' already: choose another "
+                              "name for this pool")
         store.add_assessor(Assessor(name=name, role=role, topics=topics, pool=pool),
                            token_sha256(token))
     return token
@@ -95,7 +99,7 @@ def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect:
             return "".join(f"{q.decode()} 0 {d.decode()} {int(r)}\n" for q, d, r in
                            zip(qrels.query_id, qrels.doc_id, qrels.relevance))
 
-        app = build_app(desk, Gate(lookup), title=config.name, levels=levels,
+        app = build_app(desk, Gate(lookup, port), title=config.name, levels=levels,
                         preselect=preselect, organiser_view=view, export=export)
         with desk.lock:
             people = store.assessors(pool)
@@ -107,5 +111,5 @@ def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect:
             print("  no assessor yet: irbench assess CONFIG --pool NAME --add-assessor NAME",
                   file=sys.stderr, flush=True)
         uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False,
-                    limit_concurrency=256, timeout_graceful_shutdown=5)
+                    timeout_graceful_shutdown=5)
     return 0

@@ -46,6 +46,11 @@ class Assessing:
             "topics = excluded.topics, pool = excluded.pool",
             [assessor.name, token_sha256, assessor.role, list(assessor.topics), assessor.pool])
 
+    def assessor_pool(self, name: str) -> str | None:
+        """The pool ``name`` assesses, or None."""
+        row = self.con.execute("SELECT pool FROM assessors WHERE name = ?", [name]).fetchone()
+        return None if row is None else row[0]
+
     def assessor_by_token(self, token_sha256: str) -> Assessor | None:
         row = self.con.execute("SELECT name, role, topics, pool FROM assessors "
                                "WHERE token_sha256 = ?", [token_sha256]).fetchone()
