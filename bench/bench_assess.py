@@ -4,22 +4,23 @@ The real server (``python -m irbench assess CONFIG --pool NAME --port P``, a pro
 own, as tests/test_assess_browser.py starts it) and one client process per assessor (httpx;
 processes, so that the clients' Python does not share the GIL, though on a small machine they
 share the cores with the server). Each client logs in with its personal link, reads the page's
-CSRF token, GETs /api/next, waits for the others (a barrier), then POSTs /api/judge for the
-item shown (relevance from a seeded RNG) until it has made N judgments or gets no item, timing
-every POST round trip (time.perf_counter); every 20th judgment it also times a GET /api/next.
-An organiser process GETs the organiser's page (``/``: progress, agreement and a provisional
-leaderboard) once a second meanwhile.
+CSRF token, asks /api/next (a POST, or a GET where the server has it so), waits for the others
+(a barrier), then POSTs /api/judge for the item shown (relevance from a seeded RNG) until it
+has made N judgments or gets no item, timing every POST round trip (time.perf_counter); every
+20th judgment it also times a call of /api/next. An organiser process GETs the organiser's page
+(``/``: progress, agreement and a provisional leaderboard) once a second meanwhile.
 
 The campaign: ``irbench simulate --groups 10 --topics 50 --pool-depth 20``; each configuration
 gets a store of its own (a copy of the config naming another store), a pool (``pool start
 --strategy depth --param k=20`` or ``--strategy mtf``), the assessors (each with its own
 topics, or all sharing every topic) and an organiser. Configurations: depth with own topics,
 depth shared, depth shared with ``--overlap 0.5``, MTF (documents chosen live from the
-judgments) own and shared, and one assessor alone (no contention) for reference. When p99 is
-over the target, one more depth run with py-spy attached to the server says where its time
-goes (or always, with --profile; a quick run only with --profile).
+judgments) own and shared, depth with own topics paced (a pause of 0.5 s on average before each
+judgment), and one assessor alone (no contention) for reference. When p99 is over the target,
+one more depth run with py-spy attached to the server says where its time goes (or always, with
+--profile; a quick run only with --profile).
 
-    python bench/bench_assess.py                  # 10 assessors x 200 judgments; ~2 min
+    python bench/bench_assess.py                  # 10 assessors x 200 judgments; ~8 min
     python bench/bench_assess.py --quick          # 10 x 25, two configurations: a smoke run
 
 A full run writes bench/results-assess.md (--out); a quick one only prints, unless --out.
@@ -52,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SEED = 1
 TARGET_P99_MS = 50.0
 LEVELS = (0, 1, 2)
-NEXT_EVERY = 20  # a timed GET /api/next every this many judgments
+NEXT_EVERY = 20  # a timed /api/next every this many judgments
 ORGANISER_EVERY = 1.0
 PACE = 0.5  # mean pause between an assessor's judgments in the paced configuration (s)  # seconds between the organiser's page loads
 CSRF = re.compile(r'<meta name="csrf" content="([0-9a-f]+)"')
@@ -192,6 +193,16 @@ def login(base: str, token: str):
     return client, found.group(1) if found else None
 
 
+def next_item(client, csrf: str | None) -> dict | None:
+    """/api/next's item: POST with the CSRF token (it may advance the strategy), or GET on a
+    server where it is a GET (405 to a POST)."""
+    r = client.post("/api/next", json={}, headers={"X-CSRF-Token": csrf or ""})
+    if r.status_code == 405:
+        r = client.get("/api/next")
+    r.raise_for_status()
+    return r.json()["item"]
+
+
 def assessor(base: str, token: str, n: int, seed: int, think: float, barrier, out) -> None:
     """Judge up to ``n`` documents as fast as the server answers (``think`` > 0: after a
     pause of that many seconds on average, exponential, not timed); put the timings on
@@ -199,7 +210,7 @@ def assessor(base: str, token: str, n: int, seed: int, think: float, barrier, ou
     rng = random.Random(seed)
     try:
         client, csrf = login(base, token)
-        item = client.get("/api/next").json()["item"]
+        item = next_item(client, csrf)
     except Exception:
         barrier.abort()
         raise
@@ -218,12 +229,12 @@ def assessor(base: str, token: str, n: int, seed: int, think: float, barrier, ou
         posts.append(time.perf_counter() - t0)
         if r.status_code != 200:
             errors += 1
-            item = client.get("/api/next").json()["item"]
+            item = next_item(client, csrf)
             continue
         item = r.json()["item"]
         if item is not None and len(posts) % NEXT_EVERY == 0:
             t0 = time.perf_counter()
-            item = client.get("/api/next").json()["item"]
+            item = next_item(client, csrf)
             nexts.append(time.perf_counter() - t0)
     end = time.perf_counter()
     client.close()
@@ -410,7 +421,13 @@ def machine() -> list[str]:
         found = re.search(r"model name\s*:\s*(.*)", Path("/proc/cpuinfo").read_text())
         cpu = found.group(1) if found else ""
     v = importlib.metadata.version
-    return [f"- {os.cpu_count()} cores (nproc {len(os.sched_getaffinity(0))}), {cpu}: the "
+    git = ["git", "-C", str(ROOT)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    dirty = subprocess.run([*git, "status", "--porcelain", "--", "irbench"],
+                           capture_output=True, text=True).stdout.split()[1::2]
+    return [f"- irbench at {head}" + (f", with uncommitted changes to {', '.join(dirty)}"
+                                      if dirty else ""),f"- {os.cpu_count()} cores (nproc {len(os.sched_getaffinity(0))}), {cpu}: the "
             "server and the client processes share them (the clients' own work, ~1 ms of "
             "httpx per request, counts in every round trip and competes with the server)",
             f"- Python {platform.python_version()}, Starlette {v('starlette')}, uvicorn "
@@ -421,7 +438,7 @@ def machine() -> list[str]:
 def table(rows: list[dict]) -> list[str]:
     head = ("| configuration | strategy | overlap | assessors | judgments (pool's) | p50 ms | "
             "p90 ms | "
-            "p99 ms | max ms | judgments/s | GET /api/next p50 / p99 / max ms (n) | "
+            "p99 ms | max ms | judgments/s | /api/next p50 / p99 / max ms (n) | "
             "organiser page p50 / max ms (n) | other programs' CPU (cores) |")
     lines = [head, "|" + "---|" * 3 + "---:|" * 10]
     for r in rows:
@@ -444,6 +461,28 @@ def verdict(rows: list[dict]) -> list[str]:
     return [f"**p99 < {TARGET_P99_MS:.0f} ms does not hold** in "
             f"{', '.join(r['tag'] for r in over)} (p99 "
             f"{', '.join(format(r['p99'], '.1f') for r in over)} ms)."]
+
+
+def reading(rows: list[dict]) -> list[str]:
+    """What the numbers say: the server's time per judgment (one assessor alone) and the
+    queue in front of it with several assessors back to back."""
+    alone = next((r for r in rows if r["assessors"] == 1), None)
+    burst = [r for r in rows if r["assessors"] > 1 and not r["think"]]
+    lines = []
+    if alone is not None and burst:
+        n = burst[0]["assessors"]
+        lines.append(
+            f"One assessor alone: {alone['p50']:.1f} ms per judgment (p50), "
+            f"{alone['rate']:.0f} judgments/s: the server's own time per judgment. It handles "
+            "one request at a time (the endpoints run their work on the event loop, under the "
+            f"desk's lock), so {n} assessors judging back to back wait for each other: "
+            f"{min(r['rate'] for r in burst):.0f} to {max(r['rate'] for r in burst):.0f} "
+            f"judgments/s, about what one gets alone, and p50 ~ {n} x the time per judgment.")
+    noisy = [r["tag"] for r in rows if r["others"] > 0.25]
+    if noisy:
+        lines.append(f"Other programs kept part of the machine busy during {', '.join(noisy)} "
+                     "(the last column): those rows are a little pessimistic.")
+    return lines
 
 
 def hot_lines(row: dict) -> list[str]:
@@ -470,12 +509,12 @@ def report(rows: list[dict], args: argparse.Namespace, hot: dict | None) -> str:
              f"{args.assessors} assessor processes (own topics: 50 / {args.assessors} each; "
              "shared: every topic), each making up to "
              f"{args.judgments} judgments back to back (no thinking time: the worst case, far "
-             "above people's pace of one every few seconds), a timed GET /api/next every "
+             "above people's pace of one every few seconds), a timed /api/next every "
              f"{NEXT_EVERY}; one organiser process loading the organiser's page every "
              f"{ORGANISER_EVERY:.0f} s. Latency = the client's round trip of POST /api/judge "
              "(which records the judgment, in one DuckDB transaction with the pool's state, "
              "and answers with the next document).", "", "## Results", "", *table(rows), "",
-             *verdict(rows), ""]
+             *verdict(rows), "", *reading(rows), ""]
     for r in rows:
         if r["errors"] or r["exhausted"] or r["server_errors"]:
             lines.append(f"- {r['tag']}: {r['errors']} errors, {r['exhausted']} assessors "
