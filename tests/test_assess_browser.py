@@ -232,14 +232,17 @@ def test_two_assessors_in_parallel_then_a_killed_server_loses_nothing(server, br
         _wait_answered(ann, i + 2)  # the first document, then one per judgment
         _wait_answered(bob, i + 2)
     bob.screenshot(path=str(tmp_path / "assess-tablet.png"))
+    org = browser.new_page()
+    _sign_in(org, server.links["org"])
+    before = re.search(r"(\d+) of \d+ documents judged", org.inner_text("body")).group(0)
     server.kill()  # mid-topic: every acknowledged click is in the store
     server.start()
     ann.reload()
     expect(ann.locator("#doc-text")).not_to_be_empty()
-    org = browser.new_page()
-    _sign_in(org, server.links["org"])
+    org.reload()
     body = " ".join(org.inner_text("body").split())
     assert "6 judgments made in the browser" in body
+    assert before in body  # the pool's state caught up with every click
     assert "ann 401, 402 3" in body and "bob 402, 403 3" in body
     assert ann.errors == [] and bob.errors == []
 

@@ -38,6 +38,7 @@ PINNED = {
     11: "4c50485d4c0aa9f111e3123fcfdd53ce393f9f805b419ef04705e06c92149dd4",
     12: "cbde06fd6878ddafdcad03bbd0822123b8bbbc9ecc397a70611c4462d590fcd4",
     13: "5e7e10d4c5dcbf0d7fd141b63f0b161a44eaa9b42fa000a6efed2dba96289f4e",
+    14: "e13cc6b2b76c15d8af9b8f07a1fc8932ff2e55c9b2ee2074b55191be2df2c401",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,

@@ -1,10 +1,12 @@
 """The judging desk: a pool being judged (``irbench pool start``) by assessors in the browser,
 without HTTP (the web app, :mod:`.app`, calls it).
 
-The pool's state (:class:`~irbench.pooling.PoolingState`) is held in memory behind one lock
-and written to the store with every click, in one transaction with the judgment
-(:meth:`Store.save_click`): a server killed at any moment loses nothing acknowledged, and a
-restarted one continues from the store.
+The pool's state (:class:`~irbench.pooling.PoolingState`) is held in memory behind one lock.
+Every click is one transaction in the store (its judgment, :meth:`Store.save_click`); the
+state itself is saved when the strategy hands out documents (with the number of clicks it has
+applied), and loading it applies the clicks made since (:func:`catch_up`): a server killed at
+any moment loses nothing acknowledged, and a restarted one continues from the store. A click
+costs an INSERT, not a copy of the state.
 
 * **Next document**: the first pending document (in the order the strategy handed them out) of
   the assessor's topics that no other assessor holds; when none is pending, the strategy's
@@ -53,18 +55,38 @@ def text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
+def catch_up(state: PoolingState, clicks: list[tuple], applied: int) -> None:
+    """Apply to a loaded ``state`` the browser clicks made after it was saved (``clicks`` as
+    :meth:`Store.clicks` gives them, ``applied`` of them in the state), by the desk's rules:
+    a pending document takes its first label; its first assessor's later label replaces it;
+    anyone else's is a second label, not the pool's."""
+    first: dict[int, str] = {}
+    for i, (query_id, doc_id, relevance, judge, *_) in enumerate(clicks):
+        cand = state.candidate(query_id.encode(), doc_id.encode())
+        if cand < 0:
+            continue
+        if i >= applied:
+            if state.status[cand] == PENDING:
+                state.record([(query_id, doc_id, int(relevance))])
+            elif first.get(cand) == judge and state.status[cand] == JUDGED:
+                state.relabel(cand, int(relevance))
+        first.setdefault(cand, judge)
+
+
 class Desk:
     """See the module docstring. ``save(state, click)`` writes a click; ``document(docno)``
     gives (title, text); ``statement(query_id)`` the topic's fields; ``suggestions(pairs)``
     the model labels."""
 
-    def __init__(self, state: PoolingState, *, save: Callable[[PoolingState, Click], None],
+    def __init__(self, state: PoolingState, *, save: Callable[[Click], None],
+                 save_state: Callable[[PoolingState, int], None],
                  document: Callable[[str], tuple[str, str]],
                  statement: Callable[[str], dict[str, str]],
-                 suggestions: Callable[[list[tuple[str, str]]], dict[tuple[str, str], int]],
+                 suggestions: dict[tuple[str, str], int],
                  overlap: float = 0.0, seed: int = 0):
-        self.state, self.save, self.document = state, save, document
-        self.statement, self.suggestions = statement, suggestions
+        self.state, self.save, self.save_state = state, save, save_state
+        self.document, self.statement, self.suggestions = document, statement, suggestions
+        self.clicks = 0  # clicks recorded in the store for this pool
         self.overlap, self.seed = overlap, seed
         self.lock = threading.Lock()
         self.held: dict[str, int] = {}          # assessor -> candidate on their page
@@ -73,6 +95,7 @@ class Desk:
         self.skipped: dict[str, set[int]] = {}  # assessor -> candidates put aside (this run)
         self.redo: dict[str, int] = {}          # assessor -> candidate taken back by undo
         self.labels: dict[tuple[str, int], int] = {}  # (assessor, candidate) -> their label
+        self.second: set[int] = set()  # overlap documents waiting for a second assessor
         self.topics = [text(t) for t in state.table.topics]
 
     # -- restoring from the store
@@ -87,6 +110,7 @@ class Desk:
             cand = self.state.candidate(q.encode(), d.encode())
             if cand >= 0 and self.judges.get(cand) == [OUTSIDE]:
                 del self.judges[cand]
+        self.clicks = len(clicks)
         for query_id, doc_id, relevance, judge, *_ in clicks:
             cand = self.state.candidate(query_id.encode(), doc_id.encode())
             if cand < 0:
@@ -95,6 +119,8 @@ class Desk:
             self.last.setdefault(judge, []).append(cand)
             if judge not in self.judges.setdefault(cand, []):
                 self.judges[cand].append(judge)
+        self.second = {c for c, names in self.judges.items()
+                       if len(names) == 1 and names[0] != OUTSIDE and self._overlap(c)}
 
     # -- what an assessor sees
 
@@ -134,9 +160,8 @@ class Desk:
         return None
 
     def _first(self, who: Assessor, mine: np.ndarray, taken: np.ndarray) -> int | None:
-        second = [c for c, names in self.judges.items() if len(names) == 1
-                  and names[0] not in (who.name, OUTSIDE) and mine[c] and not taken[c]
-                  and self._overlap(c)]
+        second = [c for c in self.second
+                  if self.judges[c][0] != who.name and mine[c] and not taken[c]]
         if second:
             return min(second, key=lambda c: self.state.step[c])
         for _ in range(2):  # what is pending, else the strategy's next step
@@ -145,6 +170,7 @@ class Desk:
                 return int(pending[np.argmin(self.state.step[pending])])
             if self.state.done or len(self.state.next_batch()) == 0:
                 return None
+            self.save_state(self.state, self.clicks)  # hand-outs: the state is saved
         return None
 
     def _overlap(self, cand: int) -> bool:
@@ -164,7 +190,7 @@ class Desk:
         query_id = self.topics[table.cand_topic[cand]]
         doc_id = text(table.docs[table.cand_doc[cand]])
         title, body = self.document(doc_id)
-        suggestion = self.suggestions([(query_id, doc_id)]).get((query_id, doc_id))
+        suggestion = self.suggestions.get((query_id, doc_id))
         return Item(query_id=query_id, doc_id=doc_id, topic=self.statement(query_id),
                     title=title, text=body, suggestion=suggestion, again=again,
                     previous=previous)
@@ -190,12 +216,16 @@ class Desk:
                 self.state.relabel(cand, relevance)  # the same assessor again: the latest
             elif status != JUDGED:
                 raise JudgmentError([f"{query_id} {doc_id}: not handed out yet"])
-            suggestion = self.suggestions([(query_id, doc_id)]).get((query_id, doc_id))
-            self.save(self.state, Click(query_id=query_id, doc_id=doc_id,
-                                        relevance=relevance, judge=who.name,
-                                        suggested=suggestion, seconds=seconds))
+            self.save(Click(query_id=query_id, doc_id=doc_id, relevance=relevance,
+                            judge=who.name, suggested=self.suggestions.get((query_id, doc_id)),
+                            seconds=seconds))
+            self.clicks += 1
             if who.name not in names:
                 names.append(who.name)
+            if len(names) == 1 and names[0] != OUTSIDE and self._overlap(cand):
+                self.second.add(cand)
+            elif len(names) > 1:
+                self.second.discard(cand)
             self.labels[(who.name, cand)] = relevance
             self.last.setdefault(who.name, []).append(cand)
             if self.held.get(who.name) == cand:
@@ -225,6 +255,11 @@ class Desk:
             self.redo[who.name] = cand
             return self._item(cand, who, previous=self.labels.get((who.name, cand)),
                               again=True)
+
+    def checkpoint(self) -> None:
+        """Save the state now (at a clean stop: the next start replays nothing)."""
+        with self.lock:
+            self.save_state(self.state, self.clicks)
 
     def progress(self, who: Assessor | None = None) -> dict:
         """{"judged", "total" (handed out or judged), "topics": [{query_id, judged, total}]}

@@ -17,7 +17,7 @@ from ..pooling.persist import decode_state, encode_state
 from ..store import Assessor, Click, Store
 from ..topics import read_topics
 from .app import Gate, build_app, token_sha256
-from .desk import Desk
+from .desk import Desk, catch_up
 from .organiser import organiser_view
 
 
@@ -62,9 +62,15 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
             raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "
                               f"{config.path} --name {pool})")
         state = PoolingState.from_dict(decode_state(*saved), table)
+        clicks = store.clicks(pool)
+        catch_up(state, clicks, store.clicks_applied(pool))
 
-        def save(state: PoolingState, click: Click) -> None:
-            store.save_click(pool, state.strategy.name, *encode_state(state.to_dict()), click)
+        def save(click: Click) -> None:
+            store.save_click(pool, click)
+
+        def save_state(state: PoolingState, applied: int) -> None:
+            store.save_pool_state(pool, state.strategy.name, *encode_state(state.to_dict()),
+                                  applied)
 
         def document(docno: str) -> tuple[str, str]:
             if docno not in docs:
@@ -72,9 +78,11 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
             doc = docs.get(docno)
             return doc.title, doc.text
 
-        desk = Desk(state, save=save, document=document, statement=topics.statement,
-                    suggestions=store.model_labels, overlap=overlap, seed=state.seed)
-        desk.replay(store.clicks(pool))
+        desk = Desk(state, save=save, save_state=save_state, document=document,
+                    statement=topics.statement, suggestions=store.model_labels(),
+                    overlap=overlap, seed=state.seed)
+        desk.replay(clicks)
+        save_state(state, len(clicks))  # caught up: the next start replays nothing
         yield desk, store, docs
 
 
@@ -112,4 +120,5 @@ def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect:
                   file=sys.stderr, flush=True)
         uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False,
                     timeout_graceful_shutdown=5)
+        desk.checkpoint()
     return 0

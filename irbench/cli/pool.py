@@ -350,8 +350,8 @@ BIAS_FORMATS = {"table": _bias_table, "csv": _bias_csv, "json": _bias_json}
 
 @contextlib.contextmanager
 def _pool_being_judged(args, create: bool = False):
-    """(config, run table, level, store, saved state or None) of the pool ``--name`` in the
-    campaign's store, open for the block."""
+    """(config, run table, level, store, the pool's state or None) of the pool ``--name`` in
+    the campaign's store, open for the block."""
     from ..store import Store
 
     if not args.name:
@@ -361,14 +361,19 @@ def _pool_being_judged(args, create: bool = False):
         saved = store.load_pool(args.name)
         if saved is None and not create:
             raise UsageError(f"no pool '{args.name}' in {config.store} (irbench pool start)")
-        yield config, table, level, store, saved
+        state = None if saved is None else _state(saved, table, store, args.name)
+        yield config, table, level, store, state
 
 
-def _state(saved, table):
+def _state(saved, table, store, name: str):
+    """The pool's state, with the judgments made in the browser since it was saved."""
+    from ..assess.desk import catch_up
     from ..pooling import PoolingState
     from ..pooling.persist import decode_state
 
-    return PoolingState.from_dict(decode_state(*saved), table)
+    state = PoolingState.from_dict(decode_state(*saved), table)
+    catch_up(state, store.clicks(name), store.clicks_applied(name))
+    return state
 
 
 def _save(store, name: str, state, **keywords) -> None:
@@ -380,8 +385,8 @@ def _save(store, name: str, state, **keywords) -> None:
 def cmd_start(args) -> int:
     from ..pooling import PoolingState
 
-    with _pool_being_judged(args, create=True) as (config, table, level, store, saved):
-        if saved is not None:
+    with _pool_being_judged(args, create=True) as (config, table, level, store, existing):
+        if existing is not None:
             raise UsageError(f"a pool '{args.name}' exists already in {config.store}")
         state = PoolingState(table, args.strategy,
                              contributing=_contributing(table, args, config),
@@ -396,8 +401,7 @@ def cmd_start(args) -> int:
 def cmd_next(args) -> int:
     if not args.out:
         raise UsageError("irbench pool next needs -o FILE (the assessor file)")
-    with _pool_being_judged(args) as (_, table, _, store, saved):
-        state = _state(saved, table)
+    with _pool_being_judged(args) as (_, _, _, store, state):
         batch = state.next_batch(args.batch)
         _write_batch(args.out, batch.pairs())
         _save(store, args.name, state)
@@ -411,8 +415,7 @@ def cmd_judge(args) -> int:
 
     if not args.judgments:
         raise UsageError("irbench pool judge needs -j FILE (assessor files)")
-    with _pool_being_judged(args) as (_, table, _, store, saved):
-        state = _state(saved, table)
+    with _pool_being_judged(args) as (_, _, _, store, state):
         recorded = 0
         for path in args.judgments:  # each file is recorded whole, or not at all
             judged = read_assessor_file(path)
@@ -426,11 +429,11 @@ def cmd_judge(args) -> int:
 
 
 def cmd_status(args) -> int:
-    with _pool_being_judged(args) as (_, table, _, _, saved):
-        state = _state(saved, table)
-    print(f"pool '{args.name}': {state.strategy.name}, {state.judged_total} judged, "
-          f"{state.pending_total} handed out and waiting, "
-          f"{'complete' if state.done else 'more to judge'}")
+    with _pool_being_judged(args) as (_, _, _, _, state):
+        line = (f"pool '{args.name}': {state.strategy.name}, {state.judged_total} judged, "
+                f"{state.pending_total} handed out and waiting, "
+                f"{'complete' if state.done else 'more to judge'}")
+    print(line)
     return 0
 
 

@@ -3,7 +3,6 @@ sha256 only) and every click as one transaction (the pool's state and the judgme
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,19 +62,28 @@ class Assessing:
         return [Assessor(name=r[0], role=r[1], topics=tuple(r[2] or ()), pool=r[3])
                 for r in rows]
 
-    def save_click(self, pool: str, strategy: str, state: str, arrays: bytes,
-                   click: Click) -> None:
-        """The pool's new state and the click's judgment, in one transaction."""
-        with self.transaction():
-            self.con.execute("UPDATE pools SET strategy = ?, state = ?, arrays = ?, "
-                             "updated_at = now() WHERE name = ?",
-                             [strategy, state, arrays, pool])
-            self.con.execute(
-                "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
-                "judged_at, judge, judge_kind, suggested, seconds) "
-                "VALUES (?, ?, ?, ?, NULL, 'assess', now(), ?, 'human', ?, ?)",
-                [pool, click.query_id, click.doc_id, click.relevance, click.judge,
-                 click.suggested, click.seconds])
+    def save_click(self, pool: str, click: Click) -> None:
+        """One judgment made in the browser: a transaction of its own. The pool's state is
+        saved at hand-outs (:meth:`save_pool_state`); the clicks made since are applied
+        again when it is loaded (:func:`irbench.assess.desk.catch_up`)."""
+        self.con.execute(
+            "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
+            "judged_at, judge, judge_kind, suggested, seconds) "
+            "VALUES (?, ?, ?, ?, NULL, 'assess', now(), ?, 'human', ?, ?)",
+            [pool, click.query_id, click.doc_id, click.relevance, click.judge,
+             click.suggested, click.seconds])
+
+    def save_pool_state(self, pool: str, strategy: str, state: str, arrays: bytes,
+                        clicks_applied: int) -> None:
+        """The pool's state with the number of browser clicks it has applied."""
+        self.con.execute("UPDATE pools SET strategy = ?, state = ?, arrays = ?, "
+                         "clicks_applied = ?, updated_at = now() WHERE name = ?",
+                         [strategy, state, arrays, clicks_applied, pool])
+
+    def clicks_applied(self, pool: str) -> int:
+        row = self.con.execute("SELECT coalesce(clicks_applied, 0) FROM pools WHERE name = ?",
+                               [pool]).fetchone()
+        return 0 if row is None else int(row[0])
 
     def clicks(self, pool: str) -> list[tuple]:
         """(query_id, doc_id, relevance, judge, suggested, seconds, judged_at) of every
@@ -85,14 +93,10 @@ class Assessing:
             "FROM judgments WHERE pool = ? AND source = 'assess' ORDER BY judged_at, rowid",
             [pool]).fetchall()
 
-    def model_labels(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
-        """{(topic, doc): the label a model judge gave (the latest)} for ``pairs``."""
-        if not pairs:
-            return {}
-        q, d = (list(c) for c in zip(*pairs))
+    def model_labels(self) -> dict[tuple[str, str], int]:
+        """{(topic, doc): the label a model judge gave it (the latest)}."""
         rows = self.con.execute(
-            "SELECT j.query_id, j.doc_id, arg_max(j.relevance, j.judged_at) FROM judgments j "
-            "JOIN (SELECT unnest(?::VARCHAR[]) AS q, unnest(?::VARCHAR[]) AS d) k "
-            "ON j.query_id = k.q AND j.doc_id = k.d WHERE j.judge_kind = 'model' "
-            "AND j.relevance IS NOT NULL GROUP BY j.query_id, j.doc_id", [q, d]).fetchall()
+            "SELECT query_id, doc_id, arg_max(relevance, judged_at) FROM judgments "
+            "WHERE judge_kind = 'model' AND relevance IS NOT NULL "
+            "GROUP BY query_id, doc_id").fetchall()
         return {(r[0], r[1]): int(r[2]) for r in rows}

@@ -38,7 +38,8 @@ class Pools:
         file ``source``), in one transaction."""
         with self.transaction():
             self.con.execute(
-                "INSERT INTO pools VALUES (?, ?, ?, ?, now(), now()) ON CONFLICT (name) DO "
+                "INSERT INTO pools (name, strategy, state, arrays, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, now(), now()) ON CONFLICT (name) DO "
                 "UPDATE SET strategy = excluded.strategy, state = excluded.state, "
                 "arrays = excluded.arrays, updated_at = now()",
                 [name, strategy, state, arrays])

@@ -128,4 +128,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ALTER TABLE judgments ADD COLUMN IF NOT EXISTS suggested INTEGER;
     ALTER TABLE judgments ADD COLUMN IF NOT EXISTS seconds DOUBLE;
     """),
+    ("a pool's state saved with the clicks it has applied", """
+    ALTER TABLE pools ADD COLUMN IF NOT EXISTS clicks_applied BIGINT DEFAULT 0;
+    """),
 ]
