@@ -91,10 +91,11 @@ def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect:
     import uvicorn  # the assess extra
 
     with opened(config, pool, wait, overlap) as (desk, store, _):
+        with desk.lock:  # one DuckDB connection: every use under the desk's lock
+            known = store.assessor_tokens(pool)  # none can be added while the store is held
+
         def lookup(sha: str) -> Assessor | None:
-            with desk.lock:  # one DuckDB connection: every use under the desk's lock
-                found = store.assessor_by_token(sha)
-            return found if found is not None and found.pool == pool else None
+            return known.get(sha)
 
         def view() -> dict[str, Any]:
             with desk.lock:

@@ -50,11 +50,12 @@ class Assessing:
         row = self.con.execute("SELECT pool FROM assessors WHERE name = ?", [name]).fetchone()
         return None if row is None else row[0]
 
-    def assessor_by_token(self, token_sha256: str) -> Assessor | None:
-        row = self.con.execute("SELECT name, role, topics, pool FROM assessors "
-                               "WHERE token_sha256 = ?", [token_sha256]).fetchone()
-        return None if row is None else Assessor(name=row[0], role=row[1],
-                                                 topics=tuple(row[2] or ()), pool=row[3])
+    def assessor_tokens(self, pool: str) -> dict[str, Assessor]:
+        """{token sha256: assessor} of ``pool``."""
+        rows = self.con.execute("SELECT token_sha256, name, role, topics, pool FROM assessors "
+                                "WHERE pool = ?", [pool]).fetchall()
+        return {r[0]: Assessor(name=r[1], role=r[2], topics=tuple(r[3] or ()), pool=r[4])
+                for r in rows}
 
     def assessors(self, pool: str) -> list[Assessor]:
         rows = self.con.execute("SELECT name, role, topics, pool FROM assessors WHERE pool = ? "
