@@ -474,8 +474,8 @@ def reading(rows: list[dict]) -> list[str]:
         lines.append(
             f"One assessor alone: {alone['p50']:.1f} ms per judgment (p50), "
             f"{alone['rate']:.0f} judgments/s: the server's own time per judgment. It handles "
-            "one request at a time (the endpoints run their work on the event loop, under the "
-            f"desk's lock), so {n} assessors judging back to back wait for each other: "
+            "one judgment at a time (under the desk's lock; the client processes share the "
+            f"same 2 cores), so {n} assessors judging back to back wait for each other: "
             f"{min(r['rate'] for r in burst):.0f} to {max(r['rate'] for r in burst):.0f} "
             f"judgments/s, about what one gets alone, and p50 ~ {n} x the time per judgment.")
     noisy = [r["tag"] for r in rows if r["others"] > 0.25]
@@ -512,8 +512,8 @@ def report(rows: list[dict], args: argparse.Namespace, hot: dict | None) -> str:
              "above people's pace of one every few seconds), a timed /api/next every "
              f"{NEXT_EVERY}; one organiser process loading the organiser's page every "
              f"{ORGANISER_EVERY:.0f} s. Latency = the client's round trip of POST /api/judge "
-             "(which records the judgment, in one DuckDB transaction with the pool's state, "
-             "and answers with the next document).", "", "## Results", "", *table(rows), "",
+             "(which records the judgment, one DuckDB INSERT, and answers with the next "
+             "document; the pool's state is saved at hand-outs).", "", "## Results", "", *table(rows), "",
              *verdict(rows), "", *reading(rows), ""]
     for r in rows:
         if r["errors"] or r["exhausted"] or r["server_errors"]:
