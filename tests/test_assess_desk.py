@@ -124,3 +124,25 @@ def test_a_label_from_an_assessor_file_stays_the_pools(config, tmp_path):
             seen.add((item.query_id, item.doc_id))
             desk.judge(ALL, item.query_id, item.doc_id, 0, 0.1)
         assert (q, d) not in seen and desk.state.relevance[cand] == 2
+
+
+def test_the_pool_commands_see_the_clicks_made_since_the_state_was_saved(config, capsys,
+                                                                         tmp_path):
+    """A server killed before it saved the state again: irbench pool status/next apply the
+    clicks stored since (and a click is never applied twice)."""
+    cfg = _start(config, "depth", "--param", "k=3")
+    with opened(cfg, "web", None, 0.0) as (desk, _, _):  # left without a checkpoint
+        for _ in range(2):
+            item = desk.next_for(ALL)
+            desk.judge(ALL, item.query_id, item.doc_id, 1, 0.2)
+        again = desk.undo(ALL)
+        desk.judge(ALL, again.query_id, again.doc_id, 0, 0.2)  # relabelled
+        relabelled = (again.query_id, again.doc_id)
+    capsys.readouterr()
+    assert cli.main(["pool", "status", str(config), "--name", "web"]) == 0
+    assert ", 2 judged," in capsys.readouterr().out
+    assert cli.main(["pool", "next", str(config), "--name", "web", "-o",
+                     str(tmp_path / "b.txt"), "--batch", "1"]) == 0
+    with opened(load_config(config), "web", None, 0.0) as (desk, _, _):
+        cand = desk.state.candidate(relabelled[0].encode(), relabelled[1].encode())
+        assert desk.state.relevance[cand] == 0 and desk.progress(ALL)["judged"] == 2
