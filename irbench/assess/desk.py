@@ -6,7 +6,7 @@ Every click is one transaction in the store (its judgment, :meth:`Store.save_cli
 state itself is saved when the strategy hands out documents (with the number of clicks it has
 applied), and loading it applies the clicks made since (:func:`catch_up`): a server killed at
 any moment loses nothing acknowledged, and a restarted one continues from the store. A click
-costs an INSERT, not a copy of the state.
+costs one row in the store, not a copy of the state.
 
 * **Next document**: the first pending document (in the order the strategy handed them out) of
   the assessor's topics that no other assessor holds; when none is pending, the strategy's
