@@ -396,3 +396,26 @@ def test_key_table_spreads_keys_that_share_their_low_bits():
     assert np.array_equal(table.find(keys), np.arange(len(keys)))
     other = np.tile(np.array([f"other{d}".encode() for d in range(docs)]), topics)
     assert np.all(table.find(arrays.topic_keys(topic, arrays.doc_hash(other), topics)) == -1)
+
+
+def test_one_long_docno_costs_the_reader_one_wide_column_not_three(tmp_path):
+    """A docno at the 1,024-byte limit widens the docno column to 1,024 bytes a row (issue
+    26: ids as codes will remove that); reading it holds that column about once, not as
+    words, masks and bytes at the same time (allocations counted by tracemalloc)."""
+    import tracemalloc
+
+    from irbench.trec import read_run
+
+    rows = [f"1 Q0 D{i} {i + 1} {30_000 - i} run\n" for i in range(20_000)]
+    rows[10_000] = f"1 Q0 {'d' * 1024} 10001 1 run\n"
+    path = tmp_path / "wide.txt"
+    path.write_text("".join(rows))
+    column = 20_000 * 1024
+    tracemalloc.start()
+    try:
+        run = read_run(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert run.doc_id.dtype.itemsize == 1024 and run.doc_id[10_000] == b"d" * 1024
+    assert peak < 1.5 * column, peak / column

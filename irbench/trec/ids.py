@@ -152,7 +152,8 @@ def token_words(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
         loads = np.ndarray((len(tail) - 7,), dtype="<u8", buffer=tail, strides=(1,))
         for j in range(nwords):
             out[fit:, j] = loads[starts[fit:] - base + 8 * j]
-    out &= _BYTE_MASKS[np.clip(lens[:, None] - 8 * np.arange(nwords), 0, 8)]
+    for j in range(nwords):  # column by column: no (rows, words) mask beside ``out``
+        out[:, j] &= _BYTE_MASKS[np.clip(lens - 8 * j, 0, 8)]
     return out
 
 
