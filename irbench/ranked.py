@@ -128,16 +128,25 @@ class PreparedQrels:
 
         ``hashes`` may pass :func:`doc_hash` of ``doc_id`` when the caller already has it.
         """
+        if hashes is None and self._table is not None and len(topic):
+            hashes = doc_hash(doc_id)
+        return self.lookup_rows(topic, hashes, doc_id.__getitem__)
+
+    def lookup_rows(self, topic: np.ndarray, hashes: np.ndarray | None,
+                    take: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """:meth:`lookup` of rows whose docnos are read through ``take(rows)`` (only the
+        rows whose key matches a judgment are read: a wide docno column is never copied
+        whole) with their :func:`doc_hash` ``hashes`` (None only when there are no rows)."""
         out = np.full(len(topic), NOT_IN_QRELS, dtype=np.int64)
         if len(topic) == 0 or len(self.doc_id) == 0:
             return out
         if self._table is None:
-            return self._lookup_strings(topic, doc_id, out)
-        hashes = doc_hash(doc_id) if hashes is None else hashes
+            return self._lookup_strings(topic, take(np.arange(len(topic))), out)
+        assert hashes is not None
         row = self._table.find(topic_keys(topic, hashes, len(self.topics)))
         cand = np.flatnonzero(row >= 0)
         row = row[cand]
-        same = self.doc_id[row] == doc_id[cand]  # the topic bits are exact
+        same = self.doc_id[row] == take(cand)  # the topic bits are exact
         rel = self.relevance[row[same]]
         out[cand[same]] = np.where(rel >= 0, rel, UNJUDGED)
         return out
@@ -158,9 +167,11 @@ class PreparedQrels:
         return out
 
 
-def _rank_order(topic: np.ndarray, score: np.ndarray, doc_id: np.ndarray) -> np.ndarray | None:
+def _rank_order(topic: np.ndarray, score: np.ndarray,
+                take: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
     """Permutation sorting by topic, score descending, docno descending (bytes); None when
-    the rows are in that order already.
+    the rows are in that order already. ``take(rows)``: the docnos of those rows (read only
+    for tied rows).
 
     Runs usually list each topic once with scores already descending: then only blocks move
     and only tied rows are sorted. Otherwise one stable (topic, -score) sort comes first.
@@ -180,11 +191,12 @@ def _rank_order(topic: np.ndarray, score: np.ndarray, doc_id: np.ndarray) -> np.
         else:  # blocks moved whole: a tie stays inside its block
             tie = np.append(tie, False)[order[:-1]]
     if tie.any():
-        _sort_ties(order, tie, doc_id)
+        _sort_ties(order, tie, take)
     return order
 
 
-def _sort_ties(order: np.ndarray, tie: np.ndarray, doc_id: np.ndarray) -> None:
+def _sort_ties(order: np.ndarray, tie: np.ndarray,
+               take: Callable[[np.ndarray], np.ndarray]) -> None:
     """Sort each run of tied positions of ``order`` by docno descending, in place."""
     in_tie = np.zeros(len(order), dtype=bool)
     in_tie[1:] |= tie
@@ -192,7 +204,7 @@ def _sort_ties(order: np.ndarray, tie: np.ndarray, doc_id: np.ndarray) -> None:
     pos = np.flatnonzero(in_tie)
     group = np.cumsum(np.concatenate(([True], ~tie)))[pos]
     rows = order[pos]
-    big_endian = doc_words(doc_id[rows]).byteswap()  # numeric order = byte order
+    big_endian = doc_words(take(rows)).byteswap()  # numeric order = byte order
     order[pos] = rows[_desc_within(group, big_endian)]
 
 
@@ -360,21 +372,28 @@ class Ranked:
 
 
 def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptions()) -> Ranked:
-    """Rank ``run`` against ``prepared`` qrels under ``options`` (see the module docstring)."""
+    """Rank ``run`` against ``prepared`` qrels under ``options`` (see the module docstring).
+
+    The docno column stays as the run holds it: rows are followed through ``src`` (each
+    ranked row's row in ``run.doc_id``; -1 for a missing topic's FAKE_DOCNO) and only the
+    docnos a step needs are read (tied rows, rows matching a judgment), so a column made wide
+    by one long docno is never copied whole."""
     topics = prepared.topics
     num_topics = len(topics)
     topic = lookup_topics(run.query_id, topics)
-    doc_id, score, line = run.doc_id, run.score, run.line
+    docs = _Docnos(run.doc_id)
+    src = np.arange(len(topic), dtype=np.int64)
+    score, line = run.score, run.line
     keep = topic >= 0
     if not keep.all():
-        topic, doc_id, score, line = topic[keep], doc_id[keep], score[keep], line[keep]
+        topic, src, score, line = topic[keep], src[keep], score[keep], line[keep]
 
-    if options.duplicates == "first" and may_repeat(topic, doc_hash(doc_id), num_topics):
-        dups, _ = duplicate_rows(topic, doc_id, line)
+    if options.duplicates == "first" and may_repeat(topic, docs.hashes(src), num_topics):
+        dups, _ = duplicate_rows(topic, docs.take(src), line)
         if len(dups):
             mask = np.ones(len(topic), dtype=bool)
             mask[dups] = False
-            topic, doc_id, score, line = topic[mask], doc_id[mask], score[mask], line[mask]
+            topic, src, score, line = topic[mask], src[mask], score[mask], line[mask]
 
     missing = np.bincount(topic, minlength=num_topics) == 0
     if missing.any():
@@ -382,14 +401,13 @@ def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptio
             _raise_missing(run, topics[missing])
         fake = np.flatnonzero(missing)
         topic = np.concatenate((topic, fake))
-        width = max(doc_id.dtype.itemsize if len(doc_id) else 1, len(FAKE_DOCNO))
-        doc_id = np.concatenate((doc_id.astype(f"S{width}"), np.full(len(fake), FAKE_DOCNO)))
+        src = np.concatenate((src, np.full(len(fake), -1, dtype=np.int64)))
         score = np.concatenate((score, np.ones(len(fake))))
         line = np.concatenate((line, np.zeros(len(fake), dtype=line.dtype)))
 
-    order = _rank_order(topic, score, doc_id)
+    order = _rank_order(topic, score, docs.reader(src))
     if order is not None:
-        topic, doc_id, line = topic[order], doc_id[order], line[order]
+        topic, src, line = topic[order], src[order], line[order]
     del order, score
 
     if options.max_docs is not None:
@@ -397,9 +415,9 @@ def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptio
         rank = np.arange(len(topic)) - offsets[topic] + 1
         cut = rank <= options.max_docs
         if not cut.all():
-            topic, doc_id, line = topic[cut], doc_id[cut], line[cut]
+            topic, src, line = topic[cut], src[cut], line[cut]
 
-    level = _levels(run, prepared, topic, doc_id, line, options)
+    level = _levels(run, prepared, topic, src, line, options, docs)
     if options.judged_only:
         judged = level >= 0
         topic, level = topic[judged], level[judged]
@@ -421,24 +439,66 @@ def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptio
 _SLICE = 1 << 20  # rows hashed and looked up at a time: bounds the temporaries on big runs
 
 
-def _levels(run: Run, prepared: PreparedQrels, topic: np.ndarray, doc_id: np.ndarray,
-            line: np.ndarray, options: EvalOptions) -> np.ndarray:
+def _levels(run: Run, prepared: PreparedQrels, topic: np.ndarray, src: np.ndarray,
+            line: np.ndarray, options: EvalOptions, docs: _Docnos) -> np.ndarray:
     """The qrels value of each ranked row, after checking no docno repeats within a topic
     (``duplicates="error"``). Works on slices of whole topics of about ``_SLICE`` rows."""
     num_topics = len(prepared.topics)
     level = np.empty(len(topic), dtype=np.int64)
     maybe_repeats = False
     for start, end in _topic_slices(topic, _SLICE):
-        t, d = topic[start:end], doc_id[start:end]
-        hashes = doc_hash(d)
+        t, rows = topic[start:end], src[start:end]
+        hashes = docs.hashes(rows)
         if options.duplicates == "error" and not maybe_repeats:
             maybe_repeats = may_repeat(t, hashes, num_topics)
-        level[start:end] = prepared.lookup(t, d, hashes)
+        level[start:end] = prepared.lookup_rows(t, hashes, docs.reader(rows))
     if maybe_repeats:
+        doc_id = docs.take(src)
         dups, firsts = duplicate_rows(topic, doc_id, line)
         if len(dups):
             _raise_duplicates(run, prepared.topics, topic, doc_id, line, dups, firsts)
     return level
+
+
+_NARROW = 32  # docno widths (bytes) whose rows are read to hash them: a wider column is
+#              hashed once, in slices, and its hashes read by row
+
+
+class _Docnos:
+    """A run's docno column read through row indices (-1: FAKE_DOCNO), never copied whole;
+    a wide column's hashes computed once, in slices."""
+
+    def __init__(self, column: np.ndarray):
+        self.column = column
+        self._hashes: np.ndarray | None = None
+        self.fake_hash = doc_hash(np.array([FAKE_DOCNO]))[0]
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        if not len(self.column):
+            return np.full(len(rows), FAKE_DOCNO)
+        out = self.column[np.maximum(rows, 0)]
+        fake = rows < 0
+        if fake.any():
+            width = max(out.dtype.itemsize, len(FAKE_DOCNO))
+            out = out.astype(f"S{width}")
+            out[fake] = FAKE_DOCNO
+        return out
+
+    def reader(self, rows: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """``take`` of a subset: ``reader(rows)(i)`` are the docnos of ``rows[i]``."""
+        return lambda i: self.take(rows[i])
+
+    def hashes(self, rows: np.ndarray) -> np.ndarray:
+        if self.column.dtype.itemsize <= _NARROW:  # reading the rows costs no more
+            return doc_hash(self.take(rows))
+        if self._hashes is None:
+            n = len(self.column)
+            self._hashes = (np.concatenate([doc_hash(self.column[i:i + _SLICE])
+                                            for i in range(0, n, _SLICE)])
+                            if n else np.zeros(0, dtype=np.uint64))
+        if not len(self._hashes):
+            return np.full(len(rows), self.fake_hash, dtype=np.uint64)
+        return np.where(rows >= 0, self._hashes[np.maximum(rows, 0)], self.fake_hash)
 
 
 def _topic_slices(topic: np.ndarray, size: int) -> list[tuple[int, int]]:
