@@ -419,3 +419,31 @@ def test_one_long_docno_costs_the_reader_one_wide_column_not_three(tmp_path):
         tracemalloc.stop()
     assert run.doc_id.dtype.itemsize == 1024 and run.doc_id[10_000] == b"d" * 1024
     assert peak < 1.5 * column, peak / column
+
+
+def test_ranking_reads_a_wide_docno_column_without_copying_it(tmp_path):
+    """Ranking follows rows through indices: the docno column made wide by one long docno is
+    read where needed (ties, judged rows), not copied in ranked order (tracemalloc)."""
+    import tracemalloc
+
+    import irbench
+    from irbench.trec import read_qrels, read_run
+
+    rows = [f"1 Q0 D{i} {i + 1} {30_000 - i} run\n" for i in range(20_000)]
+    rows[10_000] = f"1 Q0 {'d' * 1024} 10001 1 run\n"  # out of order: the run is re-sorted
+    rows[20] = "1 Q0 D19 21 29981 run\n".replace("D19", "D19x")  # a tie with D19's score
+    path = tmp_path / "wide.txt"
+    path.write_text("".join(rows))
+    run = read_run(str(path))
+    prepared = irbench.PreparedQrels(read_qrels([("1", "D1", 1), ("1", "d" * 1024, 2)]))
+    column = run.doc_id.nbytes
+    tracemalloc.start()
+    try:
+        ev = irbench.evaluate(prepared, run, ["AP", "P@10"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.25 * column, peak / column
+    # D1 at rank 2, the long docno last of 20,000 (score 1): AP = (1/2 + 2/20000) / 2
+    assert ev.summary("AP") == pytest.approx((1 / 2 + 2 / 20_000) / 2, abs=1e-15)
+    assert ev.summary("P@10") == pytest.approx(0.1)
