@@ -146,3 +146,13 @@ def test_the_pool_commands_see_the_clicks_made_since_the_state_was_saved(config,
     with opened(load_config(config), "web", None, 0.0) as (desk, _, _):
         cand = desk.state.candidate(relabelled[0].encode(), relabelled[1].encode())
         assert desk.state.relevance[cand] == 0 and desk.progress(ALL)["judged"] == 2
+
+
+def test_without_the_assess_extra_a_message_not_a_traceback(config, capsys, monkeypatch):
+    import sys
+
+    _start(config)
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if uvicorn were not installed
+    assert cli.main(["assess", str(config), "--pool", "web"]) == 1
+    err = capsys.readouterr().err
+    assert "pip install 'irbench[assess]'" in err and "Traceback" not in err

@@ -380,3 +380,14 @@ def test_a_request_the_server_never_answers_times_out_and_is_tried_again(campaig
     assert "1 new answers" in capsys.readouterr().out
     assert server.held == 1 and server.calls == 1 and len(server.requests) == 2
     server.release()
+
+
+def test_without_the_judge_extra_a_message_not_a_traceback(campaign, capsys, monkeypatch,
+                                                            tmp_path):
+    monkeypatch.setitem(sys.modules, "httpx", None)  # as if httpx were not installed
+    line = (campaign.parent / "qrels.txt").read_text().splitlines()[0].split()
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text(f"{line[0]} {line[2]}\n")
+    assert _judge(campaign, "--pairs", str(pairs)) == 1
+    err = capsys.readouterr().err
+    assert "pip install 'irbench[judge]'" in err and "Traceback" not in err

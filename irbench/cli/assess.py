@@ -41,6 +41,12 @@ def add_parsers(sub) -> None:
 
 
 def cmd_assess(args) -> int:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ModuleNotFoundError:
+        raise UsageError("irbench assess needs the assess extra: pip install "
+                         "'irbench[assess]' (Starlette and uvicorn)") from None
     from ..assess.serve import add_assessor, serve
     from ..config import load_config
 

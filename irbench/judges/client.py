@@ -44,7 +44,11 @@ class Caller:
     concurrency. ``sleep`` is how it waits between attempts (tests pass their own)."""
 
     def __init__(self, spec: JudgeSpec, sleep: Callable[[float], None] = time.sleep):
-        import httpx  # the judge extra: only judging needs it
+        try:
+            import httpx  # the judge extra: only judging needs it
+        except ModuleNotFoundError:
+            raise JudgeError("model judges need the judge extra: pip install "
+                             "'irbench[judge]' (httpx)") from None
 
         self.spec, self.sleep, self.httpx = spec, sleep, httpx
         key = spec.api_key()
