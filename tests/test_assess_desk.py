@@ -156,3 +156,25 @@ def test_without_the_assess_extra_a_message_not_a_traceback(config, capsys, monk
     assert cli.main(["assess", str(config), "--pool", "web"]) == 1
     err = capsys.readouterr().err
     assert "pip install 'irbench[assess]'" in err and "Traceback" not in err
+
+
+def test_the_provisional_leaderboard_scores_the_topics_judged_to_the_end(config):
+    import irbench
+    from irbench.assess.organiser import organiser_view
+
+    cfg = _start(config, "mtf", "--budget", "2")
+    with opened(cfg, "web", None, 0.0) as (desk, store, _):
+        view = organiser_view(desk, store.clicks("web"), [])
+        assert view["leaderboard"] == [] and "no topic" in view["leaderboard_note"]
+        count = 0
+        while (item := desk.next_for(ALL)) is not None:
+            desk.judge(ALL, item.query_id, item.doc_id, (count + 1) % 2, 0.1)
+            count += 1
+        view = organiser_view(desk, store.clicks("web"), [])
+        assert view["leaderboard_note"].startswith("3 of 3 topics judged to the end")
+        qrels = desk.state.qrels()
+        expected = {name: irbench.evaluate(qrels, run, ["AP"], complete=True).summary("AP")
+                    for name, run in zip(desk.state.table.runs, desk.state.table.sources)}
+        assert {n: float(v) for n, v in view["leaderboard"]} == pytest.approx(
+            {n: round(v, 4) for n, v in expected.items()}, abs=1e-12)
+        assert organiser_view(desk, store.clicks("web"), []) == view  # cached: no change

@@ -96,6 +96,7 @@ class Desk:
         self.redo: dict[str, int] = {}          # assessor -> candidate taken back by undo
         self.labels: dict[tuple[str, int], int] = {}  # (assessor, candidate) -> their label
         self.second: set[int] = set()  # overlap documents waiting for a second assessor
+        self.board: tuple | None = None  # the organiser's leaderboard, with what it rests on
         self.topics = [text(t) for t in state.table.topics]
 
     # -- restoring from the store

@@ -70,17 +70,28 @@ def _qrels(name: str, rows: list) -> Qrels:
 
 
 def _leaderboard(desk: Desk) -> tuple[list[tuple[str, str]], str]:
-    """(system, mean AP) on the topics judged to the end, best first, and what it rests on."""
+    """(system, mean AP) on the topics judged to the end, best first, and what it rests on;
+    computed again only when a judgment was made since (the page reloads itself)."""
     with desk.lock:
         state = desk.state
+        key = (desk.clicks, state.judged_total, state.handed_total)
+        if desk.board is not None and desk.board[0] == key:
+            return desk.board[1]
         complete = state.complete_topics()
         qrels = state.qrels()
         runs = list(zip(state.table.runs, state.table.sources))
+    board = _compute(desk, complete, qrels, runs)
+    desk.board = (key, board)
+    return board
+
+
+def _compute(desk: Desk, complete: np.ndarray, qrels: Qrels,
+             runs: list) -> tuple[list[tuple[str, str]], str]:
     topics = {t for t, done in zip(desk.topics, complete) if done}
     if not topics:
         return [], "no topic is judged to the end yet"
-    keep = np.array([q.decode("utf-8", "surrogateescape") in topics
-                     for q in qrels.query_id.tolist()], dtype=bool)
+    keep = np.isin(qrels.query_id, np.array([t.encode("utf-8", "surrogateescape")
+                                             for t in sorted(topics)]))
     done = Qrels(name="provisional", query_id=qrels.query_id[keep], doc_id=qrels.doc_id[keep],
                  relevance=qrels.relevance[keep], line=qrels.line[keep])
     scores = []
