@@ -4,7 +4,6 @@ survives the death of any worker holding it, and bad addresses are messages."""
 
 from __future__ import annotations
 
-import gc
 import os
 
 import pytest
@@ -20,15 +19,7 @@ from irbench.runner.engine import Cluster, dask_client, local_workers  # noqa: E
 POISON = 7
 
 
-@pytest.fixture(autouse=True)
-def _no_dask_client_left_to_collect():
-    """distributed's LoopRunner has one lock for the class: a Client left by an earlier test,
-    garbage-collected (its __del__ closes it) in the thread a new Client is starting, waits for
-    that lock while the start waits for the thread (a deadlock seen in the full suite).
-    Leftovers are collected here, where no lock is held."""
-    gc.collect()
-    yield
-    gc.collect()
+pytestmark = pytest.mark.usefixtures("no_dask_client_left")  # see tests/conftest.py
 
 
 def _square_unless_poison(item: int, shared: int) -> int:

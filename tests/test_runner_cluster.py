@@ -4,7 +4,6 @@ killed with SIGKILL mid-run is survived; an unreachable scheduler is a clear err
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 import signal
@@ -26,15 +25,7 @@ distributed = pytest.importorskip("distributed")
 TE = Path(__file__).parent / "data" / "trec_eval_test"
 
 
-@pytest.fixture(autouse=True)
-def _no_dask_client_left_to_collect():
-    """distributed's LoopRunner has one lock for the class: a Client left by an earlier test,
-    garbage-collected (its __del__ closes it) in the thread a new Client is starting, waits for
-    that lock while the start waits for the thread (a deadlock seen in the full suite).
-    Leftovers are collected here, where no lock is held."""
-    gc.collect()
-    yield
-    gc.collect()
+pytestmark = pytest.mark.usefixtures("no_dask_client_left")  # see tests/conftest.py
 
 
 @pytest.fixture(scope="module")

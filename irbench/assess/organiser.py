@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import EvaluationError
 from ..evaluation import evaluate
 from ..judgments.agreement import agreement
-from ..trec import Qrels
+from ..trec import Qrels, read_qrels
 from .desk import Desk
 
 MEASURE = "AP"
@@ -47,8 +47,8 @@ def _agreement(clicks: list[tuple]) -> str:
     twice = [(pair, list(by.values())[:2]) for pair, by in labels.items() if len(by) >= 2]
     if not twice:
         return "no document has been judged by two assessors yet"
-    first = _qrels("first", [(p, v[0]) for p, v in twice])
-    second = _qrels("second", [(p, v[1]) for p, v in twice])
+    first = read_qrels([(q, d, v[0]) for (q, d), v in twice], name="first")
+    second = read_qrels([(q, d, v[1]) for (q, d), v in twice], name="second")
     try:
         a = agreement(first, second)
     except EvaluationError as exc:
@@ -60,13 +60,6 @@ def _agreement(clicks: list[tuple]) -> str:
             f"Cohen's kappa {shown(a.kappa)} (linear weights {shown(a.kappa_linear)}, "
             f"relevant or not {shown(a.kappa_binary)}); Krippendorff's alpha (ordinal) "
             f"{shown(a.alpha_ordinal)}")
-
-
-def _qrels(name: str, rows: list) -> Qrels:
-    return Qrels(name=name, query_id=np.array([q.encode() for (q, _), _ in rows]),
-                 doc_id=np.array([d.encode() for (_, d), _ in rows]),
-                 relevance=np.array([r for _, r in rows], dtype=np.int64),
-                 line=np.arange(1, len(rows) + 1))
 
 
 def _leaderboard(desk: Desk) -> tuple[list[tuple[str, str]], str]:

@@ -53,8 +53,7 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
                if s.name in config.missing_runs]
     if missing:
         raise AssessError("run files missing: " + "; ".join(missing))
-    table = build_table([(s.name, s.group or s.name, s.path)
-                         for s in priority_order(config.systems)])
+    table = build_table(priority_order(config.systems))
     topics = read_topics(config.topics)
     with Store(config.store, wait=wait) as store, open_documents(config.documents) as docs:
         saved = store.load_pool(pool)

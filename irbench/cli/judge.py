@@ -81,8 +81,7 @@ def _pairs(args, config, store):
     from ..config import priority_order
     from ..pooling import build_table
 
-    runs = [(s.name, s.group or s.name, s.path) for s in priority_order(config.systems)
-            if s.name not in config.missing_runs]
+    runs = [s for s in priority_order(config.systems) if s.name not in config.missing_runs]
     if args.pool:
         found = store.pool_documents(args.pool)
         if found is not None:
