@@ -473,11 +473,12 @@ def reading(rows: list[dict]) -> list[str]:
         n = burst[0]["assessors"]
         lines.append(
             f"One assessor alone: {alone['p50']:.1f} ms per judgment (p50), "
-            f"{alone['rate']:.0f} judgments/s: the server's own time per judgment. It handles "
-            "one judgment at a time (under the desk's lock; the client processes share the "
-            f"same 2 cores), so {n} assessors judging back to back wait for each other: "
-            f"{min(r['rate'] for r in burst):.0f} to {max(r['rate'] for r in burst):.0f} "
-            f"judgments/s, about what one gets alone, and p50 ~ {n} x the time per judgment.")
+            f"{alone['rate']:.0f} judgments/s, one at a time. {n} assessors judging back to "
+            f"back: {min(r['rate'] for r in burst):.0f} to "
+            f"{max(r['rate'] for r in burst):.0f} judgments/s in all (the desk's work is "
+            "serial, under its lock; the commits are shared by the clicks that arrive "
+            "together; the 2 cores are shared with the client processes), so a judgment "
+            f"waits for the others in front of it: p50 ~ {n} / the rate.")
     noisy = [r["tag"] for r in rows if r["others"] > 0.25]
     if noisy:
         lines.append(f"Other programs kept part of the machine busy during {', '.join(noisy)} "
@@ -512,8 +513,10 @@ def report(rows: list[dict], args: argparse.Namespace, hot: dict | None) -> str:
              "above people's pace of one every few seconds), a timed /api/next every "
              f"{NEXT_EVERY}; one organiser process loading the organiser's page every "
              f"{ORGANISER_EVERY:.0f} s. Latency = the client's round trip of POST /api/judge "
-             "(which records the judgment, one DuckDB INSERT, and answers with the next "
-             "document; the pool's state is saved at hand-outs).", "", "## Results", "", *table(rows), "",
+             "(which records the judgment, committed to the store before the answer: the "
+             "server's writer thread writes the clicks that arrive together in one commit; "
+             "and answers with the next document; the pool's state is saved at hand-outs).",
+             "", "## Results", "", *table(rows), "",
              *verdict(rows), "", *reading(rows), ""]
     for r in rows:
         if r["errors"] or r["exhausted"] or r["server_errors"]:

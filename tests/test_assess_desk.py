@@ -7,9 +7,10 @@ import pytest
 
 from irbench import cli
 from irbench.assess.serve import opened
+from irbench.assess.writer import WriteFailed, Writer
 from irbench.config import load_config
-from irbench.errors import JudgmentError
-from irbench.store import Assessor
+from irbench.errors import JudgmentError, StoreError
+from irbench.store import Assessor, Click, Store
 
 ANN = Assessor(name="ann", role="assessor", topics=("401",), pool="web")
 BOB = Assessor(name="bob", role="assessor", topics=("401", "402"), pool="web")
@@ -172,9 +173,83 @@ def test_the_provisional_leaderboard_scores_the_topics_judged_to_the_end(config)
             count += 1
         view = organiser_view(desk, store.clicks("web"), [])
         assert view["leaderboard_note"].startswith("3 of 3 topics judged to the end")
-        qrels = desk.state.qrels()
-        expected = {name: irbench.evaluate(qrels, run, ["AP"], complete=True).summary("AP")
-                    for name, run in zip(desk.state.table.runs, desk.state.table.sources)}
-        assert {n: float(v) for n, v in view["leaderboard"]} == pytest.approx(
-            {n: round(v, 4) for n, v in expected.items()}, abs=1e-12)
+
+        def expected() -> dict[str, float]:
+            qrels = desk.state.qrels()
+            return {n: round(irbench.evaluate(qrels, run, ["AP"], complete=True).summary("AP"),
+                             4)
+                    for n, run in zip(desk.state.table.runs, desk.state.table.sources)}
+
+        assert {n: float(v) for n, v in view["leaderboard"]} == pytest.approx(expected(),
+                                                                              abs=1e-12)
         assert organiser_view(desk, store.clicks("web"), []) == view  # cached: no change
+        item = desk.undo(ALL)  # a label of a topic judged to the end changed: the board too
+        desk.judge(ALL, item.query_id, item.doc_id, 1 - item.previous, 0.1)
+        again = organiser_view(desk, store.clicks("web"), [])
+        assert again["leaderboard"] != view["leaderboard"]
+        assert {n: float(v) for n, v in again["leaderboard"]} == pytest.approx(expected(),
+                                                                               abs=1e-12)
+
+
+def _click(doc: str, relevance: int = 1) -> Click:
+    return Click(query_id="401", doc_id=doc, relevance=relevance, judge="ann", suggested=None,
+                 seconds=0.5)
+
+
+def test_clicks_queued_together_are_one_commit_in_the_order_made(config):
+    """The writer's group commit: what is queued while it writes goes in the next commit,
+    the pool's state after exactly the clicks queued before it."""
+    cfg = _start(config, "depth", "--param", "k=3")
+    with Store(str(cfg.store)) as store:
+        writer = Writer(store, "web")
+        state = store.load_pool("web")
+        done = [writer.click(_click(f"d{i}", i % 3)) for i in range(5)]  # before it starts
+        done.append(writer.state("depth", *state, 5))
+        done.append(writer.click(_click("d5")))
+        assert not any(f.done() for f in done)
+        with writer:
+            pass  # the block's end waits for everything queued
+        assert all(f.result() is None for f in done) and writer.commits == 1
+        clicks = store.clicks("web")
+        assert [(c[1], c[2]) for c in clicks] == [(f"d{i}", i % 3) for i in range(5)] + [
+            ("d5", 1)]
+        assert store.clicks_applied("web") == 5
+
+
+def test_a_failed_write_refuses_every_judgment_after_it(config, monkeypatch):
+    """A commit that fails (the disk) fails its whole group and every later write, with a
+    message to restart; nothing of the group is in the store."""
+    cfg = _start(config, "depth", "--param", "k=3")
+    with Store(str(cfg.store)) as store:
+        writer = Writer(store, "web")
+        first = writer.click(_click("d0"))
+        state = writer.state("depth", *store.load_pool("web"), 1)
+
+        def full(*args):
+            raise StoreError("No space left on device")
+
+        monkeypatch.setattr(writer.store, "save_clicks", full)
+        with writer:
+            for done in (first, state):
+                with pytest.raises(WriteFailed, match="No space left.*start it again"):
+                    done.result()
+            with pytest.raises(WriteFailed):
+                writer.click(_click("d1")).result()
+        assert store.clicks("web") == [] and store.clicks_applied("web") == 0
+
+
+def test_the_desk_says_when_the_store_cannot_be_written(config, monkeypatch):
+    cfg = _start(config, "depth", "--param", "k=3")
+    with opened(cfg, "web", None, 0.0) as (desk, store, _):
+        item = desk.next_for(ALL)
+
+        def full(*args):
+            raise StoreError("No space left on device")
+
+        monkeypatch.setattr(desk.save.__self__.store, "save_clicks", full)  # the writer's
+        with pytest.raises(WriteFailed, match="No space left"):
+            desk.judge(ALL, item.query_id, item.doc_id, 1, 0.5)
+        other = desk.next_for(ALL)
+        with pytest.raises(WriteFailed):
+            desk.judge(ALL, other.query_id, other.doc_id, 1, 0.5)
+        assert store.clicks("web") == []

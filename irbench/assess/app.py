@@ -40,6 +40,7 @@ from starlette.routing import Route
 from ..errors import IrbenchError
 from ..store import Assessor
 from .desk import Desk, Item
+from .writer import WriteFailed
 
 COOKIE = "irbench_assess"
 MAX_BODY = 16 * 1024
@@ -206,6 +207,8 @@ def guarded(gate: Gate, handler: Callable[[Assessor, dict], dict], *, post: bool
         try:  # off the event loop: the desk's work blocks (its lock, the store)
             return JSONResponse(await run_in_threadpool(handler, who, body),
                                 headers=_headers(""))
+        except WriteFailed as exc:  # the disk: nothing more can be saved
+            return _error(str(exc)[:300], 503)
         except IrbenchError as exc:  # a judgment the pool refuses: the message says why
             return _error(str(exc)[:300], 400)
         except (KeyError, TypeError, ValueError, UnicodeError):

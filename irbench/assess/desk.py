@@ -2,11 +2,12 @@
 without HTTP (the web app, :mod:`.app`, calls it).
 
 The pool's state (:class:`~irbench.pooling.PoolingState`) is held in memory behind one lock.
-Every click is one transaction in the store (its judgment, :meth:`Store.save_click`); the
-state itself is saved when the strategy hands out documents (with the number of clicks it has
-applied), and loading it applies the clicks made since (:func:`catch_up`): a server killed at
-any moment loses nothing acknowledged, and a restarted one continues from the store. A click
-costs one row in the store, not a copy of the state.
+Every click is a row in the store (its judgment, :meth:`Store.save_clicks`), committed before
+:meth:`Desk.judge` returns (by the server's :class:`~irbench.assess.writer.Writer`, outside the
+lock); the state itself is saved when the strategy hands out documents (with the number of
+clicks it has applied), and loading it applies the clicks made since (:func:`catch_up`): a
+server killed at any moment loses nothing acknowledged, and a restarted one continues from the
+store. A click costs one row in the store, not a copy of the state.
 
 * **Next document**: the first pending document (in the order the strategy handed them out) of
   the assessor's topics that no other assessor holds; when none is pending, the strategy's
@@ -25,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,12 +76,13 @@ def catch_up(state: PoolingState, clicks: list[tuple], applied: int) -> None:
 
 
 class Desk:
-    """See the module docstring. ``save(state, click)`` writes a click; ``document(docno)``
-    gives (title, text); ``statement(query_id)`` the topic's fields; ``suggestions(pairs)``
-    the model labels."""
+    """See the module docstring. ``save(click)`` and ``save_state(state, clicks applied)``
+    queue a write (done when committed; in the order queued); ``document(docno)`` gives
+    (title, text); ``statement(query_id)`` the topic's fields; ``suggestions`` the model
+    labels."""
 
-    def __init__(self, state: PoolingState, *, save: Callable[[Click], None],
-                 save_state: Callable[[PoolingState, int], None],
+    def __init__(self, state: PoolingState, *, save: Callable[[Click], Future],
+                 save_state: Callable[[PoolingState, int], Future],
                  document: Callable[[str], tuple[str, str]],
                  statement: Callable[[str], dict[str, str]],
                  suggestions: dict[tuple[str, str], int],
@@ -98,6 +101,7 @@ class Desk:
         self.second: set[int] = set()  # overlap documents waiting for a second assessor
         self.board: tuple | None = None  # the organiser's leaderboard, with what it rests on
         self.topics = [text(t) for t in state.table.topics]
+        self._wanted: dict[tuple[str, ...], np.ndarray] = {}  # topics -> mask per candidate
 
     # -- restoring from the store
 
@@ -142,11 +146,13 @@ class Desk:
 
     def _mine(self, who: Assessor) -> np.ndarray:
         """Per candidate: whether its topic is the assessor's."""
-        topic = self.state.table.cand_topic
-        if not who.topics:
-            return np.ones(len(topic), dtype=bool)
-        wanted = np.array([t in set(who.topics) for t in self.topics])
-        return wanted[topic]
+        found = self._wanted.get(who.topics)
+        if found is None:
+            topic = self.state.table.cand_topic
+            chosen = set(who.topics)
+            wanted = np.array([not chosen or t in chosen for t in self.topics], dtype=bool)
+            found = self._wanted[who.topics] = wanted[topic]
+        return found
 
     def _choose(self, who: Assessor) -> int | None:
         mine = self._mine(who)
@@ -200,7 +206,8 @@ class Desk:
 
     def judge(self, who: Assessor, query_id: str, doc_id: str, relevance: int,
               seconds: float) -> None:
-        """Record a label (see the rules in the module docstring)."""
+        """Record a label (see the rules in the module docstring); returns once it is
+        committed to the store."""
         with self.lock:
             cand = self.state.candidate(query_id.encode(), doc_id.encode())
             if cand < 0 or not self._mine(who)[cand]:
@@ -217,9 +224,9 @@ class Desk:
                 self.state.relabel(cand, relevance)  # the same assessor again: the latest
             elif status != JUDGED:
                 raise JudgmentError([f"{query_id} {doc_id}: not handed out yet"])
-            self.save(Click(query_id=query_id, doc_id=doc_id, relevance=relevance,
-                            judge=who.name, suggested=self.suggestions.get((query_id, doc_id)),
-                            seconds=seconds))
+            saved = self.save(Click(query_id=query_id, doc_id=doc_id, relevance=relevance,
+                                    judge=who.name, seconds=seconds,
+                                    suggested=self.suggestions.get((query_id, doc_id))))
             self.clicks += 1
             if who.name not in names:
                 names.append(who.name)
@@ -233,6 +240,7 @@ class Desk:
                 del self.held[who.name]
             if self.redo.get(who.name) == cand:
                 del self.redo[who.name]
+        saved.result()  # committed (outside the lock: others go on meanwhile)
 
     def skip(self, who: Assessor, query_id: str, doc_id: str) -> Item | None:
         """Put the document aside (it comes back when nothing else is left); the next one."""
@@ -260,7 +268,8 @@ class Desk:
     def checkpoint(self) -> None:
         """Save the state now (at a clean stop: the next start replays nothing)."""
         with self.lock:
-            self.save_state(self.state, self.clicks)
+            saved = self.save_state(self.state, self.clicks)
+        saved.result()
 
     def progress(self, who: Assessor | None = None) -> dict:
         """{"judged", "total" (handed out or judged), "topics": [{query_id, judged, total}]}

@@ -4,6 +4,7 @@ leaderboard on the topics judged to the end."""
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from ..errors import EvaluationError
 from ..evaluation import evaluate
 from ..judgments.agreement import agreement
+from ..pooling.state import JUDGED
 from ..trec import Qrels, read_qrels
 from .desk import Desk
 
@@ -64,13 +66,16 @@ def _agreement(clicks: list[tuple]) -> str:
 
 def _leaderboard(desk: Desk) -> tuple[list[tuple[str, str]], str]:
     """(system, mean AP) on the topics judged to the end, best first, and what it rests on;
-    computed again only when a judgment was made since (the page reloads itself)."""
+    computed again only when what it rests on changed (a topic was judged to the end, or a
+    label of one relabelled), not at every judgment: the page reloads itself."""
     with desk.lock:
         state = desk.state
-        key = (desk.clicks, state.judged_total, state.handed_total)
+        complete = state.complete_topics()
+        rests = complete[state.table.cand_topic] & (state.status == JUDGED)
+        key = hashlib.sha256(b"".join((complete.tobytes(), np.flatnonzero(rests).tobytes(),
+                                       state.relevance[rests].tobytes()))).digest()
         if desk.board is not None and desk.board[0] == key:
             return desk.board[1]
-        complete = state.complete_topics()
         qrels = state.qrels()
         runs = list(zip(state.table.runs, state.table.sources))
     board = _compute(desk, complete, qrels, runs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
@@ -14,11 +15,12 @@ from ..documents import open_documents
 from ..errors import IrbenchError
 from ..pooling import PoolingState, build_table
 from ..pooling.persist import decode_state, encode_state
-from ..store import Assessor, Click, Store
+from ..store import Assessor, Store
 from ..topics import read_topics
 from .app import Gate, build_app, token_sha256
 from .desk import Desk, catch_up
 from .organiser import organiser_view
+from .writer import Writer
 
 
 class AssessError(IrbenchError):
@@ -64,12 +66,8 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
         clicks = store.clicks(pool)
         catch_up(state, clicks, store.clicks_applied(pool))
 
-        def save(click: Click) -> None:
-            store.save_click(pool, click)
-
-        def save_state(state: PoolingState, applied: int) -> None:
-            store.save_pool_state(pool, state.strategy.name, *encode_state(state.to_dict()),
-                                  applied)
+        def save_state(state: PoolingState, applied: int) -> Future:
+            return writer.state(state.strategy.name, *encode_state(state.to_dict()), applied)
 
         def document(docno: str) -> tuple[str, str]:
             if docno not in docs:
@@ -77,12 +75,14 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
             doc = docs.get(docno)
             return doc.title, doc.text
 
-        desk = Desk(state, save=save, save_state=save_state, document=document,
-                    statement=topics.statement, suggestions=store.model_labels(),
-                    overlap=overlap, seed=state.seed)
-        desk.replay(clicks)
-        save_state(state, len(clicks))  # caught up: the next start replays nothing
-        yield desk, store, docs
+        store.save_pool_state(pool, state.strategy.name, *encode_state(state.to_dict()),
+                              len(clicks))  # caught up: the next start replays nothing
+        with Writer(store, pool) as writer:
+            desk = Desk(state, save=writer.click, save_state=save_state, document=document,
+                        statement=topics.statement, suggestions=store.model_labels(),
+                        overlap=overlap, seed=state.seed)
+            desk.replay(clicks)
+            yield desk, store, docs
 
 
 def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect: bool,

@@ -19,6 +19,7 @@ damage), ``records.py`` (what the runner hands over), ``reads.py``, ``pools.py``
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -82,6 +83,15 @@ class Store(Reads, Judging, Assessing, Pools):  # Judging before Pools: Pools na
             self.close()
         except (StoreError, OSError):
             self.con = None
+
+    def for_thread(self) -> Store:
+        """This store on a connection of its own (a DuckDB cursor: the same database, its own
+        transactions), for another thread; close it there."""
+        other = copy.copy(self)
+        other.con = self.con.cursor()
+        other._in_transaction = False
+        other._clear_pending()
+        return other
 
     def close(self) -> None:
         if self.con is not None:

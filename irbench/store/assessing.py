@@ -1,5 +1,5 @@
 """Assessors in the browser (``irbench assess``), mixed into Store: their tokens (stored as
-sha256 only) and every click as one transaction (the pool's state and the judgment)."""
+sha256 only), the clicks and the pool's state."""
 
 from __future__ import annotations
 
@@ -63,16 +63,21 @@ class Assessing:
         return [Assessor(name=r[0], role=r[1], topics=tuple(r[2] or ()), pool=r[3])
                 for r in rows]
 
-    def save_click(self, pool: str, click: Click) -> None:
-        """One judgment made in the browser: a transaction of its own. The pool's state is
-        saved at hand-outs (:meth:`save_pool_state`); the clicks made since are applied
-        again when it is loaded (:func:`irbench.assess.desk.catch_up`)."""
+    def save_clicks(self, pool: str, clicks: list[Click]) -> None:
+        """Judgments made in the browser, in the order given (one statement; the caller's
+        transaction makes a group of them one commit). The pool's state is saved at hand-outs
+        (:meth:`save_pool_state`); the clicks made since are applied again when it is loaded
+        (:func:`irbench.assess.desk.catch_up`)."""
+        if not clicks:
+            return
+        rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(clicks))
+        params = [value for c in clicks for value in (
+            pool, c.query_id, c.doc_id, c.relevance, c.judge, c.suggested, c.seconds)]
         self.con.execute(
             "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
             "judged_at, judge, judge_kind, suggested, seconds) "
-            "VALUES (?, ?, ?, ?, NULL, 'assess', now(), ?, 'human', ?, ?)",
-            [pool, click.query_id, click.doc_id, click.relevance, click.judge,
-             click.suggested, click.seconds])
+            "SELECT c0, c1, c2, c3, NULL, 'assess', now(), c4, 'human', c5, c6 "
+            f"FROM (VALUES {rows}) AS v(c0, c1, c2, c3, c4, c5, c6)", params)
 
     def save_pool_state(self, pool: str, strategy: str, state: str, arrays: bytes,
                         clicks_applied: int) -> None:

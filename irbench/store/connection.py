@@ -261,6 +261,10 @@ class Connection:
     def unregister(self, name: str) -> None:
         self._call("unregister", name)
 
+    def cursor(self) -> Connection:
+        """Another connection to the same database, for another thread."""
+        return Connection(self._call("cursor"), self._path)
+
     def close(self) -> None:
         self._call("close")
 
