@@ -22,8 +22,10 @@ Security, as the pages are reachable by whoever has the address:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
+import inspect
 import json
 import secrets
 from collections.abc import Callable
@@ -162,13 +164,14 @@ class Calls:
     def next_item(self, who: Assessor, body: dict) -> dict:
         return item_json(self.desk.next_for(who), self.desk.progress(who))
 
-    def judge(self, who: Assessor, body: dict) -> dict:
+    async def judge(self, who: Assessor, body: dict) -> dict:
         relevance = body["relevance"]
         if type(relevance) is not int or relevance not in self.levels:  # not a bool either
             raise ValueError(f"relevance must be one of {list(self.levels)}")
         seconds = float(body.get("seconds") or 0.0)
-        self.desk.judge(who, str(body["query_id"]), str(body["doc_id"]), relevance,
-                        max(0.0, min(seconds, 86400.0)))
+        await asyncio.wrap_future(self.desk.record(
+            who, str(body["query_id"]), str(body["doc_id"]), relevance,
+            max(0.0, min(seconds, 86400.0))))  # answered once committed
         return self.next_item(who, body)
 
     def undo(self, who: Assessor, body: dict) -> dict:
@@ -180,11 +183,13 @@ class Calls:
                          self.desk.progress(who))
 
 
-def guarded(gate: Gate, handler: Callable[[Assessor, dict], dict], *, post: bool,
+def guarded(gate: Gate, handler: Callable[[Assessor, dict], Any], *, post: bool,
             organiser: bool = False) -> Callable:
     """An endpoint calling ``handler`` for a request with a valid token of the right role
     (and, for ``post``, the CSRF token and a body within MAX_BODY that is JSON); a bad
-    request is a 4xx with a JSON error."""
+    request is a 4xx with a JSON error. The assessor's calls run on the event loop (the
+    desk's work is in memory and short; a judgment is awaited until committed, other
+    requests going on meanwhile); the organiser's, which read the store, in a thread."""
     async def endpoint(request: Request):
         who = gate.who(request)
         if who is None:
@@ -204,9 +209,14 @@ def guarded(gate: Gate, handler: Callable[[Assessor, dict], dict], *, post: bool
                 return _error("not JSON", 400)
             if not isinstance(body, dict):
                 return _error("a JSON object, please", 400)
-        try:  # off the event loop: the desk's work blocks (its lock, the store)
-            return JSONResponse(await run_in_threadpool(handler, who, body),
-                                headers=_headers(""))
+        try:
+            if inspect.iscoroutinefunction(handler):
+                answer = await handler(who, body)
+            elif organiser:  # reads the store: off the event loop
+                answer = await run_in_threadpool(handler, who, body)
+            else:  # the desk's work in memory: short
+                answer = handler(who, body)
+            return JSONResponse(answer, headers=_headers(""))
         except WriteFailed as exc:  # the disk: nothing more can be saved
             return _error(str(exc)[:300], 503)
         except IrbenchError as exc:  # a judgment the pool refuses: the message says why

@@ -208,6 +208,12 @@ class Desk:
               seconds: float) -> None:
         """Record a label (see the rules in the module docstring); returns once it is
         committed to the store."""
+        self.record(who, query_id, doc_id, relevance, seconds).result()
+
+    def record(self, who: Assessor, query_id: str, doc_id: str, relevance: int,
+               seconds: float) -> Future:
+        """:meth:`judge`, returning at once: the future is done when the label is committed
+        (the server answers then)."""
         with self.lock:
             cand = self.state.candidate(query_id.encode(), doc_id.encode())
             if cand < 0 or not self._mine(who)[cand]:
@@ -240,7 +246,7 @@ class Desk:
                 del self.held[who.name]
             if self.redo.get(who.name) == cand:
                 del self.redo[who.name]
-        saved.result()  # committed (outside the lock: others go on meanwhile)
+        return saved
 
     def skip(self, who: Assessor, query_id: str, doc_id: str) -> Item | None:
         """Put the document aside (it comes back when nothing else is left); the next one."""

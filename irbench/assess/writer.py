@@ -103,8 +103,9 @@ class Writer:
                 done.set_exception(WriteFailed(self.failed))
             return
         try:
-            if all(isinstance(what, Click) for what, _ in group):  # one statement commits
-                self.store.save_clicks(self.pool, [what for what, _ in group])
+            clicks = [what for what, _ in group if isinstance(what, Click)]
+            if len(clicks) == len(group):  # one statement commits
+                self.store.save_clicks(self.pool, clicks)
             else:
                 self._together(group)
             self.commits += 1
