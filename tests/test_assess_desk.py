@@ -10,6 +10,7 @@ from irbench.assess.serve import opened
 from irbench.assess.writer import WriteFailed, Writer
 from irbench.config import load_config
 from irbench.errors import JudgmentError, StoreError
+from irbench.pooling.persist import decode_state
 from irbench.store import Assessor, Click, Store
 
 ANN = Assessor(name="ann", role="assessor", topics=("401",), pool="web")
@@ -202,9 +203,9 @@ def test_clicks_queued_together_are_one_commit_in_the_order_made(config):
     cfg = _start(config, "depth", "--param", "k=3")
     with Store(str(cfg.store)) as store:
         writer = Writer(store, "web")
-        state = store.load_pool("web")
+        state = decode_state(*store.load_pool("web"))
         done = [writer.click(_click(f"d{i}", i % 3)) for i in range(5)]  # before it starts
-        done.append(writer.state("depth", *state, 5))
+        done.append(writer.state("depth", state, 5))
         done.append(writer.click(_click("d5")))
         assert not any(f.done() for f in done)
         with writer:
@@ -223,7 +224,7 @@ def test_a_failed_write_refuses_every_judgment_after_it(config, monkeypatch):
     with Store(str(cfg.store)) as store:
         writer = Writer(store, "web")
         first = writer.click(_click("d0"))
-        state = writer.state("depth", *store.load_pool("web"), 1)
+        state = writer.state("depth", decode_state(*store.load_pool("web")), 1)
 
         def full(*args):
             raise StoreError("No space left on device")

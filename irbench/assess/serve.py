@@ -3,6 +3,7 @@ store, the desk, the app, and uvicorn serving it until Ctrl-C."""
 
 from __future__ import annotations
 
+import copy
 import secrets
 import sys
 from collections.abc import Iterator
@@ -67,7 +68,7 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
         catch_up(state, clicks, store.clicks_applied(pool))
 
         def save_state(state: PoolingState, applied: int) -> Future:
-            return writer.state(state.strategy.name, *encode_state(state.to_dict()), applied)
+            return writer.state(state.strategy.name, copy.deepcopy(state.to_dict()), applied)
 
         def document(docno: str) -> tuple[str, str]:
             if docno not in docs:

@@ -6,7 +6,7 @@ server killed at any moment loses nothing acknowledged. Clicks that arrive while
 under way are written together in the next one (one statement, one commit): under load the cost
 of a commit is shared, and the desk's lock is never held while the disk is written. The pool's
 state, saved at hand-outs, goes through the same queue, so it is stored after exactly the
-clicks it has applied.
+clicks it has applied (and is compressed here, not under the desk's lock).
 
 The writer has a connection of its own (:meth:`Store.for_thread`); the server's readers use
 the store's.
@@ -20,6 +20,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from ..errors import IrbenchError
+from ..pooling.persist import encode_state
 from ..store import Click, Store
 
 GROUP = 256  # at most this many writes in one commit
@@ -32,8 +33,7 @@ class WriteFailed(IrbenchError):
 @dataclass(frozen=True)
 class _State:
     strategy: str
-    state: str
-    arrays: bytes
+    data: dict  # PoolingState.to_dict() of a copy, encoded here (off the desk's lock)
     applied: int
 
 
@@ -65,9 +65,10 @@ class Writer:
         """Queue a judgment; the future is done when it is committed."""
         return self._put(click)
 
-    def state(self, strategy: str, state: str, arrays: bytes, applied: int) -> Future:
-        """Queue the pool's state (``applied``: the clicks queued before it)."""
-        return self._put(_State(strategy, state, arrays, applied))
+    def state(self, strategy: str, data: dict, applied: int) -> Future:
+        """Queue the pool's state (``data``: ``PoolingState.to_dict()``, not changed after;
+        ``applied``: the clicks queued before it)."""
+        return self._put(_State(strategy, data, applied))
 
     def _put(self, what: Click | _State) -> Future:
         done: Future = Future()
@@ -127,8 +128,8 @@ class Writer:
                 if isinstance(what, _State):
                     self.store.save_clicks(self.pool, clicks)
                     clicks = []
-                    self.store.save_pool_state(self.pool, what.strategy, what.state,
-                                               what.arrays, what.applied)
+                    self.store.save_pool_state(self.pool, what.strategy,
+                                               *encode_state(what.data), what.applied)
                 else:
                     clicks.append(what)
             self.store.save_clicks(self.pool, clicks)
