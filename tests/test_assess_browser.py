@@ -360,3 +360,22 @@ def test_the_api_refuses_what_a_page_never_sends(server, campaign):
     assert ann.post("/api/judge", json={**mine, "relevance": 1}).status_code == 200
     config, _ = campaign
     assert cli.main(["pool", "start", str(config), "--name", "other"]) == 3  # store is held
+
+
+def test_the_pages_on_a_wide_screen(server, browser, tmp_path):
+    """At 1920 px: the topic beside the document, the document's lines kept to a readable
+    length rather than stretched across the screen, the organiser's tables in the window."""
+    page = _open(browser, server.links["ann"], 1920, 1080)
+    topic = page.locator("section[aria-label=Topic]").bounding_box()
+    text = page.locator("#doc-text").bounding_box()
+    assert topic["x"] + topic["width"] <= text["x"] and abs(topic["y"] - text["y"]) < 80
+    assert 500 <= text["width"] <= 1000  # about 90 characters a line at 16 px
+    page.screenshot(path=str(tmp_path / "assess-1920.png"))
+    assert page.errors == []
+    org = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
+    _sign_in(org, server.links["org"])
+    expect(org.locator("h2.provisional")).to_be_visible()
+    for table in org.locator("table").all():
+        box = table.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 1920
+    org.screenshot(path=str(tmp_path / "organiser-1920.png"), full_page=True)
