@@ -372,68 +372,85 @@ class Ranked:
 
 
 def rank_run(run: Run, prepared: PreparedQrels, options: EvalOptions = EvalOptions()) -> Ranked:
-    """Rank ``run`` against ``prepared`` qrels under ``options`` (see the module docstring).
+    """Rank ``run`` against ``prepared`` qrels under ``options`` (see the module docstring)."""
+    return ranked_of([rank_rows(run, prepared, options)], run, prepared, options)
+
+
+def rank_rows(run: Run, prepared: PreparedQrels,
+              options: EvalOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's rows of judged topics in rank order, as (topic index, level), and whether
+    each topic has a row (before ``max_docs`` and ``judged_only`` drop any): :func:`rank_run`
+    without its missing topics. Parts of one run whose topics do not straddle parts are ranked
+    alone and joined by :func:`ranked_of`.
 
     The docno column stays as the run holds it: rows are followed through ``src`` (each
     ranked row's row in ``run.doc_id``; -1 for a missing topic's FAKE_DOCNO) and only the
     docnos a step needs are read (tied rows, rows matching a judgment), so a column made wide
     by one long docno is never copied whole."""
-    topics = prepared.topics
-    num_topics = len(topics)
-    topic = lookup_topics(run.query_id, topics)
+    num_topics = len(prepared.topics)
+    topic = lookup_topics(run.query_id, prepared.topics)
     docs = _Docnos(run.doc_id)
     src = np.arange(len(topic), dtype=np.int64)
     score, line = run.score, run.line
     keep = topic >= 0
     if not keep.all():
         topic, src, score, line = topic[keep], src[keep], score[keep], line[keep]
-
     if options.duplicates == "first" and may_repeat(topic, docs.hashes(src), num_topics):
         dups, _ = duplicate_rows(topic, docs.take(src), line)
         if len(dups):
             mask = np.ones(len(topic), dtype=bool)
             mask[dups] = False
             topic, src, score, line = topic[mask], src[mask], score[mask], line[mask]
-
-    missing = np.bincount(topic, minlength=num_topics) == 0
-    if missing.any():
-        if not options.complete:
-            _raise_missing(run, topics[missing])
-        fake = np.flatnonzero(missing)
-        topic = np.concatenate((topic, fake))
-        src = np.concatenate((src, np.full(len(fake), -1, dtype=np.int64)))
-        score = np.concatenate((score, np.ones(len(fake))))
-        line = np.concatenate((line, np.zeros(len(fake), dtype=line.dtype)))
-
+    present = np.bincount(topic, minlength=num_topics) > 0
     order = _rank_order(topic, score, docs.reader(src))
     if order is not None:
         topic, src, line = topic[order], src[order], line[order]
     del order, score
+    return (*_cut(run, prepared, topic, src, line, options, docs), present)
 
+
+def _cut(run: Run, prepared: PreparedQrels, topic: np.ndarray, src: np.ndarray,
+         line: np.ndarray, options: EvalOptions,
+         docs: _Docnos) -> tuple[np.ndarray, np.ndarray]:
+    """(topic, level) of ranked rows: ``max_docs`` per topic, levels, ``judged_only``."""
     if options.max_docs is not None:
-        offsets = np.concatenate(([0], np.cumsum(np.bincount(topic, minlength=num_topics))))
-        rank = np.arange(len(topic)) - offsets[topic] + 1
-        cut = rank <= options.max_docs
+        offsets = np.concatenate(([0], np.cumsum(np.bincount(topic))))
+        cut = np.arange(len(topic)) - offsets[topic] + 1 <= options.max_docs
         if not cut.all():
             topic, src, line = topic[cut], src[cut], line[cut]
-
     level = _levels(run, prepared, topic, src, line, options, docs)
     if options.judged_only:
         judged = level >= 0
         topic, level = topic[judged], level[judged]
-    counts = np.bincount(topic, minlength=num_topics)
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return Ranked(
-        topics=topics,
-        offsets=offsets,
-        level=level,
-        missing=missing,
-        level_counts=prepared.level_counts,
-        options=options,
-        runid=run.runid,
-        name=run.name,
-        num_lines_rel_positive=prepared.num_lines_rel_positive,
-    )
+    return topic, level
+
+
+def ranked_of(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], run: Run,
+              prepared: PreparedQrels, options: EvalOptions) -> Ranked:
+    """The :class:`Ranked` run made of :func:`rank_rows` parts of ``run`` (no topic in two
+    parts; ``run`` names it and gives its runid): each topic's rows joined in topic order,
+    a missing topic an error, or (``complete``) one FAKE_DOCNO row as trec_eval -c adds."""
+    num_topics = len(prepared.topics)
+    missing = ~np.logical_or.reduce([present for _, _, present in parts])
+    if missing.any():
+        if not options.complete:
+            _raise_missing(run, prepared.topics[missing])
+        fake = np.flatnonzero(missing)
+        rows = np.full(len(fake), -1, dtype=np.int64)
+        parts = [*parts, (*_cut(run, prepared, fake, rows, np.zeros(len(fake), np.int64),
+                                options, _Docnos(run.doc_id[:0])), missing)]
+    counts = [np.bincount(topic, minlength=num_topics) for topic, _, _ in parts]
+    offsets = np.concatenate(([0], np.cumsum(np.sum(counts, axis=0)))).astype(np.int64)
+    if len(parts) == 1:
+        level = parts[0][1]
+    else:  # each part's topic blocks moved to their places
+        level = np.empty(int(offsets[-1]), dtype=np.int64)
+        for (topic, part_level, _), count in zip(parts, counts):
+            begin = np.concatenate(([0], np.cumsum(count)[:-1]))
+            level[np.repeat(offsets[:-1] - begin, count) + np.arange(len(topic))] = part_level
+    return Ranked(topics=prepared.topics, offsets=offsets, level=level, missing=missing,
+                  level_counts=prepared.level_counts, options=options, runid=run.runid,
+                  name=run.name, num_lines_rel_positive=prepared.num_lines_rel_positive)
 
 
 _SLICE = 1 << 20  # rows hashed and looked up at a time: bounds the temporaries on big runs

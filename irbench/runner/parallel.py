@@ -29,7 +29,7 @@ from ..cache import spill_prefix
 from ..errors import FormatError, IrbenchError
 from ..measures import Measure
 from ..measures.compute import Evaluation, score_ranked
-from ..ranked import EvalOptions, PreparedQrels, Ranked
+from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_rows, ranked_of
 from .engine import InProcess, Processes, worker_count
 
 _PARALLEL_READ_BYTES = 1 << 25  # plain run files this big are read in parts by workers
@@ -66,7 +66,10 @@ def evaluate_paths(
     """
     paths = [os.fspath(p) for p in paths]
     shared = _Shared(prepared, tuple(measures), options, keep_ranked)
-    if len(paths) == 1:  # its file is read in parts by the workers
+    if len(paths) == 1:  # its file is read (and if it can, ranked) in parts by the workers
+        done = rank_in_parts(paths[0], shared, workers)
+        if done is not None:
+            return [done]
         return [_evaluate(paths[0], shared, lambda path: read_run(path, workers=workers))]
     count = worker_count(workers, len(paths))
     results: dict[int, RunResult] = {}
@@ -124,6 +127,137 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
                 part = replace(part, columns=tuple(_loaded(f) for f in files))
             parts.append(part)
     return trec.run_of_parts(path, parts, name)
+
+
+def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult | None:
+    """One big plain run file read, ranked and scored without its columns coming back: the
+    file is cut where a topic ends into one byte range per worker, and each worker parses and
+    ranks its own topics (:func:`~irbench.ranked.rank_rows`), returning only each row's topic
+    and level (a few bytes a row, not the docnos, scores and lines); here they are joined
+    (:func:`~irbench.ranked.ranked_of`) and scored. None when this does not apply: a small,
+    gzip or unreadable file, judgments that rank with more than levels, or a run whose topics
+    straddle the cuts (not grouped by topic) or that a worker could not rank (a duplicate
+    docno: the whole-file path names its lines). A file's format problems are its result."""
+    count = worker_count(workers, 1 << 30)
+    if type(shared.prepared) is not PreparedQrels or count <= 1 or path.endswith(".gz"):
+        return None
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            if size < _PARALLEL_READ_BYTES or fh.read(2) == trec.GZIP_MAGIC:
+                return None
+            bounds = _topic_starts(fh, size, count)
+    except OSError:
+        return None
+    ranges = [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    import tempfile  # as in read_run
+
+    got: dict[tuple, Any] = {}
+    try:
+        spill: Any = tempfile.TemporaryDirectory(prefix=spill_prefix() + "ranks-")
+    except OSError:
+        spill = contextlib.nullcontext(None)
+    with spill as folder:
+        Processes(len(ranges)).map(_rank_range, ranges, (shared, folder), got.__setitem__)
+        answers = [got[r] for r in ranges]
+        joined = trec.PartJoiner(path)
+        try:
+            for part, _ in answers:
+                if isinstance(part, FormatError):
+                    raise part
+                joined.add(part)
+            joined.problems.raise_if_any()
+        except FormatError as exc:
+            return RunResult(path, error=exc, stage="read")
+        ranks = [rows for _, rows in answers]
+        if any(isinstance(rows, str) for rows in ranks) or all(rows is None for rows in ranks):
+            return None
+        parts = [tuple(_loaded(f) if isinstance(f, str) else f for f in rows)
+                 for rows in ranks if rows is not None]
+    if (np.sum([present for *_, present in parts], axis=0) > 1).any():
+        return None  # a topic in two parts: not grouped by topic
+    empty = np.zeros(0, dtype="S1")
+    run = trec.Run(name=trec.default_name(path), runid=trec.display(joined.runid),
+                   query_id=empty, doc_id=empty, score=np.zeros(0),
+                   line=np.zeros(0, dtype=np.int64), path=path)
+    try:
+        ranked = ranked_of([(t, level.astype(np.int64), p) for t, level, p in parts], run,
+                           shared.prepared, shared.options)
+        evaluation = score_ranked(ranked, shared.measures, run.name, run.runid,
+                                  shared.options)
+    except IrbenchError as exc:
+        return RunResult(path, error=exc, stage="evaluate")
+    return RunResult(path, evaluation, ranked if shared.keep_ranked else None)
+
+
+_RERANK = "rerank"  # a worker's part could not be ranked alone (compared by type: pickled)
+_ALIGN_BYTES = 1 << 23  # a cut looks this far for the end of a topic, else cuts at a line
+
+
+def _topic_starts(fh, size: int, count: int) -> list[int]:
+    """0, ``count - 1`` offsets where a topic's lines start (the first line whose topic
+    differs from the line before), spread evenly over the file, and ``size``."""
+    bounds = [0]
+    for k in range(1, count):
+        fh.seek(max(bounds[-1], k * size // count))
+        fh.readline()  # to the start of the next line
+        at = fh.tell()
+        first = fh.readline().split(maxsplit=1)
+        topic = first[0] if first else b""
+        scanned = 0
+        while scanned < _ALIGN_BYTES:
+            start = fh.tell()
+            line = fh.readline()
+            if not line:
+                at = size
+                break
+            fields = line.split(maxsplit=1)
+            if fields and not fields[0].startswith(b"#") and fields[0] != topic:
+                at = start
+                break
+            scanned += len(line)
+        bounds.append(min(max(at, bounds[-1]), size))
+    return bounds + [size]
+
+
+def _rank_range(item: tuple[str, int, int], context: tuple):
+    """Parse and rank the whole lines in bytes ``[start, end)`` of ``path`` (a worker's
+    part): (the part without its columns, its ranking: (topic, level, present) as arrays or
+    ``.npy`` files in the spill folder; None without rows or with problems; _RERANK), or (the
+    FormatError, None)."""
+    shared, folder = context
+    path, start, end = item
+    try:
+        part = trec.parse_run(_range_pieces(path, start, end))
+    except FormatError as exc:
+        return exc, None
+    except OSError as exc:
+        return FormatError([f"{path}: cannot read ({exc.strerror})"]), None
+    if part.columns is None or part.problems or part.nul_line is not None:
+        return replace(part, columns=None), None
+    q, d, score, line = part.columns
+    run = trec.Run(name="", runid="", query_id=q, doc_id=d, score=score, line=line, path=path)
+    part = replace(part, columns=tuple(c[:0] for c in part.columns))  # rows, none sent
+    try:
+        topic, level, present = rank_rows(run, shared.prepared, shared.options)
+    except IrbenchError:
+        return part, _RERANK
+    del run, q, d, score, line
+    narrow = np.result_type(np.min_scalar_type(int(level.min(initial=0))),
+                            np.min_scalar_type(int(level.max(initial=0))))
+    rows = (topic, level.astype(narrow), present)
+    if folder is None:
+        return part, rows
+    files = [os.path.join(folder, f"{start}-{k}.npy") for k in range(3)]
+    try:
+        for name, column in zip(files, rows):
+            np.save(name, column, allow_pickle=False)
+    except OSError:  # no room in the temporary folder: the pipe, then
+        for name in files:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        return part, rows
+    return part, files
 
 
 def _loaded(name: str) -> np.ndarray:
@@ -210,4 +344,4 @@ def _evaluate_nth(item: tuple[int, str], shared: _Shared) -> RunResult:
     return _evaluate(item[1], shared)
 
 
-__all__ = ["RunResult", "evaluate_paths", "read_run"]
+__all__ = ["RunResult", "evaluate_paths", "rank_in_parts", "read_run"]

@@ -57,6 +57,7 @@ from .text import (  # noqa: F401
     RUN_SUFFIXES,
     PartJoiner,
     concat,
+    default_name,
     longest_token,
     parse_run,
     read_qrels,

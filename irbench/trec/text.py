@@ -277,7 +277,7 @@ def run_of_parts(path: str, parts: list[_RunPart], name: str | None) -> Run:
     if not columns:
         raise FormatError([f"{path}:1: empty run: no result lines"])
     q, d, s, ln = (concat(list(c)) for c in zip(*columns))
-    return Run(name=name or _default_name(path), runid=display(joined.runid), query_id=q,
+    return Run(name=name or default_name(path), runid=display(joined.runid), query_id=q,
                doc_id=d, score=s, line=ln, path=path)
 
 
@@ -469,7 +469,7 @@ def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> 
     if not any(len(r) for r in rels):
         raise FormatError([f"{path}:1: empty qrels: no judgment lines"])
     qrels = Qrels(
-        name=name or _default_name(path),
+        name=name or default_name(path),
         query_id=concat(qids),
         doc_id=concat(docs),
         relevance=np.concatenate(rels),
@@ -519,7 +519,8 @@ def concat(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts)  # bytes arrays widen to the widest part
 
 
-def _default_name(path: str) -> str:
+def default_name(path: str) -> str:
+    """A run's name when none is given: its file's name without ``.gz``."""
     base = os.path.basename(path)
     for suffix in (".gz",):
         if base.endswith(suffix):
