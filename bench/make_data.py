@@ -11,10 +11,13 @@ Two workloads:
     ids and a qrels of ~20 judgments per topic graded 0/1/2.
 
 ``--quick`` writes a small version (12 runs; 700 topics) into bench/data/quick/ for development;
-the full data goes to bench/data/full/. Same seed, same bytes.
+the full data goes to bench/data/full/. ``--huge`` writes only (b) at the size of issue 26's huge
+run into bench/data/huge/large/: 20,000 topics x 1,000 documents (~750 MB) with ~100 judgments
+per topic (~2,000,000 qrels lines). Same seed, same bytes.
 
     python bench/make_data.py            # full data (~500 MB, about a minute)
     python bench/make_data.py --quick    # small data (~45 MB)
+    python bench/make_data.py --huge     # the huge run (~750 MB, a few minutes)
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ DATA = HERE / "data"
 
 FULL = {"runs": 129, "topics": 50, "depth": 1000, "large_topics": 7000}
 QUICK = {"runs": 12, "topics": 50, "depth": 1000, "large_topics": 700}
+HUGE = {"runs": 0, "topics": 0, "depth": 1000, "large_topics": 20000, "judged": (50, 151)}
 
 # TREC-8 style run tags (no underscores, as most TREC tags): group prefix + variant.
 _GROUPS = ["INQ", "att99", "Flab8", "ok8", "pir9", "CL99", "Sab8A", "UT8", "acsys8", "apl8",
@@ -171,7 +175,7 @@ def make_large(out: Path, cfg: dict, rng: np.random.Generator) -> None:
     run_lines: list[str] = []
     tag = "bm25mono"
     for t, qid in enumerate(qids.tolist()):
-        n_judged = int(rng.integers(10, 31))  # ~20 judgments per topic
+        n_judged = int(rng.integers(*cfg.get("judged", (10, 31))))  # ~20 per topic
         idx = rng.choice(n_coll, n_judged, replace=False)
         lvl = np.zeros(n_judged, dtype=np.int64)
         n_rel = int(rng.integers(1, 6))
@@ -209,12 +213,22 @@ def count_lines(path: Path) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small data into bench/data/quick/")
+    ap.add_argument("--huge", action="store_true", help="only the huge run, into "
+                    "bench/data/huge/large/")
     ap.add_argument("--seed", type=int, default=20261122)
     ap.add_argument("--out", type=Path, default=None, help="output folder (default bench/data/full "
                     "or bench/data/quick)")
     args = ap.parse_args(argv)
     cfg = QUICK if args.quick else FULL
     out = args.out or (DATA / ("quick" if args.quick else "full"))
+    if args.huge:
+        out = args.out or DATA / "huge"
+        t0 = time.perf_counter()
+        make_large(out / "large", HUGE, np.random.default_rng(args.seed + 2))
+        print(f"wrote {out / 'large'} in {time.perf_counter() - t0:.0f} s: "
+              f"{count_lines(out / 'large' / 'run.txt'):,} run lines, "
+              f"{count_lines(out / 'large' / 'qrels.txt'):,} qrels lines")
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     make_campaign(out / "campaign", cfg, np.random.default_rng(args.seed))

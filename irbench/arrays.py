@@ -176,6 +176,19 @@ def block_order(topic: np.ndarray) -> np.ndarray | Literal[False] | None:
     return np.arange(n) + np.repeat(starts[by_topic] - new_starts, lengths)
 
 
+def pair_order(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``np.lexsort((second, first))``: rows by ``first``, then ``second``, ties in row order.
+    Without sorting strings when each ``first`` is one block of rows with ``second``
+    ascending within it (qrels files usually are: topic after topic, docnos in order)."""
+    blocks = block_order(first)
+    if blocks is not False:
+        a = first if blocks is None else first[blocks]
+        b = second if blocks is None else second[blocks]
+        if not np.any((a[1:] == a[:-1]) & (b[1:] < b[:-1])):
+            return np.arange(len(first)) if blocks is None else blocks
+    return np.lexsort((second, first))
+
+
 def stable_int_order(values: np.ndarray) -> np.ndarray:
     """Stable argsort of non-negative integers below 2**32 (LSD radix over 16-bit digits)."""
     if len(values) == 0 or int(values.max()) < (1 << 16):

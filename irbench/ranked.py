@@ -33,6 +33,7 @@ from .arrays import (
     index_type,
     lookup_topics,
     may_repeat,
+    pair_order,
     segment_cumsum,
     stable_int_order,
     topic_keys,
@@ -87,7 +88,7 @@ class PreparedQrels:
 
     def __init__(self, qrels: Qrels):
         self.qrels = qrels
-        order = np.lexsort((qrels.doc_id, qrels.query_id))
+        order = pair_order(qrels.query_id, qrels.doc_id)
         query_id = qrels.query_id[order]
         self.doc_id = qrels.doc_id[order]
         self.relevance = qrels.relevance[order]

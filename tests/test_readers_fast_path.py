@@ -447,3 +447,30 @@ def test_ranking_reads_a_wide_docno_column_without_copying_it(tmp_path):
     # D1 at rank 2, the long docno last of 20,000 (score 1): AP = (1/2 + 2/20000) / 2
     assert ev.summary("AP") == pytest.approx((1 / 2 + 2 / 20_000) / 2, abs=1e-15)
     assert ev.summary("P@10") == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_order_is_lexsort(seed):
+    """Topic blocks with docnos in order take the fast path; split topics, docnos out of
+    order and repeated pairs fall back: always exactly np.lexsort's (stable) permutation."""
+    rng = random.Random(seed)
+    rows = []
+    for t in rng.sample(range(1, 40), 12):  # numeric topic order: not byte order
+        docs = sorted(f"D{rng.randrange(60)}" for _ in range(rng.randrange(1, 9)))
+        rows += [(str(t), d) for d in docs]  # repeats included, in order
+    variants = [rows]
+    if seed % 2:
+        shuffled = rows[:]
+        rng.shuffle(shuffled)
+        variants.append(shuffled)
+    variants.append(rows + rows[:3])  # a topic split in two blocks
+    swapped = rows[:]
+    for i in range(1, len(swapped)):
+        if swapped[i][0] == swapped[i - 1][0] and swapped[i][1] != swapped[i - 1][1]:
+            swapped[i - 1], swapped[i] = swapped[i], swapped[i - 1]
+            break
+    variants.append(swapped)
+    for variant in variants:
+        q = np.array([r[0].encode() for r in variant])
+        d = np.array([r[1].encode() for r in variant])
+        assert arrays.pair_order(q, d).tolist() == np.lexsort((d, q)).tolist()

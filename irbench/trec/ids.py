@@ -9,6 +9,7 @@ from typing import IO, NamedTuple, Protocol, TypeGuard, Union
 
 import numpy as np
 
+from ..arrays import pair_order
 from ..errors import DuplicateError, FormatError
 
 
@@ -167,7 +168,9 @@ def as_strings(words: np.ndarray, lens: np.ndarray) -> np.ndarray:
 
 
 def check_qrels_duplicates(qrels: Qrels) -> None:
-    order = np.lexsort((qrels.line, qrels.doc_id, qrels.query_id))
+    in_order = len(qrels.line) < 2 or bool(np.all(qrels.line[1:] > qrels.line[:-1]))
+    order = (pair_order(qrels.query_id, qrels.doc_id) if in_order  # ties in line order
+             else np.lexsort((qrels.line, qrels.doc_id, qrels.query_id)))
     q, d = qrels.query_id[order], qrels.doc_id[order]
     dup = np.flatnonzero((q[1:] == q[:-1]) & (d[1:] == d[:-1])) + 1
     if dup.size == 0:
