@@ -443,12 +443,15 @@ def ranked_of(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], run: Run,
     counts = [np.bincount(topic, minlength=num_topics) for topic, _, _ in parts]
     offsets = np.concatenate(([0], np.cumsum(np.sum(counts, axis=0)))).astype(np.int64)
     if len(parts) == 1:
-        level = parts[0][1]
-    else:  # each part's topic blocks moved to their places
+        level = parts[0][1].astype(np.int64, copy=False)
+    else:  # each part's topic blocks moved to their places (its levels may be narrower)
         level = np.empty(int(offsets[-1]), dtype=np.int64)
+        kind = index_type(len(level))
         for (topic, part_level, _), count in zip(parts, counts):
             begin = np.concatenate(([0], np.cumsum(count)[:-1]))
-            level[np.repeat(offsets[:-1] - begin, count) + np.arange(len(topic))] = part_level
+            to = np.repeat((offsets[:-1] - begin).astype(kind), count)
+            to += np.arange(len(topic), dtype=kind)
+            level[to] = part_level
     return Ranked(topics=prepared.topics, offsets=offsets, level=level, missing=missing,
                   level_counts=prepared.level_counts, options=options, runid=run.runid,
                   name=run.name, num_lines_rel_positive=prepared.num_lines_rel_positive)

@@ -172,8 +172,7 @@ def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult 
         ranks = [rows for _, rows in answers]
         if any(isinstance(rows, str) for rows in ranks) or all(rows is None for rows in ranks):
             return None
-        parts = [tuple(_loaded(f) if isinstance(f, str) else f for f in rows)
-                 for rows in ranks if rows is not None]
+        parts = [_part(rows) for rows in ranks if rows is not None]
     if (np.sum([present for *_, present in parts], axis=0) > 1).any():
         return None  # a topic in two parts: not grouped by topic
     empty = np.zeros(0, dtype="S1")
@@ -181,8 +180,8 @@ def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult 
                    query_id=empty, doc_id=empty, score=np.zeros(0),
                    line=np.zeros(0, dtype=np.int64), path=path)
     try:
-        ranked = ranked_of([(t, level.astype(np.int64), p) for t, level, p in parts], run,
-                           shared.prepared, shared.options)
+        ranked = ranked_of(parts, run, shared.prepared, shared.options)
+        del parts  # the parts' columns, no longer needed while scoring
         evaluation = score_ranked(ranked, shared.measures, run.name, run.runid,
                                   shared.options)
     except IrbenchError as exc:
@@ -258,6 +257,12 @@ def _rank_range(item: tuple[str, int, int], context: tuple):
                 os.unlink(name)
         return part, rows
     return part, files
+
+
+def _part(rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A worker's ranking, (topic, level, present), from its files or as sent."""
+    topic, level, present = (_loaded(f) if isinstance(f, str) else f for f in rows)
+    return topic, level, present
 
 
 def _loaded(name: str) -> np.ndarray:
