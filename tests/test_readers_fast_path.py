@@ -474,3 +474,63 @@ def test_pair_order_is_lexsort(seed):
         q = np.array([r[0].encode() for r in variant])
         d = np.array([r[1].encode() for r in variant])
         assert arrays.pair_order(q, d).tolist() == np.lexsort((d, q)).tolist()
+
+
+def _decimal_tokens(rng: random.Random, n: int) -> list[bytes]:
+    """Score-like tokens of every shape: plain decimals short and long, signs, leading and
+    trailing zeros, no digit before or after the point, exponents, 16+ digits, junk."""
+    out = []
+    for _ in range(n):
+        kind = rng.randrange(9)
+        whole = str(rng.randrange(10 ** rng.randrange(0, 10))) if rng.random() < 0.9 else ""
+        frac = "".join(rng.choice("0123456789") for _ in range(rng.randrange(0, 12)))
+        sign = rng.choice(["", "", "-", "+"])
+        if kind < 5:
+            token = f"{sign}{whole}.{frac}" if rng.random() < 0.8 else f"{sign}{whole}"
+        elif kind == 5:
+            token = f"{sign}{whole}.{frac}e{rng.randrange(-30, 30)}"
+        elif kind == 6:
+            token = f"{sign}{rng.randrange(10 ** 14, 10 ** 18)}"  # around 2**53
+        elif kind == 7:
+            token = f"{sign}0.{'0' * rng.randrange(0, 6)}{rng.randrange(1, 10 ** 9)}"
+        else:
+            token = rng.choice([".", "-", "+", "-.", "1.2.3", "1-2", "..5", "+-1", "5."])
+        out.append(token.encode())
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_decimals_are_numpys_correctly_rounded_values(seed):
+    """Every token the whole-array reader takes is bit for bit what numpy's cast (correctly
+    rounded, as strtod) gives; the others are left to that cast."""
+    rng = random.Random(seed)
+    tokens = _decimal_tokens(rng, 20_000)
+    data = b" ".join(tokens) + b" "
+    starts = np.cumsum([0] + [len(t) + 1 for t in tokens[:-1]])
+    ends = starts + np.array([len(t) for t in tokens])
+    words = trec.ids.token_words(np.frombuffer(data, dtype=np.uint8), starts, ends)
+    values, done = trec.ids.plain_decimals(words, ends - starts)
+    assert done.mean() > 0.5
+    for token, value, ok in zip(tokens, values.tolist(), done.tolist()):
+        if not ok:
+            continue
+        assert len(token) <= 16 and b"e" not in token
+        want = np.array([token]).astype(np.float64)[0]
+        assert np.float64(value).tobytes() == want.tobytes(), token
+    taken = {t for t, ok in zip(tokens, done.tolist()) if ok}
+    for junk in (b".", b"-", b"+", b"-.", b"1.2.3", b"1-2", b"..5", b"+-1"):
+        assert junk not in taken
+
+
+def test_plain_decimals_edges():
+    tokens = [b"-0.0", b"5.", b"+.5", b"9007199254740992", b"9007199254740993", b"0.1",
+              b"123456789012345", b"1234567890123456", b"-1.5e3"]
+    data = b" ".join(tokens)
+    starts = np.cumsum([0] + [len(t) + 1 for t in tokens[:-1]])
+    ends = starts + np.array([len(t) for t in tokens])
+    words = trec.ids.token_words(np.frombuffer(data, dtype=np.uint8), starts, ends)
+    values, done = trec.ids.plain_decimals(words, ends - starts)
+    assert done.tolist() == [True, True, True, True, False, True, True, True, False]
+    assert np.signbit(values[0]) and values[0] == 0.0
+    assert values[[1, 2, 3, 5, 6, 7]].tolist() == [5.0, 0.5, 2.0 ** 53, 0.1, 123456789012345.0,
+                                                  1234567890123456.0]

@@ -158,6 +158,69 @@ def token_words(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
     return out
 
 
+_U = np.uint64
+_ZEROS = _U(0x3030303030303030)  # eight ASCII '0'
+_POW10_INT = np.array([10 ** k for k in range(17)], dtype=np.uint64)
+_POW10 = np.array([float(10 ** k) for k in range(17)])  # exact: 5**16 < 2**53
+_EXACT = 1 << 53  # integers up to here are exact in a float64
+
+
+def _eight_digits(w: np.ndarray) -> np.ndarray:
+    """The value of eight ASCII digits per uint64 (first character in the lowest byte)."""
+    w = w - _ZEROS
+    w = (w * _U(10) + (w >> _U(8))) & _U(0x00FF00FF00FF00FF)
+    w = (w * _U(100) + (w >> _U(16))) & _U(0x0000FFFF0000FFFF)
+    return (w * _U(10000) + (w >> _U(32))) & _U(0xFFFFFFFF)
+
+
+def _all_digits(w: np.ndarray) -> np.ndarray:
+    """Whether all eight bytes of each uint64 are ASCII digits."""
+    high = _U(0xF0F0F0F0F0F0F0F0)
+    return ((w & high) == _ZEROS) & (((w + _U(0x0606060606060606)) & high) == _ZEROS)
+
+
+def plain_decimals(words: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, done) of tokens given as :func:`token_words` rows: a token of at most 16
+    bytes of the form ``[+-]digits[.digits]`` with at most 15 significant digits is its
+    digits as an integer divided by its power of ten, one correctly rounded division of two
+    exact float64 values (Clinger's fast path): exactly the value a correctly rounded
+    conversion (``strtod``, numpy's cast) gives. ``done`` is False for every other token
+    (exponents, more digits, anything else): its value is left to such a conversion."""
+    rows = len(lens)
+    values = np.zeros(rows)
+    if rows == 0:
+        return values, np.zeros(0, dtype=bool)
+    w0 = words[:, 0].copy()
+    w1 = words[:, 1].copy() if words.shape[1] > 1 else np.zeros(rows, dtype=np.uint64)
+    first = w0 & _U(0xFF)
+    negative = first == 45  # '-'
+    signed = negative | (first == 43)  # '+': both read as a leading '0'
+    w0[signed] = (w0[signed] & ~_U(0xFF)) | _U(0x30)
+    point = np.full(rows, -1, dtype=np.int64)
+    for j, w in enumerate((w0, w1)):  # the first '.', read as a '0' (taken out below)
+        x = w ^ _U(0x2E2E2E2E2E2E2E2E)
+        zero = (x - _U(0x0101010101010101)) & ~x & _U(0x8080808080808080)
+        found = (zero != 0) & (point < 0)
+        lowest = zero[found] & (~zero[found] + _U(1))  # its lowest set bit: exact
+        at = (np.log2(lowest.astype(np.float64)).astype(np.int64) - 7) // 8
+        point[found] = at + 8 * j
+        w[found] ^= _U(0x2E ^ 0x30) << (at.astype(np.uint64) * _U(8))
+    fill = [~_BYTE_MASKS[np.clip(lens - 8 * j, 0, 8)] & _ZEROS for j in (0, 1)]
+    w0 |= fill[0]  # bytes after the token read as '0's: the integer times 10**(16 - len)
+    w1 |= fill[1]
+    done = (lens <= 16) & _all_digits(w0) & _all_digits(w1)
+    done &= lens - signed - (point >= 0) >= 1  # a digit at least
+    scaled = _eight_digits(w0) * _U(10 ** 8) + _eight_digits(w1)
+    whole = scaled // _POW10_INT[np.clip(16 - lens, 0, 16)]
+    after = np.where(done & (point >= 0), lens - 1 - point, 0)
+    tail = whole % _POW10_INT[after]  # the digits after the point, and the '0' before them
+    mantissa = np.where(point >= 0, (whole - tail) // _U(10) + tail, whole)
+    done &= mantissa <= _U(_EXACT)
+    values[done] = mantissa[done].astype(np.float64) / _POW10[after[done]]
+    values[negative & done] *= -1.0  # -0 stays -0.0, as strtod reads it
+    return values, done
+
+
 def as_strings(words: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """Rows of zero-padded words as a numpy bytes array as wide as the longest token."""
     width = max(1, int(lens.max()))

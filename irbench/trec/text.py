@@ -49,6 +49,7 @@ from .ids import (
     check_qrels_duplicates,
     display,
     is_source,
+    plain_decimals,
     shown,
     token_words,
 )
@@ -372,26 +373,31 @@ def _row_lines(starts: np.ndarray, ends: np.ndarray, newlines: np.ndarray) -> np
 
 
 def _scores(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
-    """The score tokens as float64 (numpy's cast, correctly rounded), or None if one is not a
-    plain finite decimal. Each distinct string is converted once per stretch of repeats."""
+    """The score tokens as float64, or None if one is not a plain finite decimal. Plain
+    decimals of up to 15 digits are read in whole-array steps (:func:`plain_decimals`); the
+    others by numpy's cast (correctly rounded, as those are), each distinct string once per
+    stretch of repeats."""
     words = token_words(buf, starts, ends)
     text = words.view(np.uint8)
     # beyond '9' only the exponent letters; inf, nan, 1_0 and the like go line by line
     if np.any((text > 57) & (text != 69) & (text != 101)):
         return None
-    strings = as_strings(words, ends - starts)
+    values, done = plain_decimals(words, ends - starts)
+    if done.all():
+        return values
+    rest = np.flatnonzero(~done)
+    strings = as_strings(words[rest], ends[rest] - starts[rest])
     new = np.ones(len(strings), dtype=bool)
     np.not_equal(strings[1:], strings[:-1], out=new[1:])
     first = np.flatnonzero(new)
     try:
-        values = strings[first].astype(np.float64)
+        distinct = strings[first].astype(np.float64)
     except ValueError:
         return None
-    if not np.isfinite(values).all():
+    if not np.isfinite(distinct).all():
         return None
-    if len(first) == len(strings):
-        return values
-    return np.repeat(values, np.diff(np.append(first, len(strings))))
+    values[rest] = np.repeat(distinct, np.diff(np.append(first, len(strings))))
+    return values
 
 
 def _parse_run_lines(piece: bytes, first_line: int, problems: Problems):
