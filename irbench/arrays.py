@@ -25,11 +25,12 @@ class KeyTable:
 
     def __init__(self, keys: np.ndarray):
         self.keys = keys
-        self.sorted_rows = np.argsort(keys)
+        kind = index_type(len(keys))  # row numbers: int32 when they fit (half the table)
+        self.sorted_rows = np.argsort(keys).astype(kind)
         self.sorted_keys = keys[self.sorted_rows]
         size = 1 << max(4, (4 * len(keys)).bit_length())
         self.mask = size - 1
-        self.rows = np.full(size, -1, dtype=np.int64)
+        self.rows = np.full(size, -1, dtype=kind)
         pending = np.arange(len(keys))
         slot = self._slot(keys)
         self.rounds = 0  # whole-array placement rounds: about log(len(keys)), never len(keys)
