@@ -220,15 +220,22 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         cs = np.cumsum(values)
         base = np.concatenate(([0], cs))[offsets[:-1]]
         return cs - np.repeat(base, counts)
-    out = np.empty(len(values), dtype=np.result_type(values.dtype, np.float64))
+    kind = np.result_type(values.dtype, np.float64)
+    width = int(counts.max())
+    if int(counts.min()) == width:  # segments of one length (runs of equal depth): a matrix
+        return np.cumsum(values.astype(kind, copy=False).reshape(len(counts), width),
+                         axis=1).ravel()
+    out = np.empty(len(values), dtype=kind)
     position = np.arange(len(values)) - np.repeat(offsets[:-1], counts)
     segment = np.repeat(np.arange(len(counts)), counts)
-    width = int(counts.max())
-    if len(counts) * width <= 2 * len(values) + 1024:
-        groups = [(np.ones(len(counts), dtype=bool), width)]
-    else:  # a loop over the distinct segment lengths, not over segments
-        groups = [(counts == n, int(n)) for n in np.unique(counts) if n]
-    for chosen, n in groups:
+    if len(counts) * width <= 2 * len(values) + 1024:  # zeros after the shorter segments
+        matrix = np.zeros((len(counts), width), dtype=kind)
+        matrix[segment, position] = values
+        out[:] = np.cumsum(matrix, axis=1)[segment, position]
+        return out
+    # very uneven segments: a loop over the distinct segment lengths, not over segments
+    for n in np.unique(counts[counts > 0]).tolist():
+        chosen = counts == n
         rows = np.flatnonzero(chosen)
         take = chosen[segment]
         matrix = np.zeros((len(rows), n), dtype=out.dtype)

@@ -534,3 +534,19 @@ def test_plain_decimals_edges():
     assert np.signbit(values[0]) and values[0] == 0.0
     assert values[[1, 2, 3, 5, 6, 7]].tolist() == [5.0, 0.5, 2.0 ** 53, 0.1, 123456789012345.0,
                                                   1234567890123456.0]
+
+
+@pytest.mark.parametrize("lengths", [[1000] * 50, [1000] * 49 + [3], [5, 0, 7, 1, 7],
+                                     [1] * 300 + [5000], [0, 0, 4]])
+def test_segment_cumsum_sums_each_segment_on_its_own(lengths):
+    """Equal segments (a matrix), uneven (zeros after the shorter), very uneven (one matrix
+    per length): bit for bit each segment's own left-to-right sum, and exact for integers."""
+    rng = np.random.default_rng(len(lengths))
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    values = rng.random(int(offsets[-1])) * 10.0 ** rng.integers(-8, 8, int(offsets[-1]))
+    want = np.concatenate([np.cumsum(values[a:b]) for a, b in zip(offsets[:-1], offsets[1:])])
+    got = arrays.segment_cumsum(values, offsets)
+    assert got.dtype == np.float64 and got.tobytes() == want.tobytes()
+    ints = rng.integers(0, 3, int(offsets[-1]))
+    assert arrays.segment_cumsum(ints, offsets).tolist() == np.concatenate(
+        [np.cumsum(ints[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]).tolist()
