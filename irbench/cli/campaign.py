@@ -129,6 +129,9 @@ def cmd_check(args) -> int:
 
 def cmd_run(args) -> int:
     from ..runner import run_campaign
+    from ..runner.engine import reuse_freed_memory
+
+    reuse_freed_memory()
 
     checked = time.time_ns()  # before the config reads anything (run tags, rules files)
     if args.cluster is not None:

@@ -9,6 +9,7 @@ from ..errors import DuplicateError, FormatError, UsageError
 from ..judgments.irds import is_irds, materialise
 from ..measures import parse_trec_specs
 from ..ranked import EvalOptions
+from ..runner.engine import reuse_freed_memory
 from ..runner.parallel import evaluate_paths
 from ..trec import read_qrels, read_run, read_zscores
 from .output import format_rows, rows, trec_lines, zscore
@@ -64,6 +65,7 @@ def _eval_parser(sub) -> None:
 
 
 def _cmd_eval(args) -> int:
+    reuse_freed_memory()
     options = EvalOptions(
         relevance_level=args.l,
         max_docs=args.M,
