@@ -26,23 +26,22 @@ class KeyTable:
     def __init__(self, keys: np.ndarray):
         self.keys = keys
         kind = index_type(len(keys))  # row numbers: int32 when they fit (half the table)
-        self.sorted_rows = np.argsort(keys).astype(kind)
+        # keys come topic by topic (in runs): the stable sort (a timsort) is the faster one
+        self.sorted_rows = np.argsort(keys, kind="stable").astype(kind)
         self.sorted_keys = keys[self.sorted_rows]
         size = 1 << max(4, (4 * len(keys)).bit_length())
         self.mask = size - 1
         self.rows = np.full(size, -1, dtype=kind)
-        pending = np.arange(len(keys))
+        pending = np.arange(len(keys), dtype=kind)
         slot = self._slot(keys)
         self.rounds = 0  # whole-array placement rounds: about log(len(keys)), never len(keys)
         while len(pending):
             self.rounds += 1
             free = np.flatnonzero(self.rows[slot] < 0)
-            _, first = np.unique(slot[free], return_index=True)  # one winner per free slot
-            won = free[first]
-            self.rows[slot[won]] = pending[won]
-            lost = np.ones(len(pending), dtype=bool)
-            lost[won] = False
-            pending, slot = pending[lost], (slot[lost] + 1) & self.mask
+            self.rows[slot[free]] = pending[free]  # of keys after one free slot, the last stays
+            won = np.zeros(len(pending), dtype=bool)
+            won[free] = self.rows[slot[free]] == pending[free]
+            pending, slot = pending[~won], (slot[~won] + 1) & self.mask
 
     def _slot(self, keys: np.ndarray) -> np.ndarray:
         return (_mix(keys ^ _SLOT_SEED) & np.uint64(self.mask)).astype(np.int64)

@@ -1,6 +1,6 @@
 """The vectorised run reader and ranker against simple reference implementations.
 
-``read_run`` parses regular pieces with numpy (:func:`irbench.trec.text._run_columns`) and falls back
+``read_run`` parses regular pieces with numpy (:func:`irbench.trec.columns.run_columns`) and falls back
 to the line-by-line parser; ``rank_run`` moves topic blocks, sorts only tied rows and looks docnos
 up through hashed keys. Each must give exactly what the straightforward versions give: the
 line-by-line parser over the whole file, and a full lexsort with string lookups (the
@@ -95,11 +95,11 @@ def test_read_run_matches_line_by_line(name, chunk, tmp_path, monkeypatch):
 
 def test_regular_pieces_take_the_fast_path():
     data = _lines(BASIC) + b"\n"
-    assert trec.text._run_columns(data, 1) is not None
+    assert trec.columns.run_columns(data, 1) is not None
     for bad in (b"q1 Q0 d1 1 inf t\n", b"q1 Q0 d1 1 1_0 t\n", b"# c\n", b"q1 Q0 d1 1 1\n",
                 b"q1 Q0 d1 1 1 t x\n", b"q1 Q0 d1 1 nan t\n", b"q1 Q0 d1 1 0x10 t\n",
                 b"q1 Q0 d1 1 1e400 t\n", b"q1 Q0 d1 1 infinity t\n", b"q1 Q0 d1 1 1.5\xa0 t\n"):
-        assert trec.text._run_columns(data + bad, 1) is None, bad
+        assert trec.columns.run_columns(data + bad, 1) is None, bad
 
 
 @pytest.mark.parametrize("score", ["inf", "nan", "1_0", "-infinity", "1e400", "0x10", "1,5",
@@ -146,7 +146,7 @@ def test_random_runs_match_line_by_line(tmp_path, monkeypatch):
 
 def test_token_words_near_the_end_of_a_piece():
     buf = np.frombuffer(b"abcdefghij k lmnopqrstuvwxyz0123 z", dtype=np.uint8)
-    starts, ends, _ = trec.text._tokens(buf)
+    starts, ends, _ = trec.columns.tokens(buf)
     words = trec.token_words(buf, starts, ends)
     assert trec.as_strings(words, ends - starts).tolist() == [
         b"abcdefghij", b"k", b"lmnopqrstuvwxyz0123", b"z"]
@@ -550,3 +550,47 @@ def test_segment_cumsum_sums_each_segment_on_its_own(lengths):
     ints = rng.integers(0, 3, int(offsets[-1]))
     assert arrays.segment_cumsum(ints, offsets).tolist() == np.concatenate(
         [np.cumsum(ints[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]).tolist()
+
+
+QRELS_PIECES = {
+    "plain": b"401 0 FBIS3-1 1\n401 0 FT93-2 0\n402 0 LA01-3 2\n",
+    "underscores in ids": b"q_1 0 msmarco_doc_00_12 1\nq_1 0 msmarco_doc_00_13 0\n",
+    "crlf and tabs": b"1\t0\td1\t1\r\n1 0 d2 0\r\n",
+    "no final newline": b"1 0 d1 1\n1 0 d2 3",
+    "signs and zeros": b"1 0 d1 +1\n1 0 d2 -1\n1 0 d3 007\n1 0 d4 -0\n",
+    "wide range": b"1 0 d1 2147483647\n1 0 d2 -2147483648\n",
+}
+QRELS_STRICT = {  # pieces only the line-by-line path reads: the same values, or its errors
+    "comment": b"# judged by\n1 0 d1 1\n",
+    "indented hash is data": b" #1 0 d1 1\n",
+    "blank line": b"1 0 d1 1\n\n1 0 d2 0\n",
+    "underscore in a level": b"1 0 d1 1_0\n",
+    "decimal level": b"1 0 d1 1.0\n",
+    "out of range": b"1 0 d1 2147483648\n",
+    "many digits": b"1 0 d1 00000000001\n",
+    "five fields": b"1 0 d1 1 x\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(QRELS_PIECES) + sorted(QRELS_STRICT))
+def test_read_qrels_matches_line_by_line(name, tmp_path):
+    """Regular qrels pieces (ids with underscores too, as MS MARCO's) are read in whole-array
+    steps; anything else line by line: the same columns, or the same problems."""
+    data = {**QRELS_PIECES, **QRELS_STRICT}[name]
+    fast = trec.columns.qrels_columns(data, 1)
+    assert (fast is not None) == (name in QRELS_PIECES)
+    problems = trec.Problems("q")
+    q, d, r, ln = trec.text._parse_qrels_lines(data, 1, problems)
+    path = tmp_path / "q"
+    path.write_bytes(data)
+    if problems:
+        with pytest.raises(FormatError) as error:
+            irbench.read_qrels(str(path))
+        assert [p.split(":", 1)[1] for p in error.value.problems] == [
+            p.split(":", 1)[1] for p in problems.shown]
+        return
+    qrels = irbench.read_qrels(str(path))
+    assert (qrels.query_id.tolist(), qrels.doc_id.tolist(), qrels.relevance.tolist(),
+            qrels.line.tolist()) == (q, d, r, ln)
+    if fast is not None:
+        assert [c.tolist() for c in fast] == [q, d, r, ln]

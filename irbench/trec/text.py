@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FormatError
+from .columns import qrels_columns, run_columns
 from .frames import qrels_from_memory, run_from_memory
 from .ids import (
     MAX_ID_BYTES,
@@ -44,14 +45,11 @@ from .ids import (
     Qrels,
     Run,
     Source,
-    as_strings,
     bytes_array,
     check_qrels_duplicates,
     display,
     is_source,
-    plain_decimals,
     shown,
-    token_words,
 )
 from .sources import (
     GZIP_MAGIC,
@@ -159,15 +157,6 @@ def relevance_of(text: bytes) -> tuple[int, str | None]:
     return rel, None
 
 
-def _to_int(tokens: list[bytes]) -> np.ndarray | None:
-    if not tokens:
-        return np.zeros(0, dtype=np.int64)
-    try:
-        return np.array(tokens).astype(np.int64)
-    except (ValueError, OverflowError):
-        return None
-
-
 def _run_pieces(source: Source) -> tuple[str, Iterator[bytes]]:
     """(display path, the source's bytes in whole-line pieces of about ``CHUNK`` bytes).
 
@@ -250,7 +239,7 @@ def parse_run(pieces: Iterable[bytes]) -> _RunPart:
         if nul >= 0:
             nul_line = line + piece.count(b"\n", 0, nul)
             return _RunPart(None, b"", line - 1, [], 0, nul_line)
-        fast = _run_columns(piece, line)
+        fast = run_columns(piece, line)
         if fast is not None:
             q, d, s, ln, tag, newlines = fast
         else:
@@ -307,99 +296,6 @@ class PartJoiner:
         return columns
 
 
-def _run_columns(piece: bytes, first_line: int):
-    """Vectorised parse of a piece: (qid, docno, score, line, tag, line ends), or None.
-
-    None sends the piece to the line-by-line path: a line with other than 6 fields, a comment
-    line, or a score that is not a plain finite decimal. Blank lines are skipped here.
-    """
-    buf = np.frombuffer(piece, dtype=np.uint8)
-    starts, ends, newlines = _tokens(buf)
-    if len(starts) % 6:
-        return None
-    rows = len(starts) // 6
-    if rows == 0:
-        empty = bytes_array([])
-        return empty, empty, np.zeros(0), np.zeros(0, np.int64), b"", len(newlines)
-    line = _row_lines(starts, ends, newlines)
-    if line is None or np.any(buf[starts[::6]] == 35):  # irregular, or a comment line
-        return None
-    score = _scores(buf, starts[4::6], ends[4::6])
-    if score is None:
-        return None
-    if max(int((ends[0::6] - starts[0::6]).max()), int((ends[2::6] - starts[2::6]).max())) > (
-            MAX_ID_BYTES):
-        return None  # the line-by-line path names the long ids
-    qid = as_strings(token_words(buf, starts[0::6], ends[0::6]), ends[0::6] - starts[0::6])
-    doc = as_strings(token_words(buf, starts[2::6], ends[2::6]), ends[2::6] - starts[2::6])
-    line += first_line
-    return qid, doc, score, line, piece[starts[-1]:ends[-1]], len(newlines)
-
-
-def _tokens(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Whitespace-separated tokens of ``buf`` (the C isspace set): (starts, ends, line ends)."""
-    padded = np.empty(len(buf) + 2, dtype=np.uint8)  # a space before and after: every token
-    padded[0] = padded[-1] = 32                       # lies between two whitespace bytes
-    padded[1:-1] = buf
-    at = np.flatnonzero(padded <= 32)  # = position in buf + 1
-    byte = padded[at]
-    space = (byte == 32) | ((byte - np.uint8(9)) < np.uint8(5))
-    if not space.all():  # other control bytes are token data
-        at, byte = at[space], byte[space]
-    newlines = at[byte == 10] - 1
-    token_after = at[1:] - at[:-1] > 1  # a token between whitespace bytes i and i + 1
-    if token_after.all():  # single separators: every gap holds one whitespace byte
-        return at[:-1], at[1:] - 1, newlines
-    k = np.flatnonzero(token_after)
-    return at[k], at[k + 1] - 1, newlines
-
-
-def _row_lines(starts: np.ndarray, ends: np.ndarray, newlines: np.ndarray) -> np.ndarray | None:
-    """0-based line (within the piece) of each 6-token row, or None if a line is not a row."""
-    rows = len(starts) // 6
-    n = len(newlines)
-    if n in (rows, rows - 1):  # the usual case: one line end after each row, no blank lines
-        after_row = newlines >= ends[5::6][:n]
-        before_next = newlines[: rows - 1] < starts[6::6]
-        if after_row.all() and before_next.all():
-            return np.arange(rows, dtype=np.int64)
-    gap = np.searchsorted(starts, newlines)  # index of the first token after each line end
-    if np.any(gap % 6):  # a line end inside a row: some line has other than 6 fields
-        return None
-    newlines_before = np.bincount(gap // 6, minlength=rows + 1)
-    if not np.all(newlines_before[1:rows]):  # two rows on one line
-        return None
-    return np.cumsum(newlines_before[:rows])
-
-
-def _scores(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
-    """The score tokens as float64, or None if one is not a plain finite decimal. Plain
-    decimals of up to 15 digits are read in whole-array steps (:func:`plain_decimals`); the
-    others by numpy's cast (correctly rounded, as those are), each distinct string once per
-    stretch of repeats."""
-    words = token_words(buf, starts, ends)
-    text = words.view(np.uint8)
-    # beyond '9' only the exponent letters; inf, nan, 1_0 and the like go line by line
-    if np.any((text > 57) & (text != 69) & (text != 101)):
-        return None
-    values, done = plain_decimals(words, ends - starts)
-    if done.all():
-        return values
-    rest = np.flatnonzero(~done)
-    strings = as_strings(words[rest], ends[rest] - starts[rest])
-    new = np.ones(len(strings), dtype=bool)
-    np.not_equal(strings[1:], strings[:-1], out=new[1:])
-    first = np.flatnonzero(new)
-    try:
-        distinct = strings[first].astype(np.float64)
-    except ValueError:
-        return None
-    if not np.isfinite(distinct).all():
-        return None
-    values[rest] = np.repeat(distinct, np.diff(np.append(first, len(strings))))
-    return values
-
-
 def _parse_run_lines(piece: bytes, first_line: int, problems: Problems):
     q, d, s, ln = [], [], [], []
     tag = b""
@@ -449,22 +345,16 @@ def read_qrels(source: Source | Mapping | Iterable, name: str | None = None) -> 
         return qrels_from_memory(source, name or "qrels")
     path, data = read_source(source)
     problems = Problems(path)
-    qids, docs, rels, lines = [], [], [], []
+    qids: list[np.ndarray] = []
+    docs: list[np.ndarray] = []
+    rels: list[np.ndarray] = []
+    lines: list[np.ndarray] = []
     for first_line, piece in _chunks(data):
-        content = None if b"_" in piece or longest_token(piece) > MAX_ID_BYTES else (
-            regular_lines(piece, 4, hash_anywhere=False))
-        if content is not None:
-            tokens = piece.split()
-            values = _to_int(tokens[3::4])
-            if values is not None and len(values) and (
-                    values.min() < MIN_RELEVANCE or values.max() > MAX_RELEVANCE):
-                values = None  # the line-by-line path names each level out of range
-            if values is not None:
-                qids.append(bytes_array(tokens[0::4]))
-                docs.append(bytes_array(tokens[2::4]))
-                rels.append(values)
-                lines.append(content + first_line)
-                continue
+        fast = qrels_columns(piece, first_line)
+        if fast is not None:
+            for column, part in zip((qids, docs, rels, lines), fast):
+                column.append(part)
+            continue
         q, d, r, ln = _parse_qrels_lines(piece, first_line, problems)
         if q:
             qids.append(bytes_array(q))
