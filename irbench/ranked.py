@@ -457,6 +457,22 @@ def ranked_of(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], run: Run,
                   name=run.name, num_lines_rel_positive=prepared.num_lines_rel_positive)
 
 
+def ranked_alone(topic: np.ndarray, level: np.ndarray, present: np.ndarray, run: Run,
+                 prepared: PreparedQrels, options: EvalOptions) -> Ranked:
+    """The :class:`Ranked` of only the topics a :func:`rank_rows` part holds (none missing):
+    each topic's values on it are those of the whole run, computed on its own rows."""
+    keep = np.flatnonzero(present)
+    counts = np.bincount(topic, minlength=len(prepared.topics))[keep]
+    lines = prepared.num_lines_rel_positive
+    return Ranked(topics=prepared.topics[keep],
+                  offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+                  level=level.astype(np.int64, copy=False),
+                  missing=np.zeros(len(keep), dtype=bool),
+                  level_counts=prepared.level_counts[keep], options=options,
+                  runid=run.runid, name=run.name,
+                  num_lines_rel_positive=None if lines is None else lines[keep])
+
+
 _SLICE = 1 << 20  # rows hashed and looked up at a time: bounds the temporaries on big runs
 
 

@@ -71,13 +71,20 @@ def _same(result: RunResult, want: irbench.Evaluation) -> None:
     EvalOptions(complete=True, judged_only=True), EvalOptions(complete=True, relevance_level=2),
     EvalOptions(complete=True, duplicates="first")], ids=str)
 @pytest.mark.parametrize("workers", [2, 3, 7])
-def test_ranked_in_parts_is_the_whole_file_ranked(tmp_path, small, options, workers):
+@pytest.mark.parametrize("kept", [True, False], ids=["levels sent", "values sent"])
+def test_ranked_in_parts_is_the_whole_file_ranked(tmp_path, small, options, workers, kept):
+    """Workers send their rows' levels (the ranking is kept: -Z) or their topics' values."""
     qrels, run = _campaign(tmp_path)
     prepared = PreparedQrels(irbench.read_qrels(qrels))
     want = irbench.evaluate(prepared, run, MEASURES, options=options)
-    done = rank_in_parts(run, _Shared(prepared, tuple(MEASURES), options, True), workers)
+    done = rank_in_parts(run, _Shared(prepared, tuple(MEASURES), options, kept), workers)
     assert done is not None  # grouped by topic: ranked in the workers
     _same(done, want)
+    for m in MEASURES:
+        assert done.evaluation[m].dtype == want[m].dtype
+    if not kept:
+        assert done.ranked is None
+        return
     whole = prepared.rank(irbench.read_run(run), options)
     assert np.array_equal(done.ranked.offsets, whole.offsets)
     assert np.array_equal(done.ranked.level, whole.level)
@@ -128,11 +135,14 @@ def test_problems_and_missing_topics_read_as_the_whole_file(tmp_path, small):
     assert f"{run}:{len(lines) - 4}:" in str(done.error)
 
 
-def test_irbench_eval_prints_the_same_bytes(tmp_path, small, capsys):
+@pytest.mark.parametrize("measures", [["all_trec"], ["map", "gm_map", "P.10", "ndcg_cut.10",
+                                                    "bpref", "recip_rank", "num_rel_ret"]],
+                         ids=["all_trec (levels sent: num_q, runid)", "core (values sent)"])
+def test_irbench_eval_prints_the_same_bytes(tmp_path, small, capsys, measures):
     qrels, run = _campaign(tmp_path, topics=60)
+    flags = [x for m in measures for x in ("-m", m)]
     outputs = []
-    for workers in ("1", "2"):
-        assert cli.main(["eval", "-q", "-c", "-m", "all_trec", "--workers", workers, qrels,
-                         run]) == 0
+    for workers in ("1", "2", "3"):
+        assert cli.main(["eval", "-q", "-c", *flags, "--workers", workers, qrels, run]) == 0
         outputs.append(capsys.readouterr().out)
-    assert outputs[0] == outputs[1] and "\tall\t" in outputs[0]
+    assert outputs[0] == outputs[1] == outputs[2] and "\tall\t" in outputs[0]

@@ -80,8 +80,10 @@ def as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
     return out
 
 
-def compute(ranked: Ranked, measures: list[Measure]) -> tuple[dict, dict]:
-    """Values and summaries of ``measures`` on an already ranked run."""
+def compute(ranked: Ranked, measures: list[Measure],
+            summarised: bool = True) -> tuple[dict, dict]:
+    """Values and summaries of ``measures`` on an already ranked run (no summaries if not
+    ``summarised``)."""
     values: dict[Measure, np.ndarray] = {}
     summaries: dict[Measure, Any] = {}
     missing = ranked.missing
@@ -94,7 +96,8 @@ def compute(ranked: Ranked, measures: list[Measure]) -> tuple[dict, dict]:
                 v = v.copy()
                 v[missing] = fill
         values[measure] = v
-        summaries[measure] = summarise(measure, v, ranked)
+        if summarised:
+            summaries[measure] = summarise(measure, v, ranked)
     return values, summaries
 
 
@@ -115,3 +118,19 @@ def restrict(ranked: Ranked, keep: np.ndarray) -> Ranked:
         name=ranked.name,
         num_lines_rel_positive=None if lines is None else lines[keep],
     )
+
+
+def summary_needs_ranking(measure: Measure) -> bool:
+    """Whether ``measure``'s summary needs the whole ranking (num_q, runid, micro averages),
+    not only its per-topic values: a run scored in pieces cannot give it."""
+    try:
+        summarise(measure, np.zeros(1), None)
+    except (AttributeError, TypeError):
+        return True
+    return False
+
+
+def topic_values(ranked: Ranked, measures: list[Measure]) -> dict[Measure, np.ndarray]:
+    """Per-topic values only (no summaries) of ``measures`` on ``ranked``: the values of a
+    piece of a run, each topic's as in the whole run."""
+    return compute(ranked, measures, summarised=False)[0]

@@ -28,8 +28,15 @@ from .. import trec
 from ..cache import spill_prefix
 from ..errors import FormatError, IrbenchError
 from ..measures import Measure
-from ..measures.compute import Evaluation, score_ranked
-from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_rows, ranked_of
+from ..measures.base import summarise
+from ..measures.compute import (
+    Evaluation,
+    compute,
+    score_ranked,
+    summary_needs_ranking,
+    topic_values,
+)
+from ..ranked import EvalOptions, PreparedQrels, Ranked, rank_rows, ranked_alone, ranked_of
 from .engine import InProcess, Processes, worker_count
 
 _PARALLEL_READ_BYTES = 1 << 25  # plain run files this big are read in parts by workers
@@ -132,8 +139,10 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
 def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult | None:
     """One big plain run file read, ranked and scored without its columns coming back: the
     file is cut where a topic ends into one byte range per worker, and each worker parses and
-    ranks its own topics (:func:`~irbench.ranked.rank_rows`), returning only each row's topic
-    and level (a few bytes a row, not the docnos, scores and lines); here they are joined
+    ranks its own topics (:func:`~irbench.ranked.rank_rows`) and scores them, returning only
+    their values per topic; here they are joined in topic order and summarised. When a
+    summary needs the whole ranking (num_q, runid, micro averages) or the ranking is kept
+    (-Z), workers return each row's topic and level instead (a few bytes a row), joined here
     (:func:`~irbench.ranked.ranked_of`) and scored. None when this does not apply: a small,
     gzip or unreadable file, judgments that rank with more than levels, or a run whose topics
     straddle the cuts (not grouped by topic) or that a worker could not rank (a duplicate
@@ -150,6 +159,9 @@ def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult 
     except OSError:
         return None
     ranges = [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    here = () if shared.keep_ranked else tuple(
+        m for m in shared.measures if not summary_needs_ranking(m))  # scored by the workers
+    rows = len(here) < len(shared.measures)  # what is left needs the whole ranking here
     import tempfile  # as in read_run
 
     got: dict[tuple, Any] = {}
@@ -158,7 +170,8 @@ def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult 
     except OSError:
         spill = contextlib.nullcontext(None)
     with spill as folder:
-        Processes(len(ranges)).map(_rank_range, ranges, (shared, folder), got.__setitem__)
+        Processes(len(ranges)).map(_rank_range, ranges, (shared, folder, here, rows),
+                                   got.__setitem__)
         answers = [got[r] for r in ranges]
         joined = trec.PartJoiner(path)
         try:
@@ -169,27 +182,50 @@ def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult 
             joined.problems.raise_if_any()
         except FormatError as exc:
             return RunResult(path, error=exc, stage="read")
-        ranks = [rows for _, rows in answers]
-        if any(isinstance(rows, str) for rows in ranks) or all(rows is None for rows in ranks):
+        done = [ranking for _, ranking in answers]
+        if any(r is not None and r.rerank for r in done) or all(r is None for r in done):
             return None
-        parts = [_part(rows) for rows in ranks if rows is not None]
-    if (np.sum([present for *_, present in parts], axis=0) > 1).any():
+        rankings = [r.loaded() for r in done if r is not None]
+    if (np.sum([r.present for r in rankings], axis=0) > 1).any():
         return None  # a topic in two parts: not grouped by topic
-    empty = np.zeros(0, dtype="S1")
-    run = trec.Run(name=trec.default_name(path), runid=trec.display(joined.runid),
-                   query_id=empty, doc_id=empty, score=np.zeros(0),
-                   line=np.zeros(0, dtype=np.int64), path=path)
+    run = _rowless(trec.default_name(path), trec.display(joined.runid), path)
     try:
-        ranked = ranked_of(parts, run, shared.prepared, shared.options)
-        del parts  # the parts' columns, no longer needed while scoring
-        evaluation = score_ranked(ranked, shared.measures, run.name, run.runid,
-                                  shared.options)
+        ranked = (ranked_of([r.rows for r in rankings], run, shared.prepared, shared.options)
+                  if rows else None)
+        for r in rankings:
+            r.rows = None  # the parts' columns, no longer needed while scoring
+        evaluation = _joined(rankings, ranked, run, shared, here)
     except IrbenchError as exc:
         return RunResult(path, error=exc, stage="evaluate")
     return RunResult(path, evaluation, ranked if shared.keep_ranked else None)
 
 
-_RERANK = "rerank"  # a worker's part could not be ranked alone (compared by type: pickled)
+def _joined(rankings: list, ranked: Ranked | None, run: trec.Run, shared: _Shared,
+            here: tuple[Measure, ...]) -> Evaluation:
+    """The evaluation made of the parts' values per topic of the measures in ``here`` (in
+    topic order; a topic no part holds is missing: an error, or with -c scored as trec_eval
+    -c scores it) and of the others scored on the joined ``ranked``."""
+    prepared, options = shared.prepared, shared.options
+    whole = [m for m in shared.measures if m not in here]
+    values, summaries = compute(ranked, whole) if whole and ranked is not None else ({}, {})
+    present = np.logical_or.reduce([r.present for r in rankings])
+    for m in here:
+        kind = np.result_type(*(r.values[m] for r in rankings))
+        values[m] = np.zeros(len(prepared.topics), dtype=kind)
+        for r in rankings:
+            values[m][r.present] = r.values[m]
+    if here and not present.all():  # the missing topics' fake rows, as the whole run has
+        none = (np.zeros(0, np.int64), np.zeros(0, np.int64), present)
+        fill = topic_values(ranked_of([none], run, prepared, options), list(here))
+        for m in here:
+            values[m][~present] = fill[m][~present]
+    summaries.update({m: summarise(m, values[m], None) for m in here})
+    return Evaluation(run_name=run.name, runid=run.runid,
+                      topics=tuple(trec.display(t) for t in prepared.topics),
+                      values={m: values[m] for m in shared.measures},
+                      summaries={m: summaries[m] for m in shared.measures}, options=options)
+
+
 _ALIGN_BYTES = 1 << 23  # a cut looks this far for the end of a topic, else cuts at a line
 
 
@@ -219,12 +255,29 @@ def _topic_starts(fh, size: int, count: int) -> list[int]:
     return bounds + [size]
 
 
+class _Ranking:
+    """What a worker sends back for its part: which topics it holds (``present``), and either
+    their values per measure (``values``) or its rows' (topic, level, present) (``rows``, as
+    arrays or ``.npy`` files in the spill folder); ``rerank``: it could not rank them alone."""
+
+    def __init__(self, present: np.ndarray | None = None, values: dict | None = None,
+                 rows: tuple | list | None = None, rerank: bool = False):
+        self.present, self.values, self.rows, self.rerank = present, values, rows, rerank
+
+    def loaded(self) -> _Ranking:
+        """With its rows read from their files (each removed once loaded)."""
+        if self.rows is None:
+            return self
+        topic, level, present = (_loaded(f) if isinstance(f, str) else f for f in self.rows)
+        return _Ranking(present, self.values, (topic, level, present))
+
+
 def _rank_range(item: tuple[str, int, int], context: tuple):
-    """Parse and rank the whole lines in bytes ``[start, end)`` of ``path`` (a worker's
-    part): (the part without its columns, its ranking: (topic, level, present) as arrays or
-    ``.npy`` files in the spill folder; None without rows or with problems; _RERANK), or (the
-    FormatError, None)."""
-    shared, folder = context
+    """Parse and rank the whole lines in bytes ``[start, end)`` of ``path`` (a worker's part),
+    score its topics for the measures ``here`` and keep its rows if ``rows_wanted``: (the
+    part without its columns, its :class:`_Ranking`, or None without rows or with problems),
+    or (the FormatError, None)."""
+    shared, folder, here, rows_wanted = context
     path, start, end = item
     try:
         part = trec.parse_run(_range_pieces(path, start, end))
@@ -240,13 +293,20 @@ def _rank_range(item: tuple[str, int, int], context: tuple):
     try:
         topic, level, present = rank_rows(run, shared.prepared, shared.options)
     except IrbenchError:
-        return part, _RERANK
+        return part, _Ranking(rerank=True)
     del run, q, d, score, line
+    values = None
+    if here:
+        alone = ranked_alone(topic, level, present, _rowless(), shared.prepared,
+                             shared.options)
+        values = topic_values(alone, list(here))
+        if not rows_wanted:
+            return part, _Ranking(present, values=values)
     narrow = np.result_type(np.min_scalar_type(int(level.min(initial=0))),
                             np.min_scalar_type(int(level.max(initial=0))))
     rows = (topic, level.astype(narrow), present)
     if folder is None:
-        return part, rows
+        return part, _Ranking(present, values, rows)
     files = [os.path.join(folder, f"{start}-{k}.npy") for k in range(3)]
     try:
         for name, column in zip(files, rows):
@@ -255,14 +315,15 @@ def _rank_range(item: tuple[str, int, int], context: tuple):
         for name in files:
             with contextlib.suppress(OSError):
                 os.unlink(name)
-        return part, rows
-    return part, files
+        return part, _Ranking(present, values, rows)
+    return part, _Ranking(present, values, files)
 
 
-def _part(rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A worker's ranking, (topic, level, present), from its files or as sent."""
-    topic, level, present = (_loaded(f) if isinstance(f, str) else f for f in rows)
-    return topic, level, present
+def _rowless(name: str = "", runid: str = "", path: str | None = None) -> trec.Run:
+    """A run without rows: what names a ranking joined from parts (its rows are elsewhere)."""
+    empty = np.zeros(0, dtype="S1")
+    return trec.Run(name=name, runid=runid, query_id=empty, doc_id=empty, score=np.zeros(0),
+                    line=np.zeros(0, dtype=np.int64), path=path)
 
 
 def _loaded(name: str) -> np.ndarray:

@@ -32,7 +32,7 @@ from ..cache import alive, spill_prefix
 from ..errors import FormatError, IrbenchError, OptionError
 from ..measures import Measure
 from ..measures.base import summarise
-from ..measures.compute import restrict, score_ranked
+from ..measures.compute import restrict, score_ranked, summary_needs_ranking
 from ..ranked import EvalOptions, PreparedQrels
 
 # a run file bigger than this is evaluated in topic shards (IRBENCH_SHARD_BYTES; 0: never)
@@ -147,11 +147,9 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
     module docstring). Problems in the file are reported with its own line numbers (a
     :class:`FormatError`). ``intersection``: score only the topics the run answers."""
     for m in measures:
-        try:  # a summary that needs the whole ranking (num_q, runid, micro averages) fails
-            summarise(m, np.zeros(1), None)
-        except (AttributeError, TypeError):
+        if summary_needs_ranking(m):  # num_q, runid, micro averages
             raise IrbenchError(f"{m} cannot be computed in topic shards (its summary needs "
-                               "the whole run)") from None
+                               "the whole run)")
     size = trec.source_size(path)
     shards = shards or max(1, -(-size // (shard_bytes() or size or 1)))
     sweep_spills()
