@@ -140,13 +140,14 @@ def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult 
     """One big plain run file read, ranked and scored without its columns coming back: the
     file is cut where a topic ends into one byte range per worker, and each worker parses and
     ranks its own topics (:func:`~irbench.ranked.rank_rows`) and scores them, returning only
-    their values per topic; here they are joined in topic order and summarised. When a
-    summary needs the whole ranking (num_q, runid, micro averages) or the ranking is kept
-    (-Z), workers return each row's topic and level instead (a few bytes a row), joined here
-    (:func:`~irbench.ranked.ranked_of`) and scored. None when this does not apply: a small,
-    gzip or unreadable file, judgments that rank with more than levels, or a run whose topics
-    straddle the cuts (not grouped by topic) or that a worker could not rank (a duplicate
-    docno: the whole-file path names its lines). A file's format problems are its result."""
+    their values per topic; here they are joined in topic order and summarised. For the
+    measures whose summary needs the whole ranking (num_q, runid, micro averages), or when the
+    ranking is kept (-Z), workers also return each row's topic and level (a few bytes a row),
+    joined here (:func:`~irbench.ranked.ranked_of`) and scored. None when this does not
+    apply: a small, gzip or unreadable file, judgments that rank with more than levels, or a
+    run whose topics straddle the cuts (not grouped by topic) or that a worker could not rank
+    (a duplicate docno: the whole-file path names its lines). A file's format problems are
+    its result."""
     count = worker_count(workers, 1 << 30)
     if type(shared.prepared) is not PreparedQrels or count <= 1 or path.endswith(".gz"):
         return None
