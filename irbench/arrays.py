@@ -38,8 +38,8 @@ class KeyTable:
         while len(pending):
             self.rounds += 1
             free = np.flatnonzero(self.rows[slot] < 0)
-            self.rows[slot[free]] = pending[free]  # of keys after one free slot, the last stays
-            won = np.zeros(len(pending), dtype=bool)
+            self.rows[slot[free]] = pending[free]  # keys after one free slot: one stays
+            won = np.zeros(len(pending), dtype=bool)  # read back: whichever stayed won
             won[free] = self.rows[slot[free]] == pending[free]
             pending, slot = pending[~won], (slot[~won] + 1) & self.mask
 
