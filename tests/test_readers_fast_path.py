@@ -594,3 +594,32 @@ def test_read_qrels_matches_line_by_line(name, tmp_path):
             qrels.line.tolist()) == (q, d, r, ln)
     if fast is not None:
         assert [c.tolist() for c in fast] == [q, d, r, ln]
+
+
+@pytest.mark.parametrize("depth", [1, 7, 40])
+def test_per_topic_sum_is_bincounts_bits(depth):
+    """Per-topic sums of integers and booleans (int64 running sums) give a weighted
+    bincount's bits, as floats (zero signs, inf and NaN) do."""
+    rng = np.random.default_rng(depth)
+    for trial in range(60):
+        topics = int(rng.integers(1, 6))
+        n = topics * depth
+        values = rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5, n)
+        pick = rng.random(n)
+        values[pick < 0.1], values[(pick >= 0.1) & (pick < 0.15)] = -0.0, 0.0
+        if trial % 7 == 0:
+            values[rng.integers(0, n)] = np.inf
+        if trial % 11 == 0:
+            values[rng.integers(0, n)] = np.nan
+        if trial % 5 == 0:
+            values[:] = -0.0
+        r = ranked.Ranked(topics=np.array([b"t%d" % i for i in range(topics)]),
+                          offsets=np.arange(0, n + 1, depth), level=np.zeros(n, np.int64),
+                          missing=np.zeros(topics, bool),
+                          level_counts=np.zeros((topics, 2), np.int64), options=EvalOptions(),
+                          runid="", name="")
+        for mask in (None, rng.random(n) < 0.5):
+            for v in (values, values > 0, rng.integers(-3, 4, n)):
+                t, w = (r.topic_index, v) if mask is None else (r.topic_index[mask], v[mask])
+                want = np.bincount(t, weights=w.astype(np.float64), minlength=topics)
+                assert r.per_topic_sum(v, mask).tobytes() == want.astype(np.float64).tobytes()
