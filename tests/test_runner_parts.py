@@ -7,6 +7,7 @@ a part cannot be ranked alone."""
 from __future__ import annotations
 
 import random
+import tempfile
 
 import numpy as np
 import pytest
@@ -146,3 +147,28 @@ def test_irbench_eval_prints_the_same_bytes(tmp_path, small, capsys, measures):
         assert cli.main(["eval", "-q", "-c", *flags, "--workers", workers, qrels, run]) == 0
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1] == outputs[2] and "\tall\t" in outputs[0]
+
+
+def test_without_room_for_spill_files_the_parts_come_through_the_pipes(tmp_path, small,
+                                                                       monkeypatch):
+    """A temporary folder without room (np.save fails in the workers): the columns and the
+    rankings come back through the pipes, with the same results, and no file is left."""
+    qrels, run = _campaign(tmp_path)
+    prepared = PreparedQrels(irbench.read_qrels(qrels))
+    options = EvalOptions(complete=True)
+    want = irbench.evaluate(prepared, run, MEASURES, options=options)
+    whole = irbench.read_run(run)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))
+
+    def full(name, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "save", full)  # the workers are forked: theirs too
+    done = rank_in_parts(run, _Shared(prepared, tuple(MEASURES), options, True), 3)
+    _same(done, want)
+    parts = parallel.read_run(run, workers=3)
+    assert parts.doc_id.tolist() == whole.doc_id.tolist()
+    assert parts.line.tolist() == whole.line.tolist()
+    assert list(spill.rglob("*")) == []  # the spill folders were made here, and removed

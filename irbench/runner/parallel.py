@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -104,26 +104,11 @@ def read_run(source, name: str | None = None, workers: int | None = None) -> tre
     files, stdin, file objects and in-memory data are read here as usual.
     """
     path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
-    count = worker_count(workers, 1 << 30)
-    if path is None or path == "-" or count <= 1 or path.endswith(".gz"):
+    ranges = None if path is None or path == "-" else _byte_ranges(path, workers, _line_starts)
+    if path is None or ranges is None:  # an unreadable file: read_run reports it as usual
         return trec.read_run(source, name)
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            if size < _PARALLEL_READ_BYTES or fh.read(2) == trec.GZIP_MAGIC:
-                return trec.read_run(source, name)
-            bounds = _line_starts(fh, size, count)
-    except OSError:
-        return trec.read_run(source, name)  # reports the problem as usual
-    ranges = [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    import tempfile  # here: a big run read in parts needs it, irbench eval's start-up not
-
     parsed: dict[tuple, Any] = {}
-    try:
-        spill: Any = tempfile.TemporaryDirectory(prefix=spill_prefix() + "parts-")
-    except OSError:  # no temporary folder: the columns come through the pipes
-        spill = contextlib.nullcontext(None)
-    with spill as folder:
+    with _spill_folder("parts-") as folder:
         Processes(len(ranges)).map(_parse_range, ranges, folder, parsed.__setitem__)
         parts = []
         for r in ranges:
@@ -148,29 +133,15 @@ def rank_in_parts(path: str, shared: _Shared, workers: int | None) -> RunResult 
     run whose topics straddle the cuts (not grouped by topic) or that a worker could not rank
     (a duplicate docno: the whole-file path names its lines). A file's format problems are
     its result."""
-    count = worker_count(workers, 1 << 30)
-    if type(shared.prepared) is not PreparedQrels or count <= 1 or path.endswith(".gz"):
+    ranges = (_byte_ranges(path, workers, _topic_starts)
+              if type(shared.prepared) is PreparedQrels else None)
+    if ranges is None:
         return None
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            if size < _PARALLEL_READ_BYTES or fh.read(2) == trec.GZIP_MAGIC:
-                return None
-            bounds = _topic_starts(fh, size, count)
-    except OSError:
-        return None
-    ranges = [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     here = () if shared.keep_ranked else tuple(
         m for m in shared.measures if not summary_needs_ranking(m))  # scored by the workers
     rows = len(here) < len(shared.measures)  # what is left needs the whole ranking here
-    import tempfile  # as in read_run
-
     got: dict[tuple, Any] = {}
-    try:
-        spill: Any = tempfile.TemporaryDirectory(prefix=spill_prefix() + "ranks-")
-    except OSError:
-        spill = contextlib.nullcontext(None)
-    with spill as folder:
+    with _spill_folder("ranks-") as folder:
         Processes(len(ranges)).map(_rank_range, ranges, (shared, folder, here, rows),
                                    got.__setitem__)
         answers = [got[r] for r in ranges]
@@ -306,18 +277,8 @@ def _rank_range(item: tuple[str, int, int], context: tuple):
     narrow = np.result_type(np.min_scalar_type(int(level.min(initial=0))),
                             np.min_scalar_type(int(level.max(initial=0))))
     rows = (topic, level.astype(narrow), present)
-    if folder is None:
-        return part, _Ranking(present, values, rows)
-    files = [os.path.join(folder, f"{start}-{k}.npy") for k in range(3)]
-    try:
-        for name, column in zip(files, rows):
-            np.save(name, column, allow_pickle=False)
-    except OSError:  # no room in the temporary folder: the pipe, then
-        for name in files:
-            with contextlib.suppress(OSError):
-                os.unlink(name)
-        return part, _Ranking(present, values, rows)
-    return part, _Ranking(present, values, files)
+    files = None if folder is None else _saved(folder, start, rows)
+    return part, _Ranking(present, values, rows if files is None else files)
 
 
 def _rowless(name: str = "", runid: str = "", path: str | None = None) -> trec.Run:
@@ -334,6 +295,52 @@ def _loaded(name: str) -> np.ndarray:
     return column
 
 
+def _byte_ranges(path: str, workers: int | None,
+                 cut: Callable[[Any, int, int], list[int]]) -> list[tuple[str, int, int]] | None:
+    """(path, start, end) of one byte range per worker of a big plain file, the bounds given by
+    ``cut(file, size, count)``; None for one worker, a small, gzip or unreadable file."""
+    count = worker_count(workers, 1 << 30)
+    if count <= 1 or path.endswith(".gz"):
+        return None
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            if size < _PARALLEL_READ_BYTES or fh.read(2) == trec.GZIP_MAGIC:
+                return None
+            bounds = cut(fh, size, count)
+    except OSError:
+        return None
+    return [(path, a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def _spill_folder(kind: str) -> Any:
+    """A temporary folder (a context manager) for the workers' columns; without one (no
+    room, no temporary folder) they come through the pipes: ``None``."""
+    import tempfile  # here: a big run read in parts needs it, irbench eval's start-up not
+
+    try:
+        return tempfile.TemporaryDirectory(prefix=spill_prefix() + kind)
+    except OSError:
+        return contextlib.nullcontext(None)
+
+
+def _saved(folder: str, start: int, columns) -> list[str] | None:
+    """A worker's columns saved as ``.npy`` files in ``folder``, or None (all removed) when
+    there is no room: the pipe, then. Files, not the pipe: a pipe moves big arrays in small
+    pieces, pickled, with several copies (seconds of system time for a 800 MB run)."""
+    files: list[str] = []
+    try:
+        for k, column in enumerate(columns):
+            files.append(os.path.join(folder, f"{start}-{k}.npy"))
+            np.save(files[-1], column, allow_pickle=False)
+    except OSError:
+        for name in files:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        return None
+    return files
+
+
 def _line_starts(fh, size: int, count: int) -> list[int]:
     """0, ``count - 1`` offsets of line starts spread evenly over the file, and ``size``."""
     bounds = [0]
@@ -346,9 +353,8 @@ def _line_starts(fh, size: int, count: int) -> list[int]:
 
 def _parse_range(item: tuple[str, int, int], folder: str | None):
     """Parse the whole lines in bytes ``[start, end)`` of ``path`` (a worker's part): (the
-    part without its columns, the ``.npy`` files in ``folder`` holding them), or (the
-    FormatError, None). Files, not the pipe: a pipe moves a big part's arrays in small
-    pieces, pickled, with several copies (seconds of system time for a 800 MB run)."""
+    part without its columns, the ``.npy`` files in ``folder`` holding them: :func:`_saved`),
+    or (the FormatError, None)."""
     path, start, end = item
     try:
         part = trec.parse_run(_range_pieces(path, start, end))
@@ -358,19 +364,8 @@ def _parse_range(item: tuple[str, int, int], folder: str | None):
         return FormatError([f"{path}: cannot read ({exc.strerror})"]), None
     if part.columns is None or folder is None:
         return part, None
-    files = []
-    try:
-        for k, column in enumerate(part.columns):
-            files.append(os.path.join(folder, f"{start}-{k}.npy"))
-            np.save(files[-1], column, allow_pickle=False)
-    except OSError:  # no room in the temporary folder: the pipe, then, as it can
-        for name in files:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        return part, None
-    return replace(part, columns=None), files
+    files = _saved(folder, start, part.columns)
+    return (part, None) if files is None else (replace(part, columns=None), files)
 
 
 def _range_pieces(path: str, start: int, end: int):
