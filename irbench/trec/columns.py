@@ -37,15 +37,22 @@ def run_columns(piece: bytes, first_line: int):
     if line is None or np.any(buf[starts[::6]] == 35):  # irregular, or a comment line
         return None
     score = scores(buf, starts[4::6], ends[4::6])
-    if score is None:
+    ids = None if score is None else id_columns(buf, starts, ends, 6)
+    if ids is None:
         return None
-    if max(int((ends[0::6] - starts[0::6]).max()), int((ends[2::6] - starts[2::6]).max())) > (
-            MAX_ID_BYTES):
-        return None  # the line-by-line path names the long ids
-    qid = as_strings(token_words(buf, starts[0::6], ends[0::6]), ends[0::6] - starts[0::6])
-    doc = as_strings(token_words(buf, starts[2::6], ends[2::6]), ends[2::6] - starts[2::6])
-    line += first_line
-    return qid, doc, score, line, piece[starts[-1]:ends[-1]], len(newlines)
+    return (*ids, score, line + first_line, piece[starts[-1]:ends[-1]], len(newlines))
+
+
+def id_columns(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+               ncols: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(topic ids, docnos): the first and third token of each ``ncols``-token row, or None
+    when one is over MAX_ID_BYTES (the line-by-line path names it)."""
+    lens = ends - starts
+    qid_lens, doc_lens = lens[0::ncols], lens[2::ncols]
+    if max(int(qid_lens.max()), int(doc_lens.max())) > MAX_ID_BYTES:
+        return None
+    return (as_strings(token_words(buf, starts[0::ncols], ends[0::ncols]), qid_lens),
+            as_strings(token_words(buf, starts[2::ncols], ends[2::ncols]), doc_lens))
 
 
 def tokens(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -103,15 +110,11 @@ def qrels_columns(piece: bytes, first_line: int):
         return None  # a blank line (the line-by-line path names it)
     if np.any(buf[starts[::4]] == 35):  # a comment line
         return None
-    lens = ends - starts
-    if max(int(lens[0::4].max()), int(lens[2::4].max())) > MAX_ID_BYTES:
-        return None
     relevance = levels(buf, starts[3::4], ends[3::4])
-    if relevance is None:
+    ids = None if relevance is None else id_columns(buf, starts, ends, 4)
+    if ids is None:
         return None
-    qid = as_strings(token_words(buf, starts[0::4], ends[0::4]), lens[0::4])
-    doc = as_strings(token_words(buf, starts[2::4], ends[2::4]), lens[2::4])
-    return qid, doc, relevance, line + first_line
+    return (*ids, relevance, line + first_line)
 
 
 def levels(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
