@@ -6,6 +6,7 @@ Nothing here knows about runs or qrels: inputs and outputs are numpy arrays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -260,3 +261,42 @@ def segment_reverse_cummax(values: np.ndarray, offsets: np.ndarray) -> np.ndarra
     lift = np.repeat(np.arange(len(counts), 0, -1, dtype=np.int64), counts) * width
     best = np.maximum.accumulate((code + lift)[::-1])[::-1] - lift
     return distinct[best]
+
+
+def sort_ties(order: np.ndarray, tie: np.ndarray,
+               take: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Sort each run of tied positions of ``order`` (``tie[i]``: positions i and i+1 tie) by
+    the byte strings ``take(rows)`` of its rows, descending, in place."""
+    in_tie = np.zeros(len(order), dtype=bool)
+    in_tie[1:] |= tie
+    in_tie[:-1] |= tie
+    pos = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([True], ~tie)))[pos]
+    rows = order[pos]
+    big_endian = doc_words(take(rows)).byteswap()  # numeric order = byte order
+    order[pos] = rows[desc_within(group, big_endian)]
+
+
+def desc_within(group: np.ndarray, words: np.ndarray, j: int = 0) -> np.ndarray:
+    """Permutation sorting rows by ``group`` ascending, then ``words[:, j:]`` descending.
+
+    Sorts by word ``j`` (a fast unstable sort), then stably by group (radix sorts of 16-bit
+    digits); rows still equal on both are ordered by the next word, recursively. Rows equal
+    on every word (the same docno) are left in any order.
+    """
+    perm = np.argsort(~words[:, j])
+    perm = perm[stable_int_order(group[perm])]
+    if j + 1 == words.shape[1]:
+        return perm
+    g, w = group[perm], words[perm, j]
+    same = (g[1:] == g[:-1]) & (w[1:] == w[:-1])
+    if not same.any():
+        return perm
+    in_run = np.zeros(len(perm), dtype=bool)
+    in_run[1:] |= same
+    in_run[:-1] |= same
+    pos = np.flatnonzero(in_run)
+    run = np.cumsum(np.concatenate(([True], ~same)))[pos]
+    sub = perm[pos]
+    perm[pos] = sub[desc_within(run, words[sub], j + 1)]
+    return perm

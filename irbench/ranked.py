@@ -28,14 +28,13 @@ from .arrays import (
     KeyTable,
     block_order,
     doc_hash,
-    doc_words,
     duplicate_rows,
     index_type,
     lookup_topics,
     may_repeat,
     pair_order,
     segment_cumsum,
-    stable_int_order,
+    sort_ties,
     topic_keys,
 )
 from .errors import DuplicateError, EvaluationError, FormatError, OptionError
@@ -95,10 +94,8 @@ class PreparedQrels:
         first = np.concatenate(([True], query_id[1:] != query_id[:-1]))
         self.topics = query_id[first]
         self.row_topic = np.cumsum(first) - 1
-        key = topic_keys(self.row_topic, doc_hash(self.doc_id), len(self.topics))
-        self._table: KeyTable | None = KeyTable(key)
-        if np.any(self._table.sorted_keys[1:] == self._table.sorted_keys[:-1]):
-            self._table = None  # two docnos of a topic share a key: compare strings
+        self._built = False  # the lookup table: built on the first lookup (see ready)
+        self._table: KeyTable | None = None
         judged = self.relevance >= 0
         max_level = int(self.relevance.max()) if judged.any() else 0
         max_level = max(max_level, 0)
@@ -111,6 +108,19 @@ class PreparedQrels:
         self.num_lines_rel_positive = np.bincount(
             self.row_topic, weights=self.relevance > 0, minlength=len(self.topics)
         ).astype(np.int64)
+
+    def ready(self) -> PreparedQrels:
+        """Build the lookup table now: before forking workers that share it (else each
+        builds its own on its first lookup). Qrels that only give their rows (topic shards,
+        counts) never build it: for 5,000,000 judgments it holds 220 MB."""
+        if not self._built:
+            key = topic_keys(self.row_topic, doc_hash(self.doc_id), len(self.topics))
+            table = KeyTable(key)
+            # two docnos of a topic share a key: compare strings
+            self._table = None if np.any(table.sorted_keys[1:] == table.sorted_keys[:-1]) \
+                else table
+            self._built = True
+        return self
 
     @property
     def adhoc(self) -> PreparedQrels:
@@ -129,7 +139,7 @@ class PreparedQrels:
 
         ``hashes`` may pass :func:`doc_hash` of ``doc_id`` when the caller already has it.
         """
-        if hashes is None and self._table is not None and len(topic):
+        if hashes is None and self.ready()._table is not None and len(topic):
             hashes = doc_hash(doc_id)
         return self.lookup_rows(topic, hashes, doc_id.__getitem__)
 
@@ -141,10 +151,11 @@ class PreparedQrels:
         out = np.full(len(topic), NOT_IN_QRELS, dtype=np.int64)
         if len(topic) == 0 or len(self.doc_id) == 0:
             return out
-        if self._table is None:
+        table = self.ready()._table
+        if table is None:
             return self._lookup_strings(topic, take(np.arange(len(topic))), out)
         assert hashes is not None
-        row = self._table.find(topic_keys(topic, hashes, len(self.topics)))
+        row = table.find(topic_keys(topic, hashes, len(self.topics)))
         cand = np.flatnonzero(row >= 0)
         row = row[cand]
         same = self.doc_id[row] == take(cand)  # the topic bits are exact
@@ -192,46 +203,8 @@ def _rank_order(topic: np.ndarray, score: np.ndarray,
         else:  # blocks moved whole: a tie stays inside its block
             tie = np.append(tie, False)[order[:-1]]
     if tie.any():
-        _sort_ties(order, tie, take)
+        sort_ties(order, tie, take)
     return order
-
-
-def _sort_ties(order: np.ndarray, tie: np.ndarray,
-               take: Callable[[np.ndarray], np.ndarray]) -> None:
-    """Sort each run of tied positions of ``order`` by docno descending, in place."""
-    in_tie = np.zeros(len(order), dtype=bool)
-    in_tie[1:] |= tie
-    in_tie[:-1] |= tie
-    pos = np.flatnonzero(in_tie)
-    group = np.cumsum(np.concatenate(([True], ~tie)))[pos]
-    rows = order[pos]
-    big_endian = doc_words(take(rows)).byteswap()  # numeric order = byte order
-    order[pos] = rows[_desc_within(group, big_endian)]
-
-
-def _desc_within(group: np.ndarray, words: np.ndarray, j: int = 0) -> np.ndarray:
-    """Permutation sorting rows by ``group`` ascending, then ``words[:, j:]`` descending.
-
-    Sorts by word ``j`` (a fast unstable sort), then stably by group (radix sorts of 16-bit
-    digits); rows still equal on both are ordered by the next word, recursively. Rows equal
-    on every word (the same docno) are left in any order.
-    """
-    perm = np.argsort(~words[:, j])
-    perm = perm[stable_int_order(group[perm])]
-    if j + 1 == words.shape[1]:
-        return perm
-    g, w = group[perm], words[perm, j]
-    same = (g[1:] == g[:-1]) & (w[1:] == w[:-1])
-    if not same.any():
-        return perm
-    in_run = np.zeros(len(perm), dtype=bool)
-    in_run[1:] |= same
-    in_run[:-1] |= same
-    pos = np.flatnonzero(in_run)
-    run = np.cumsum(np.concatenate(([True], ~same)))[pos]
-    sub = perm[pos]
-    perm[pos] = sub[_desc_within(run, words[sub], j + 1)]
-    return perm
 
 
 class Ranked:

@@ -77,6 +77,42 @@ def test_a_topic_bigger_than_the_limit_is_refused_naming_it(tmp_path):
         evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, shards=16)
 
 
+def test_a_run_over_the_limit_is_cut_into_shards_of_at_most_a_piece(tmp_path, monkeypatch):
+    """Shards hold at most SHARD_PIECE bytes of the file whatever the limit (a shard's scoring
+    takes about 4x its bytes), and the limit, not the piece, bounds one topic's lines."""
+    run, qrels = _skewed(tmp_path, big=6000)
+    size = run.stat().st_size
+    whole = _whole(qrels, run)
+    monkeypatch.setattr(shards, "SHARD_PIECE", size // 16 + 1)
+    with pytest.raises(IrbenchError, match=r"topic 'q0' has 6,000 result lines"):
+        evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, limit=size // 16 + 1)
+    got = evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, limit=size // 2)
+    assert got.shards == 16  # pieces, not halves; q0 fits what half the file holds
+    assert [irbench.trec.display(t) for t in got.topics] == list(whole.topics)
+    for m in MEASURES:
+        np.testing.assert_array_equal(got.values[m], whole[str(m)])
+        assert got.summaries[m] == whole.summary(str(m))
+
+
+def test_a_campaign_of_sharded_runs_never_builds_the_qrels_lookup_table(tmp_path, monkeypatch):
+    """Topic shards rank against qrels of their own topics: the campaign's prepared set only
+    gives its rows and counts, so its lookup table (220 MB for 5,000,000 judgments) is never
+    built."""
+    config = make_campaign(tmp_path, systems=2, extra_qrels=False)
+    size = min(p.stat().st_size for p in (tmp_path / "runs").glob("r*.txt"))
+    monkeypatch.setenv("IRBENCH_SHARD_BYTES", str(size // 3))  # every run in shards
+    built = []
+    real = irbench.PreparedQrels.ready
+    monkeypatch.setattr(irbench.PreparedQrels, "ready",
+                        lambda self: built.append(len(self.topics)) or real(self))
+    assert cli.main(["run", "--workers", "1", "--quiet", str(config)]) == 0
+    with Store(str(tmp_path / "runs" / "c.duckdb"), read_only=True) as store:
+        _, rows = store.query("SELECT count(DISTINCT system), count(DISTINCT query_id) "
+                              "FROM per_query")
+    assert rows[0][0] == 2 and rows[0][1] > 1
+    assert built and max(built) < rows[0][1]  # only the shards' own qrels were looked up
+
+
 def _gz_problem(path: Path) -> str:
     with pytest.raises(FormatError) as whole:
         irbench.read_run(path)

@@ -149,8 +149,12 @@ class _Campaign:
         """Score every task on the engine; ``on_outcome`` runs here as each finishes."""
         engine = self.engine(tasks)
         if not isinstance(engine, InProcess):
+            whole = any(not context.shard_bytes or not os.path.exists(t.path)
+                        or os.path.getsize(t.path) <= context.shard_bytes for t in tasks)
             for name in context.qrels_sha:  # prepared once, here: workers read no qrels
-                context.qrels[name]
+                prepared = context.qrels[name]
+                if whole and isinstance(engine, Processes):  # forked: its table is shared
+                    prepared.adhoc.ready()
         engine.map(score_safely, tasks, context, lambda task, outcome: on_outcome(outcome),
                    lambda task, exc: _lost(task, exc, engine))
 

@@ -270,6 +270,21 @@ def reuse_freed_memory() -> None:
         return
 
 
+def release_freed_memory() -> None:
+    """Hand the freed memory inside glibc's heap back to the kernel (``malloc_trim``): after
+    each topic shard of a huge run, whose arrays of tens of MiB are freed between chunks still
+    in use, the heap's holes would otherwise stay resident and grow shard after shard (400 MB
+    over the shards of a 2.6 GB run). Elsewhere than glibc nothing is done."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        return
+
+
 def worker_count(workers: int | None, jobs: int) -> int:
     """``workers`` (default: the CPUs this process may use), at most ``jobs``, at least 1."""
     if workers is None:

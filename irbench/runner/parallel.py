@@ -81,6 +81,8 @@ def evaluate_paths(
     count = worker_count(workers, len(paths))
     results: dict[int, RunResult] = {}
     engine = Processes(count) if count > 1 else InProcess()
+    if count > 1:  # the lookup table built once, before the workers fork
+        prepared.adhoc.ready()
     engine.map(_evaluate_nth, list(enumerate(paths)), shared,
                lambda item, result: results.__setitem__(item[0], result))
     return [results[i] for i in range(len(paths))]

@@ -219,7 +219,6 @@ def score_in_shards(task: Task, ctx: Context) -> Outcome:
     metadata = find_ir_metadata(head).data
     todo, reused = _todo(task, ctx, facts.sha256)
     todo = todo or {}
-    count = -(-size // ctx.shard_bytes)
     results: list[Evaluated] = []
     kept: dict = {"system": task.system, "path": task.path, "facts": facts}
     try:
@@ -228,17 +227,19 @@ def score_in_shards(task: Task, ctx: Context) -> Outcome:
                 continue
             done = shards.evaluate_sharded(
                 ctx.qrels[qrels_name].qrels, task.path, wanted.measures(),
-                ctx.settings.options(), count, intersection=ctx.settings.topics == "intersection")
+                ctx.settings.options(), intersection=ctx.settings.topics == "intersection",
+                limit=ctx.shard_bytes)
             answered = tuple(display(t) for t in done.answered)
+            scored = answered if np.array_equal(done.topics, done.answered) else \
+                tuple(display(t) for t in done.topics)  # one tuple of 1,000,000 names, not two
             kept.update(run_tag=done.runid, topics=answered, num_docs=done.num_docs)
             stray = unknown_topics(task.path, done.answered, done.first_line, ctx.topic_set)
             if stray is not None:  # as the whole-file path words it, line and all
                 return Outcome(**kept, error=stray)
             if not wanted:  # checked: the run ranks against this set
                 continue
-            results.append(_evaluated(task, ctx, qrels_name, facts.sha256, wanted,
-                                      tuple(display(t) for t in done.topics), done.values,
-                                      done.summaries))
+            results.append(_evaluated(task, ctx, qrels_name, facts.sha256, wanted, scored,
+                                      done.values, done.summaries))
     except IrbenchError as exc:
         return Outcome(**kept, error=str(exc), metadata=metadata)
     return Outcome(**kept, results=tuple(results), reused=reused, metadata=metadata)

@@ -34,9 +34,13 @@ from ..measures import Measure
 from ..measures.base import summarise
 from ..measures.compute import restrict, score_ranked, summary_needs_ranking
 from ..ranked import EvalOptions, PreparedQrels
+from .engine import release_freed_memory
 
 # a run file bigger than this is evaluated in topic shards (IRBENCH_SHARD_BYTES; 0: never)
 SHARD_BYTES = 256 << 20
+# the most of the file one shard holds: scoring a shard takes about 4x its bytes, and a
+# 2.6 GB run in shards of 256 MiB peaked 1 GiB higher than in shards of 64 MiB, in no less time
+SHARD_PIECE = 64 << 20
 TOPIC_LIMIT = 4  # a topic whose lines fill more than this many shards is refused
 _SPILL_BYTES = 64 << 20  # parsed run data kept in memory before it is spilled to the shards
 _HASH_PRIME = np.uint64(1099511628211)
@@ -142,16 +146,25 @@ def sweep_spills(folder: str | None = None) -> list[str]:
 
 def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
                      options: EvalOptions = EvalOptions(), shards: int | None = None,
-                     intersection: bool = False) -> Sharded:
+                     intersection: bool = False, limit: int | None = None) -> Sharded:
     """Evaluate the run file at ``path`` on ad hoc ``qrels`` one topic shard at a time (see the
     module docstring). Problems in the file are reported with its own line numbers (a
-    :class:`FormatError`). ``intersection``: score only the topics the run answers."""
+    :class:`FormatError`). ``intersection``: score only the topics the run answers.
+
+    ``shards``: how many (default: one per :data:`SHARD_PIECE` of the file, or per ``limit``
+    bytes when that is smaller). ``limit`` (default :func:`shard_bytes`) also bounds the
+    lines scored at once when a few topics fill a shard: a group of topics holds up to
+    ``limit`` bytes' worth of lines, one topic up to ``TOPIC_LIMIT`` times that."""
     for m in measures:
         if summary_needs_ranking(m):  # num_q, runid, micro averages
             raise IrbenchError(f"{m} cannot be computed in topic shards (its summary needs "
                                "the whole run)")
     size = trec.source_size(path)
-    shards = shards or max(1, -(-size // (shard_bytes() or size or 1)))
+    scale = 1  # shards whose lines one group of topics may hold
+    if not shards:
+        limit = limit or shard_bytes() or size or 1
+        piece = min(limit, SHARD_PIECE)
+        shards, scale = max(1, -(-size // piece)), max(1, limit // piece)
     sweep_spills()
     with tempfile.TemporaryDirectory(prefix=spill_prefix()) as folder:
         spill = _Spill(folder, shards)
@@ -161,7 +174,7 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
         qrels_shard = topic_shards(qrels.query_id, shards)
         topics = []
         values: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
-        budget = spill.row_budget()
+        budget = spill.row_budget() * scale
         for k in range(shards):
             in_shard = qrels_shard == k
             if not in_shard.any():
@@ -181,6 +194,8 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
                 topics.append(ranked.topics)  # bytes, in the order one ranking has them
                 for m in measures:
                     values[m].append(np.asarray(part.values[m], dtype=np.float64))
+                del sub, q, d, sc, ln, run, ranked, part
+                release_freed_memory()
     all_topics = trec.concat(topics) if topics else np.zeros(0, dtype="S1")
     order = np.argsort(all_topics, kind="stable")
     merged = {m: (np.concatenate(values[m]) if values[m] else np.zeros(0))[order]

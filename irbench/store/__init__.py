@@ -412,7 +412,8 @@ class Store(Reads, Judging, Assessing, Pools):  # Judging before Pools: Pools na
                             ("profiles", "INSERT OR REPLACE INTO")):
             parts = self._pending[table]
             if parts:
-                rows = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+                rows = parts[0] if len(parts) == 1 else \
+                    {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
                 self._insert_columns(verb, table, rows)
         if self._pending["systems"]:
             self._update_systems(self._pending["systems"])
