@@ -72,6 +72,7 @@ def evaluate_paths(
     (needed for z-scores; it is as large as the run, so off by default).
     """
     paths = [os.fspath(p) for p in paths]
+    prepared.adhoc.ready()  # its lookup table built here, before any worker forks
     shared = _Shared(prepared, tuple(measures), options, keep_ranked)
     if len(paths) == 1:  # its file is read (and if it can, ranked) in parts by the workers
         done = rank_in_parts(paths[0], shared, workers)
@@ -81,8 +82,6 @@ def evaluate_paths(
     count = worker_count(workers, len(paths))
     results: dict[int, RunResult] = {}
     engine = Processes(count) if count > 1 else InProcess()
-    if count > 1:  # the lookup table built once, before the workers fork
-        prepared.adhoc.ready()
     engine.map(_evaluate_nth, list(enumerate(paths)), shared,
                lambda item, result: results.__setitem__(item[0], result))
     return [results[i] for i in range(len(paths))]
