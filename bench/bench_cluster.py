@@ -21,6 +21,10 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from irbench.runner.shards import SHARD_PIECE  # noqa: E402
+
 IRBENCH = [sys.executable, "-m", "irbench"]
 
 
@@ -117,7 +121,8 @@ def huge(topics: int, depth: int, env: dict, whole_up_to: int) -> list[tuple]:
                           "suites: {core: [AP, nDCG@10, P@10, RR, Bpref, R@100]}\n")
         size = run.stat().st_size
         shard = min(256 << 20, size // 4)  # at least 4 shards
-        variants = [(f"sharded ({-(-size // shard)} shards)",
+        pieces = -(-size // min(shard, SHARD_PIECE))  # shards of at most SHARD_PIECE bytes
+        variants = [(f"sharded ({pieces} shards)",
                      {"IRBENCH_SHARD_BYTES": str(shard)})]
         if topics <= whole_up_to:
             variants.append(("whole (IRBENCH_SHARD_BYTES=0)", {"IRBENCH_SHARD_BYTES": "0"}))
