@@ -1,5 +1,6 @@
 """Whole-array primitives the ranking and the measures share: docno hashing, a hash table of
-keys probed with array steps, topic lookups, segment-wise sums and maxima, a stable radix order.
+keys probed with array steps, topic lookups, segment-wise sums and maxima, a stable radix order,
+runs of tied rows sorted by their bytes.
 
 Nothing here knows about runs or qrels: inputs and outputs are numpy arrays.
 """
