@@ -88,26 +88,43 @@ class PreparedQrels:
     def __init__(self, qrels: Qrels):
         self.qrels = qrels
         order = pair_order(qrels.query_id, qrels.doc_id)
+        self._order = order.astype(index_type(len(order)), copy=False)
         query_id = qrels.query_id[order]
-        self.doc_id = qrels.doc_id[order]
-        self.relevance = qrels.relevance[order]
-        first = np.concatenate(([True], query_id[1:] != query_id[:-1]))
-        self.topics = query_id[first]
-        self.row_topic = np.cumsum(first) - 1
+        first = np.concatenate(([True], query_id[1:] != query_id[:-1])) if len(query_id) \
+            else np.zeros(0, dtype=bool)
+        starts = np.flatnonzero(first)
+        self.topics = query_id[starts]
+        del query_id
+        self._sizes = np.diff(np.append(starts, len(first)))  # judgments per topic
         self._built = False  # the lookup table: built on the first lookup (see ready)
         self._table: KeyTable | None = None
-        judged = self.relevance >= 0
-        max_level = int(self.relevance.max()) if judged.any() else 0
+        relevance, row_topic = self.relevance, self.row_topic
+        judged = relevance >= 0
+        max_level = int(relevance.max()) if judged.any() else 0
         max_level = max(max_level, 0)
         width = max_level + 1
         if len(self.topics) * width > MAX_LEVEL_CELLS:
             _raise_level_too_high(qrels, len(self.topics))
-        flat = self.row_topic[judged] * width + self.relevance[judged]
+        flat = row_topic[judged] * width + relevance[judged]
         counts = np.bincount(flat, minlength=len(self.topics) * width)
         self.level_counts = counts.reshape(len(self.topics), width)
         self.num_lines_rel_positive = np.bincount(
-            self.row_topic, weights=self.relevance > 0, minlength=len(self.topics)
-        ).astype(np.int64)
+            row_topic, weights=relevance > 0, minlength=len(self.topics)).astype(np.int64)
+        del self.relevance, self.row_topic  # made again when a lookup needs them
+
+    # The rows sorted by (topic, docno), made from the qrels when first read: qrels that only
+    # give their topics and counts (a campaign of runs scored in topic shards) never hold them.
+    @cached_property
+    def doc_id(self) -> np.ndarray:
+        return self.qrels.doc_id[self._order]
+
+    @cached_property
+    def relevance(self) -> np.ndarray:
+        return self.qrels.relevance[self._order]
+
+    @cached_property
+    def row_topic(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.topics), dtype=np.int64), self._sizes)
 
     def ready(self) -> PreparedQrels:
         """Build the lookup table now: before forking workers that share it (else each
@@ -236,6 +253,18 @@ class Ranked:
         self.name = name
         self.num_lines_rel_positive = num_lines_rel_positive
         self._cache: dict = {}
+
+    def topics_between(self, start: int, end: int) -> Ranked:
+        """The ranking of topics ``start`` to ``end - 1`` alone, its rows views of this one's:
+        each topic's values on it are those of the whole ranking (a huge shard is scored a
+        slice of topics at a time)."""
+        lo, hi = int(self.offsets[start]), int(self.offsets[end])
+        lines = self.num_lines_rel_positive
+        return Ranked(topics=self.topics[start:end], offsets=self.offsets[start:end + 1] - lo,
+                      level=self.level[lo:hi], missing=self.missing[start:end],
+                      level_counts=self.level_counts[start:end], options=self.options,
+                      runid=self.runid, name=self.name,
+                      num_lines_rel_positive=None if lines is None else lines[start:end])
 
     @property
     def num_topics(self) -> int:

@@ -79,11 +79,13 @@ def test_a_topic_bigger_than_the_limit_is_refused_naming_it(tmp_path):
 
 def test_a_run_over_the_limit_is_cut_into_shards_of_at_most_a_piece(tmp_path, monkeypatch):
     """Shards hold at most SHARD_PIECE bytes of the file whatever the limit (a shard's scoring
-    takes about 4x its bytes), and the limit, not the piece, bounds one topic's lines."""
+    takes about 4x its bytes), and the limit, not the piece, bounds one topic's lines; a
+    shard's ranking is scored SCORE_ROWS lines at a time (here fewer than one topic holds)."""
     run, qrels = _skewed(tmp_path, big=6000)
     size = run.stat().st_size
     whole = _whole(qrels, run)
     monkeypatch.setattr(shards, "SHARD_PIECE", size // 16 + 1)
+    monkeypatch.setattr(shards, "SCORE_ROWS", 97)
     with pytest.raises(IrbenchError, match=r"topic 'q0' has 6,000 result lines"):
         evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, limit=size // 16 + 1)
     got = evaluate_sharded(qrels, str(run), MEASURES, OPTIONS, limit=size // 2)

@@ -510,3 +510,28 @@ def test_a_local_run_imports_neither_dask_nor_object_storage(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert out.stdout.split() == ["0", "False", "False", "False", "False"], out.stderr
+
+
+def test_a_qrels_topic_no_run_answers_fails_its_set_naming_it(tmp_path, capsys):
+    """Topics of the qrels that no recorded run answers (here, or in an earlier run of the
+    campaign whose results are reused) are named, in the qrels' order, once all are stored."""
+    config = make_campaign(tmp_path, systems=2, topics=5, extra_qrels=False)
+    runs = tmp_path / "runs"
+    full = {p: p.read_text() for p in sorted(runs.glob("r*.txt"))}
+    for path, text in full.items():  # no run answers t03 or t05
+        path.write_text("".join(line for line in text.splitlines(keepends=True)
+                                if line.split()[0] not in ("t03", "t05")))
+    assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "qrels.txt: no system answers topics 't03', 't05'" in err
+    r01 = runs / "r01.txt"
+    r01.write_text("".join(line for line in full[r01].splitlines(keepends=True)
+                           if line.split()[0] != "t05"))  # r01 answers t03 now
+    assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "no system answers topic 't05'" in err and "t03" not in err
+    assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 1  # all reused
+    err = capsys.readouterr().err
+    assert "no system answers topic 't05'" in err and "t03" not in err
+    r01.write_text(full[r01])
+    assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 0

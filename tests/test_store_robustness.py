@@ -14,6 +14,7 @@ import types
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 from campaigns import hold_store, make_campaign, release
 
@@ -341,3 +342,26 @@ def test_a_damaged_store_whose_judgments_cannot_be_read_says_keep_it(campaign, c
     rc, err = _cli(capsys, "scores", str(path))
     assert rc == 3 and "irbench: note:" in err
     assert "could not be read" in err and "keep the file" in err
+
+
+def test_queued_scores_are_unpivoted_with_every_value_kept(tmp_path):
+    """The queued per-topic values (a column per measure) become one ``scores`` row per
+    (evaluation, measure, topic), parts with other measures in their own statement, and a NaN
+    stays a row (NULL, as DuckDB reads a NaN), as the long rows it replaced were stored."""
+    def part(eid, topics, **values):
+        return (tuple(values), {"evaluation_id": np.full(len(topics), eid, dtype=np.int64),
+                                "query_id": np.array(topics, dtype=object),
+                                **{f"v{i}": np.array(v, dtype=np.float64)
+                                   for i, v in enumerate(values.values())}})
+
+    with Store(str(tmp_path / "s.duckdb")) as store:
+        with store.transaction():
+            store._insert_scores([part(7, ["1", "2"], AP=[0.5, np.nan], P=[0.1, 0.2]),
+                                  part(8, ["1"], AP=[0.25]),
+                                  part(9, ["3"], AP=[0.75], P=[0.0]),
+                                  part(10, [], AP=[], P=[])])
+        _, rows = store.query("SELECT evaluation_id, measure, query_id, value FROM scores "
+                              "ORDER BY evaluation_id, measure, query_id")
+    assert rows == [(7, "AP", "1", 0.5), (7, "AP", "2", None), (7, "P", "1", 0.1),
+                    (7, "P", "2", 0.2), (8, "AP", "1", 0.25), (9, "AP", "3", 0.75),
+                    (9, "P", "3", 0.0)]

@@ -219,7 +219,6 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
                         camp.rehash)
     store.point_many(reuse, camp.options_key, __version__, runner_id)
     report.reused = len(reuse)
-    answered: dict[str, tuple[str, ...]] = {}
     finished = 0
     writes = Writes(store)
 
@@ -236,8 +235,6 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         else:
             report.evaluated += len(outcome.results)
             report.reused += len(outcome.reused)
-            if outcome.results or not outcome.reused:
-                answered[outcome.system] = outcome.topics
         if camp.progress is not None:
             camp.progress(finished, len(tasks), outcome.system)
 
@@ -250,7 +247,7 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         finally:
             writes.flush()  # what is complete is kept, even on an interrupt
     store.remember_hashes(camp.inputs.new_hashes)
-    check_unanswered(findings, config, store, records, shas, answered)
+    check_unanswered(findings, config, store, records, shas)
     store.collect_garbage()
     report.analysed = _analyse(camp, store)
 

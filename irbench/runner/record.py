@@ -97,18 +97,13 @@ def system_row(system, position: int) -> dict:
 
 
 def check_unanswered(findings: Findings, config: Config, store: Store,
-                     records: list[QrelsRecord], shas: dict[str, str],
-                     answered: dict[str, tuple[str, ...]]) -> None:
-    """A qrels topic that no system answers is a failure of the qrels set (usually topic ids
-    that do not match); its scores are stored all the same."""
-    stored = store.answered_topics()
-    union = set().union(*answered.values(), *stored.values()) if (answered or stored) else set()
-    if not union:
-        return
+                     records: list[QrelsRecord], shas: dict[str, str]) -> None:
+    """A qrels topic that no system answers (as the store has it once every system is
+    recorded) is a failure of the qrels set (usually topic ids that do not match); its scores
+    are stored all the same."""
+    lonely_topics = store.unanswered_topics([r.name for r in records if r.name in shas])
     for record in records:
-        if record.name not in shas:
-            continue
-        lonely = [t for t in record.topics or () if t not in union]
+        lonely = lonely_topics.get(record.name) if record.name in shas else None
         if lonely:
             findings.fail(f"qrels '{record.name}'", f"{config.qrels_path(record.name)}: no "
                           f"system answers topic{'s' if len(lonely) > 1 else ''} "

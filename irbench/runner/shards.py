@@ -32,7 +32,7 @@ from ..cache import alive, spill_prefix
 from ..errors import FormatError, IrbenchError, OptionError
 from ..measures import Measure
 from ..measures.base import summarise
-from ..measures.compute import restrict, score_ranked, summary_needs_ranking
+from ..measures.compute import restrict, summary_needs_ranking, topic_values
 from ..ranked import EvalOptions, PreparedQrels
 from .engine import release_freed_memory
 
@@ -42,6 +42,7 @@ SHARD_BYTES = 256 << 20
 # 2.6 GB run in shards of 256 MiB peaked 1 GiB higher than in shards of 64 MiB, in no less time
 SHARD_PIECE = 64 << 20
 TOPIC_LIMIT = 4  # a topic whose lines fill more than this many shards is refused
+SCORE_ROWS = 1 << 20  # ranked lines of a shard scored at once: bounds the measures' arrays
 _SPILL_BYTES = 64 << 20  # parsed run data kept in memory before it is spilled to the shards
 _HASH_PRIME = np.uint64(1099511628211)
 
@@ -171,7 +172,7 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
         spill.text["size"] = size
         joined = spill.read(path)
         runid = trec.display(joined.runid)
-        qrels_shard = topic_shards(qrels.query_id, shards)
+        qrels_shard = topic_shards(qrels.query_id, shards).astype(np.int32)  # 5,000,000: 20 MB
         topics = []
         values: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
         budget = spill.row_budget() * scale
@@ -188,23 +189,43 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
                 run = trec.Run(name=os.path.basename(path), runid=runid, query_id=q,
                                doc_id=d, score=sc, line=ln, path=path)
                 ranked = PreparedQrels(sub).rank(run, options)
+                del sub, q, d, sc, ln, run
                 if intersection:
                     ranked = restrict(ranked, ~ranked.missing)
-                part = score_ranked(ranked, measures, run.name, run.runid, options)
                 topics.append(ranked.topics)  # bytes, in the order one ranking has them
-                for m in measures:
-                    values[m].append(np.asarray(part.values[m], dtype=np.float64))
-                del sub, q, d, sc, ln, run, ranked, part
+                for start, end in _slices(ranked.offsets, SCORE_ROWS):
+                    part = topic_values(ranked.topics_between(start, end), list(measures))
+                    for m in measures:
+                        values[m].append(np.asarray(part[m], dtype=np.float64))
+                    del part
+                del ranked
                 release_freed_memory()
     all_topics = trec.concat(topics) if topics else np.zeros(0, dtype="S1")
     order = np.argsort(all_topics, kind="stable")
-    merged = {m: (np.concatenate(values[m]) if values[m] else np.zeros(0))[order]
-              for m in measures}
+    merged = {}
+    for m in measures:  # each measure's pieces let go as it is joined
+        parts = values.pop(m)
+        merged[m] = (np.concatenate(parts) if parts else np.zeros(0))[order]
+        del parts
     answered, first_line = spill.first_lines()
-    return Sharded(topics=all_topics[order], values=merged,
+    done = Sharded(topics=all_topics[order], values=merged,
                    summaries={m: summarise(m, merged[m], None) for m in measures},
                    answered=answered, first_line=first_line, num_docs=spill.num_docs,
                    runid=runid, shards=shards)
+    del all_topics, order, topics
+    release_freed_memory()  # the joins' temporaries, before the caller stores the results
+    return done
+
+
+def _slices(offsets: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """(start, end) topic ranges covering a ranking whose topic ``t`` holds rows
+    ``offsets[t]`` to ``offsets[t + 1]``: about ``rows`` rows each, a bigger topic alone."""
+    num_topics = len(offsets) - 1
+    if num_topics <= 0:
+        return [(0, 0)]
+    cuts = np.searchsorted(offsets, np.arange(rows, int(offsets[-1]), rows), side="right") - 1
+    edges = np.unique(np.concatenate(([0], cuts, [num_topics])))
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a] or [(0, 0)]
 
 
 def _judged_groups(groups: list[np.ndarray | None], in_shard: np.ndarray,

@@ -155,11 +155,21 @@ class Reads:
         columns, rows = self.query("SELECT * FROM qrels_sets")
         return {row[0]: dict(zip(columns, row)) for row in rows}
 
-    def answered_topics(self) -> dict[str, list[str]]:
-        """{system: topics its run answers} as last recorded."""
-        rows = self.con.execute("SELECT name, answered FROM systems "
-                                "WHERE answered IS NOT NULL").fetchall()
-        return {name: list(topics) for name, topics in rows}
+    def unanswered_topics(self, qrels: Sequence[str]) -> dict[str, list[str]]:
+        """{qrels set: its topics that no system's run answers (as last recorded), in the
+        set's order} for the sets ``qrels`` that have any; {} when no run answers anything.
+        Computed here, so a campaign of 1,000,000 topics brings no topic list into Python."""
+        rows = self.con.execute(
+            "WITH answered AS (SELECT DISTINCT unnest(answered) AS query_id FROM systems "
+            "WHERE answered IS NOT NULL), judged AS (SELECT name, unnest(topics) AS query_id, "
+            "generate_subscripts(topics, 1) AS i FROM qrels_sets "
+            "WHERE name IN (SELECT unnest(?::VARCHAR[]))) "
+            "SELECT name, query_id FROM judged ANTI JOIN answered USING (query_id) "
+            "WHERE EXISTS (SELECT 1 FROM answered) ORDER BY name, i", [list(qrels)]).fetchall()
+        out: dict[str, list[str]] = {}
+        for name, topic in rows:
+            out.setdefault(name, []).append(topic)
+        return out
 
 
 VIEWS = {  # view -> (select, alias of its columns, order): each view read one way
