@@ -365,3 +365,26 @@ def test_queued_scores_are_unpivoted_with_every_value_kept(tmp_path):
     assert rows == [(7, "AP", "1", 0.5), (7, "AP", "2", None), (7, "P", "1", 0.1),
                     (7, "P", "2", 0.2), (8, "AP", "1", 0.25), (9, "AP", "3", 0.75),
                     (9, "P", "3", 0.0)]
+
+
+def test_releasing_duckdb_memory_leaves_its_limit_and_the_data_as_they_were(tmp_path):
+    """Store.release_memory evicts DuckDB's cached blocks (a lower limit, then the default
+    again): the limit is DuckDB's default after it, and what was committed reads the same."""
+    path = str(tmp_path / "s.duckdb")
+    default = duckdb.connect().execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    def part(eid, topics):
+        return (("AP",), {"evaluation_id": np.full(len(topics), eid, dtype=np.int64),
+                          "query_id": np.array(topics, dtype=object),
+                          "v0": np.linspace(0, 1, len(topics))})
+
+    with Store(path) as store:
+        with store.transaction():
+            store._insert_scores([part(1, [f"q{i}" for i in range(50_000)])])
+        store.release_memory()
+        _, limit = store.query("SELECT current_setting('memory_limit')")
+        with store.transaction():
+            store._insert_scores([part(2, ["x"])])
+        _, rows = store.query("SELECT count(*), sum(value) FROM scores")
+    assert limit[0][0] == default
+    assert rows[0][0] == 50_001 and rows[0][1] == pytest.approx(25_000.0)

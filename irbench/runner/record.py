@@ -8,7 +8,7 @@ import time
 
 from .. import __version__
 from ..config import Config
-from ..store import FileFacts, QrelsRecord, Store, SystemRecord
+from ..store import FileFacts, Store, SystemRecord
 from ..submissions.ir_metadata import run_fields
 from .inputs import listed
 from .results import Findings
@@ -96,15 +96,15 @@ def system_row(system, position: int) -> dict:
             "position": position}
 
 
-def check_unanswered(findings: Findings, config: Config, store: Store,
-                     records: list[QrelsRecord], shas: dict[str, str]) -> None:
-    """A qrels topic that no system answers (as the store has it once every system is
-    recorded) is a failure of the qrels set (usually topic ids that do not match); its scores
-    are stored all the same."""
-    lonely_topics = store.unanswered_topics([r.name for r in records if r.name in shas])
-    for record in records:
-        lonely = lonely_topics.get(record.name) if record.name in shas else None
+def check_unanswered(findings: Findings, config: Config, store: Store, qrels: list[str],
+                     shas: dict[str, str]) -> None:
+    """A topic of the qrels sets ``qrels`` that no system answers (as the store has it once
+    every system is recorded) is a failure of its set (usually topic ids that do not match);
+    its scores are stored all the same."""
+    usable = [name for name in qrels if name in shas]
+    lonely_topics = store.unanswered_topics(usable)
+    for name in usable:
+        lonely = lonely_topics.get(name)
         if lonely:
-            findings.fail(f"qrels '{record.name}'", f"{config.qrels_path(record.name)}: no "
-                          f"system answers topic{'s' if len(lonely) > 1 else ''} "
-                          f"{listed(lonely)}")
+            findings.fail(f"qrels '{name}'", f"{config.qrels_path(name)}: no system answers "
+                          f"topic{'s' if len(lonely) > 1 else ''} {listed(lonely)}")

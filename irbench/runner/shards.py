@@ -42,7 +42,7 @@ SHARD_BYTES = 256 << 20
 # 2.6 GB run in shards of 256 MiB peaked 1 GiB higher than in shards of 64 MiB, in no less time
 SHARD_PIECE = 64 << 20
 TOPIC_LIMIT = 4  # a topic whose lines fill more than this many shards is refused
-SCORE_ROWS = 1 << 20  # ranked lines of a shard scored at once: bounds the measures' arrays
+SCORE_ROWS = 1 << 19  # ranked lines of a shard scored at once: bounds the measures' arrays
 _SPILL_BYTES = 64 << 20  # parsed run data kept in memory before it is spilled to the shards
 _HASH_PRIME = np.uint64(1099511628211)
 
