@@ -399,7 +399,11 @@ class Store(Reads, Judging, Assessing, Pools):  # Judging before Pools: Pools na
         })
 
     def _insert_pending(self) -> None:
-        """Insert the queued rows: one statement per table, from numpy columns."""
+        """Insert the queued rows: one statement per table, from numpy columns. The systems'
+        status goes first: its lists of answered topics are big parameters (150 MB for
+        1,000,000 topics), converted while the transaction holds no scores yet."""
+        if self._pending["systems"]:
+            self._update_systems(self._pending["systems"])
         made = self._pending["evaluations"]
         if made:
             names = ("evaluation_id", "run_sha256", "qrels_sha256", "options",
@@ -416,8 +420,6 @@ class Store(Reads, Judging, Assessing, Pools):  # Judging before Pools: Pools na
                 rows = parts[0] if len(parts) == 1 else \
                     {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
                 self._insert_columns(verb, table, rows)
-        if self._pending["systems"]:
-            self._update_systems(self._pending["systems"])
         current = self._pending["current"]
         if current:
             rows = {"system": np.array([c[0] for c in current], dtype=object),
