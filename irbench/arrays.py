@@ -268,11 +268,7 @@ def sort_ties(order: np.ndarray, tie: np.ndarray,
                take: Callable[[np.ndarray], np.ndarray]) -> None:
     """Sort each run of tied positions of ``order`` (``tie[i]``: positions i and i+1 tie) by
     the byte strings ``take(rows)`` of its rows, descending, in place."""
-    in_tie = np.zeros(len(order), dtype=bool)
-    in_tie[1:] |= tie
-    in_tie[:-1] |= tie
-    pos = np.flatnonzero(in_tie)
-    group = np.cumsum(np.concatenate(([True], ~tie)))[pos]
+    pos, group = _runs(tie)
     rows = order[pos]
     big_endian = doc_words(take(rows)).byteswap()  # numeric order = byte order
     order[pos] = rows[desc_within(group, big_endian)]
@@ -293,11 +289,17 @@ def desc_within(group: np.ndarray, words: np.ndarray, j: int = 0) -> np.ndarray:
     same = (g[1:] == g[:-1]) & (w[1:] == w[:-1])
     if not same.any():
         return perm
-    in_run = np.zeros(len(perm), dtype=bool)
-    in_run[1:] |= same
-    in_run[:-1] |= same
-    pos = np.flatnonzero(in_run)
-    run = np.cumsum(np.concatenate(([True], ~same)))[pos]
+    pos, run = _runs(same)
     sub = perm[pos]
     perm[pos] = sub[desc_within(run, words[sub], j + 1)]
     return perm
+
+
+def _runs(same: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, run numbers) of the positions in runs of equal neighbours, where
+    ``same[i]`` says positions i and i+1 are equal; run numbers rise along the positions."""
+    in_run = np.zeros(len(same) + 1, dtype=bool)
+    in_run[1:] |= same
+    in_run[:-1] |= same
+    pos = np.flatnonzero(in_run)
+    return pos, np.cumsum(np.concatenate(([True], ~same)))[pos]
