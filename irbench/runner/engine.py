@@ -258,16 +258,10 @@ def reuse_freed_memory() -> None:
     and zeroes page by page: reading 129 run files of 2 MB spent 0.84 s of its 1.23 s of
     tokenising in the kernel. For irbench's own processes (the command line and the workers
     it forks), not a library's caller; elsewhere than glibc nothing is done."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes  # here: numpy has imported it already
-
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(_M_MMAP_THRESHOLD, _KEEP_FREED // 2)
-        libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_FREED)
-    except (OSError, AttributeError):  # not glibc (musl has no mallopt): as it is
-        return
+    mallopt = _glibc("mallopt")
+    if mallopt is not None:
+        mallopt(_M_MMAP_THRESHOLD, _KEEP_FREED // 2)
+        mallopt(_M_TRIM_THRESHOLD, _KEEP_FREED)
 
 
 def release_freed_memory() -> None:
@@ -275,14 +269,22 @@ def release_freed_memory() -> None:
     each topic shard of a huge run, whose arrays of tens of MiB are freed between chunks still
     in use, the heap's holes would otherwise stay resident and grow shard after shard (400 MB
     over the shards of a 2.6 GB run). Elsewhere than glibc nothing is done."""
+    trim = _glibc("malloc_trim")
+    if trim is not None:
+        trim(0)
+
+
+def _glibc(function: str) -> Callable[..., int] | None:
+    """glibc's ``function`` (mallopt, malloc_trim), or None where there is none (not Linux;
+    musl has neither)."""
     if not sys.platform.startswith("linux"):
-        return
-    import ctypes
+        return None
+    import ctypes  # here: numpy has imported it already
 
     try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        return
+        return getattr(ctypes.CDLL(None), function)
+    except (OSError, AttributeError):
+        return None
 
 
 def worker_count(workers: int | None, jobs: int) -> int:
