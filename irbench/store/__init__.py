@@ -441,14 +441,10 @@ class Store(Reads, Judging, Assessing, Pools):  # Judging before Pools: Pools na
                 {c: np.concatenate([p[c] for p in group]) for c in group[0]}
             columns = ", ".join(f"v{i}" for i in range(len(names)))
             measure = " ".join(f"WHEN 'v{i}' THEN ?" for i in range(len(names)))
-            self.con.register("irbench_rows", rows)
-            try:
-                self.con.execute(
-                    f"INSERT INTO scores SELECT evaluation_id, CASE k {measure} END, query_id, "
-                    f"value FROM irbench_rows UNPIVOT INCLUDE NULLS (value FOR k IN ({columns}))",
-                    list(names))
-            finally:
-                self.con.unregister("irbench_rows")
+            self._from_rows(
+                rows, f"INSERT INTO scores SELECT evaluation_id, CASE k {measure} END, "
+                f"query_id, value FROM irbench_rows UNPIVOT INCLUDE NULLS "
+                f"(value FOR k IN ({columns}))", list(names))
 
     def _update_systems(self, status: dict[str, tuple]) -> None:
         """The recorded systems' status columns in one UPDATE (list parameters unnested into
@@ -475,9 +471,13 @@ class Store(Reads, Judging, Assessing, Pools):  # Judging before Pools: Pools na
             [list(status), *(list(c) for c in columns)])
 
     def _insert_columns(self, verb: str, table: str, rows: dict) -> None:
+        self._from_rows(rows, f"{verb} {table} SELECT * FROM irbench_rows")
+
+    def _from_rows(self, rows: dict, sql: str, params: list | None = None) -> None:
+        """Run ``sql`` reading the numpy columns ``rows`` as the table ``irbench_rows``."""
         self.con.register("irbench_rows", rows)
         try:
-            self.con.execute(f"{verb} {table} SELECT * FROM irbench_rows")
+            self.con.execute(sql, params)
         finally:
             self.con.unregister("irbench_rows")
 
