@@ -96,8 +96,6 @@ class PreparedQrels:
         self.topics = query_id[starts]
         del query_id
         self._sizes = np.diff(np.append(starts, len(first)))  # judgments per topic
-        self._built = False  # the lookup table: built on the first lookup (see ready)
-        self._table: KeyTable | None = None
         relevance, row_topic = self.relevance, self.row_topic
         judged = relevance >= 0
         max_level = int(relevance.max()) if judged.any() else 0
@@ -126,17 +124,18 @@ class PreparedQrels:
     def row_topic(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.topics), dtype=np.int64), self._sizes)
 
+    @cached_property
+    def _table(self) -> KeyTable | None:
+        """The lookup table, built on the first lookup (or by :meth:`ready`); None when two
+        docnos of a topic share a key: lookups compare strings then."""
+        table = KeyTable(topic_keys(self.row_topic, doc_hash(self.doc_id), len(self.topics)))
+        return None if np.any(table.sorted_keys[1:] == table.sorted_keys[:-1]) else table
+
     def ready(self) -> PreparedQrels:
         """Build the lookup table now: before forking workers that share it (else each
         builds its own on its first lookup). Qrels that only give their rows (topic shards,
         counts) never build it: for 5,000,000 judgments it holds 220 MB."""
-        if not self._built:
-            key = topic_keys(self.row_topic, doc_hash(self.doc_id), len(self.topics))
-            table = KeyTable(key)
-            # two docnos of a topic share a key: compare strings
-            self._table = None if np.any(table.sorted_keys[1:] == table.sorted_keys[:-1]) \
-                else table
-            self._built = True
+        _ = self._table
         return self
 
     @property
