@@ -38,7 +38,7 @@ from .record import (
     validation_warnings,
 )
 from .results import Failure, Findings, RunReport
-from .score import NOTHING, Context, Outcome, Task, score_safely
+from .score import NOTHING, Context, Outcome, Task, in_shards, score_safely
 
 PARALLEL_MIN_BYTES = 8 << 20  # less run data than this is scored in the main process
 
@@ -149,8 +149,9 @@ class _Campaign:
         """Score every task on the engine; ``on_outcome`` runs here as each finishes."""
         engine = self.engine(tasks)
         if not isinstance(engine, InProcess):
-            whole = any(not context.shard_bytes or not os.path.exists(t.path)
-                        or os.path.getsize(t.path) <= context.shard_bytes for t in tasks)
+            whole = any(not os.path.exists(t.path)
+                        or not in_shards(os.path.getsize(t.path), context.shard_bytes)
+                        for t in tasks)
             for name in context.qrels_sha:  # prepared once, here: workers read no qrels
                 prepared = context.qrels[name]
                 if whole and isinstance(engine, Processes):  # forked: its table is shared

@@ -116,10 +116,16 @@ def score_safely(task: Task, ctx: Context) -> Outcome:
                        error=f"{task.path}: cannot read ({exc.strerror})")
 
 
+def in_shards(size: int, shard_bytes: int) -> bool:
+    """Whether a run file of ``size`` bytes is scored in topic shards (``shard_bytes``: the
+    size above which one is; 0: never), when its qrels sets are all ad hoc."""
+    return bool(shard_bytes) and size > shard_bytes
+
+
 def score_system(task: Task, ctx: Context) -> Outcome:
     """Read one run, check its topics, and evaluate it on every qrels set it needs."""
     size, _ = stat_of(task.path)
-    if ctx.shard_bytes and size > ctx.shard_bytes and all(
+    if in_shards(size, ctx.shard_bytes) and all(
             isinstance(ctx.qrels[q], PreparedQrels) for q in task.wanted):
         return score_in_shards(task, ctx)
     facts, data = load(task.path)
