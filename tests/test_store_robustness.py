@@ -40,6 +40,7 @@ PINNED = {
     12: "cbde06fd6878ddafdcad03bbd0822123b8bbbc9ecc397a70611c4462d590fcd4",
     13: "5e7e10d4c5dcbf0d7fd141b63f0b161a44eaa9b42fa000a6efed2dba96289f4e",
     14: "e13cc6b2b76c15d8af9b8f07a1fc8932ff2e55c9b2ee2074b55191be2df2c401",
+    15: "bf878b766cbc18468b32cd9000afea5ce5def9400c1a3413660c9e3d4dc914f7",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,
@@ -388,3 +389,27 @@ def test_releasing_duckdb_memory_leaves_its_limit_and_the_data_as_they_were(tmp_
         _, rows = store.query("SELECT count(*), sum(value) FROM scores")
     assert limit[0][0] == default
     assert rows[0][0] == 50_001 and rows[0][1] == pytest.approx(25_000.0)
+
+
+def test_a_store_written_before_keeps_no_credential_of_a_judge(tmp_path):
+    """Migration 15: a judge remembered with user:password@ or ?key= in its base_url (which
+    the config check refuses now) keeps neither in base_url nor in its settings."""
+    path = str(tmp_path / "old.duckdb")
+    store = Store(path)
+    settings = '{"backoff": 1.0, "base_url": "https://bob:hunter2@llm.example:8443/v1?key=sk-SECRET#f", "model": "m"}'
+    store.remember_judge("j", "model", "m", "https://bob:hunter2@llm.example:8443/v1?key=sk-SECRET#f",
+                         settings)
+    store.remember_judge("plain", "model", "m", "http://127.0.0.1:8000/v1",
+                         '{"base_url": "http://127.0.0.1:8000/v1"}')
+    store.close()
+    _sql(path, "DELETE FROM migrations WHERE version = 15")
+    Store(path).close()  # applies migration 15 again
+    con = duckdb.connect(path, read_only=True)
+    rows = dict(((n, (u, s)) for n, u, s in con.execute(
+        "SELECT name, base_url, settings FROM judges").fetchall()))
+    con.close()
+    assert rows["j"] == ("https://llm.example:8443/v1",
+                         '{"backoff": 1.0, "base_url": "https://llm.example:8443/v1", "model": "m"}')
+    assert rows["plain"] == ("http://127.0.0.1:8000/v1", '{"base_url": "http://127.0.0.1:8000/v1"}')
+    # (the file's freed blocks may still hold the old text until DuckDB reuses them: what a
+    # query, an export or a report reads holds no credential)

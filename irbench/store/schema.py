@@ -131,4 +131,14 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("a pool's state saved with the clicks it has applied", """
     ALTER TABLE pools ADD COLUMN IF NOT EXISTS clicks_applied BIGINT DEFAULT 0;
     """),
+    # a base_url with user:password@, ?key= or a fragment is refused by the config check now;
+    # a store written before that keeps no credential either (issue 35)
+    ("judges' base URLs without credentials", r"""
+    UPDATE judges SET
+        base_url = regexp_replace(regexp_replace(base_url, '^(https?://)[^/?#]*@', '\1'),
+                                  '[?#].*$', ''),
+        settings = regexp_replace(regexp_replace(settings,
+                                  '("base_url": "https?://)[^/?#"]*@', '\1', 'g'),
+                                  '("base_url": "[^"?#]*)[?#][^"]*"', '\1"', 'g');
+    """),
 ]
