@@ -77,8 +77,10 @@ def test_bias_lists_every_run_and_exports_csv_and_json(tmp_path, capsys):
     assert ap_doc["measure"] == "AP" and len(ap_doc["runs"]) == 3
     assert [r["run"] for r in ap_doc["runs"]] == [r["run"] for r in ap[:3]]
     assert ap_doc["max_drop"] == pytest.approx(-changes[0])
-    assert cli.main(base + ["--top", "0"]) == 1
-    assert "--top must be positive" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # a usage error, from the parser
+        cli.main(base + ["--top", "0"])
+    assert refused.value.code == 2
+    assert "argument --top: must be a positive integer, not 0" in capsys.readouterr().err
 
 
 def test_bias_csv_neutralises_formulas_in_names(tmp_path, capsys):

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import IrbenchError
-from ..escaping import terminal
+from ..escaping import TerminalStream, terminal
 
 COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report",
                    "agreement", "judge", "assess")
@@ -70,6 +70,19 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command, everything it writes to stdout and stderr through
+    :class:`~irbench.escaping.TerminalStream`: no control or format character from a name,
+    docno, file or server reaches the terminal, whichever path prints it."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (s if s is None or isinstance(s, TerminalStream)
+                              else TerminalStream(s) for s in streams)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "run":
         from ..runner.stamp import answer_unchanged_run

@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from ..escaping import json_text
 from ..judgments.agreement import Agreement, agreement, alpha_of
-from .output import add_wait, json_value, text_table, write_text
+from .output import add_wait, json_value, positive_int, text_table, write_text
 
 FORMATS = ("table", "csv", "json")
 COLUMNS = ("reference", "other", "pairs", "only_reference", "only_other", "agreed", "kappa",
@@ -117,7 +118,7 @@ def _json(results: list[Agreement], together: dict | None, per_topic: bool) -> s
     out: dict[str, Any] = {"agreements": records}
     if together is not None:
         out["all_judges_alpha"] = {k: json_value(v) for k, v in together.items()}
-    return json.dumps(out, ensure_ascii=False, indent=1) + "\n"
+    return json_text(json.dumps(out, ensure_ascii=False, indent=1)) + "\n"
 
 
 FORMATTERS = {"table": _table, "csv": _csv, "json": _json}
@@ -140,7 +141,8 @@ def add_compare_qrels(sub) -> None:
                    help="the reference qrels set (default: the config's first)")
     p.add_argument("--measure", action="append", default=[], metavar="MEASURE",
                    help="measure (repeatable; default: the config's first)")
-    p.add_argument("--top", type=int, default=10, metavar="K", help="top-k overlap (10)")
+    p.add_argument("--top", type=positive_int, default=10, metavar="K",
+                   help="top-k overlap (10)")
     p.add_argument("--test", default="t", choices=("t", "wilcoxon", "sign", "randomization",
                                                    "bootstrap"),
                    help="paired test of every pair (default t)")
@@ -155,7 +157,7 @@ def add_compare_qrels(sub) -> None:
 
 
 def cmd_compare_qrels(args) -> int:
-    from .. import judgments, stats
+    from .. import stats
     from ..config import load_config
     from ..errors import UsageError
     from ..measures import parse_measure
@@ -172,9 +174,13 @@ def cmd_compare_qrels(args) -> int:
         raise UsageError(f"{args.config} declares one qrels set: there is nothing to compare")
     measures = [str(parse_measure(m)) for m in args.measure] or [str(config.measures[0])]
     specs = {q.name: q for q in config.qrels}
-    comparisons, labels = [], {}
+    comparisons = []
     wait = args.wait if args.wait is not None else READER_WAIT
     with Store(config.store, read_only=True, wait=wait) as store:
+        # the labels, as each set's kind reads its documents' grades, from the very files
+        # the stored leaderboards were scored on (checked first: never a stale mix)
+        read = {name: _scored_labels(specs[name], store, args.config)
+                for name in (reference, *others)}
         for other in others:
             for measure in measures:
                 comparisons.append(stats.compare_leaderboards(
@@ -182,14 +188,36 @@ def cmd_compare_qrels(args) -> int:
                     stats.Scores.from_store(store, other, measure), qrels_a=reference,
                     qrels_b=other, top_k=args.top, test=args.test,
                     correction=args.correction, alpha=args.alpha))
-    for other in others:  # the labels, as each set's kind reads its documents' grades
-        a, b = specs[reference], specs[other]
-        labels[other] = agreement(judgments.kind(a.kind).read_adhoc(a.path, name=a.name),
-                                  judgments.kind(b.kind).read_adhoc(b.path, name=b.name))
+    labels = {other: agreement(read[reference], read[other]) for other in others}
     text = (_compare_json(comparisons, labels) if args.format == "json" else
             _compare_table(comparisons, labels))
     write_text(args.output, text)
     return 0
+
+
+def _scored_labels(spec, store, config_path: str):
+    """Qrels set ``spec``'s labels, once its file is checked to be the one the store's
+    scores were computed from (its sha256 as ``irbench run`` recorded it)."""
+    from .. import judgments
+    from ..errors import NotStoredError, UsageError
+    from ..runner.inputs import load
+
+    rerun = f"run 'irbench run {config_path}' first"
+    record = store.qrels_records().get(spec.name) or {}
+    if not record.get("sha256") or record.get("status") == "failed":
+        error = (record.get("error") or "").splitlines()
+        raise NotStoredError(f"the store holds no current scores on qrels set '{spec.name}'"
+                             + (f" (its last 'irbench run' failed: {error[0]})" if error
+                                else "") + f": {rerun}")
+    try:
+        facts, data = load(spec.path)
+    except OSError as exc:
+        raise UsageError(f"{spec.path}: cannot read qrels set '{spec.name}' "
+                         f"({exc.strerror or exc})") from None
+    if facts.sha256 != record["sha256"]:
+        raise NotStoredError(f"qrels set '{spec.name}' ({spec.path}) changed since the "
+                             f"scores were stored: {rerun}")
+    return judgments.kind(spec.kind).read_adhoc(data, name=spec.name)
 
 
 def _pairs_text(pairs) -> str:
@@ -236,4 +264,4 @@ def _compare_json(comparisons, labels: dict[str, Agreement]) -> str:
         for c in comparisons],
         "labels": [{c: json_value(v) for c, v in zip(COLUMNS, _row(r))}
                    for r in labels.values()]}
-    return json.dumps(out, ensure_ascii=False, indent=1) + "\n"
+    return json_text(json.dumps(out, ensure_ascii=False, indent=1)) + "\n"

@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
-from .output import add_wait, progress_bar, text_table, write_text
+from ..escaping import terminal
+from .output import add_wait, nonnegative_int, positive_int, progress_bar, text_table, write_text
 
 
 def add_parsers(sub) -> None:
@@ -28,8 +29,9 @@ def add_parsers(sub) -> None:
     what.add_argument("--holes", metavar="SET", help="the unjudged documents of this qrels "
                       "set in the top --depth of every run")
     what.add_argument("--pairs", metavar="FILE", help="a file of 'topic docno' lines")
-    p.add_argument("--depth", type=int, default=10, help="with --holes: how deep (default 10)")
-    p.add_argument("--max-calls", type=int, default=None, metavar="N",
+    p.add_argument("--depth", type=positive_int, default=10,
+                   help="with --holes: how deep (default 10)")
+    p.add_argument("--max-calls", type=nonnegative_int, default=None, metavar="N",
                    help="make at most N requests in this run (besides the judge's budget)")
     add_wait(p)
     p.set_defaults(handler=cmd_judge)
@@ -92,8 +94,6 @@ def _pairs(args, config, store):
                              f"--name, or irbench pool start)")
         return _being_judged(saved, build_table(runs)), args.pool
 
-    if args.depth < 1:
-        raise UsageError("--depth must be >= 1")
     sets = {q.name: q for q in config.qrels}
     if args.holes not in sets:
         raise UsageError(f"no qrels set '{args.holes}' (the config has {', '.join(sets)})")
@@ -116,8 +116,9 @@ def _being_judged(saved, table) -> list[tuple[str, str]]:
     cands = np.flatnonzero(wanted)
     topics = table.topics[table.cand_topic[cands]]
     docs = table.docs[table.cand_doc[cands]]
-    return sorted((q.decode("utf-8", "surrogateescape"), d.decode("utf-8", "surrogateescape"))
-                  for q, d in zip(topics.tolist(), docs.tolist()))
+    from ..ids import id_text
+
+    return sorted((id_text(q), id_text(d)) for q, d in zip(topics.tolist(), docs.tolist()))
 
 
 def cmd_judge(args) -> int:
@@ -160,7 +161,16 @@ def cmd_judge(args) -> int:
             judge_pairs(spec, requests, store, journal, pool=pool, budget=budget,
                         summary=summary, progress=progress, rendering=rendering)
     _report(spec.name, summary)
+    _journal_notes(journal)
     return 0
+
+
+def _journal_notes(journal) -> None:
+    """Answers the journal stored normalised, or kept aside in its quarantine file."""
+    from ..escaping import terminal
+
+    for line in journal.notes:
+        print(f"irbench: note: {terminal(line)}", file=sys.stderr)
 
 
 def _report(name: str, s) -> None:
@@ -175,7 +185,9 @@ def _report(name: str, s) -> None:
           f"{s.answered} new answers ({s.prompt_tokens + s.completion_tokens:,} tokens), "
           f"{s.unparsed} without a grade, {s.failed} failed")
     for reason in s.failures:
-        print(f"  failed: {reason}", file=sys.stderr)
+        print(f"  failed: {terminal(reason)}", file=sys.stderr)
+    for note in s.notes:
+        print(f"  note: {terminal(note)}", file=sys.stderr)
     if s.budget_left:
         print(f"irbench: the budget is spent: {s.budget_left} pairs were not asked (raise "
               "max_calls / max_total_tokens, or --max-calls, and run again)", file=sys.stderr)
@@ -225,19 +237,27 @@ def cmd_qrels(args) -> int:
 
 
 def _import(args, config) -> int:
+    """Record a qrels file's labels as judgments of ``--as``; the same file (path) imported
+    again, changed, replaces that judge's labels from it."""
+    from ..escaping import terminal
+    from ..ids import ids_text
     from ..store import Judged, Store
     from ..trec import read_qrels
 
     if not args.as_:
         raise UsageError("irbench qrels --import FILE needs --as NAME (the judge's name)")
     qrels = read_qrels(args.import_)
-    from ..judges.targets import text
-
     with Store(config.store, wait=args.wait) as store:
-        new = store.record_judged(Judged(
-            query_id=text(qrels.query_id).tolist(), doc_id=text(qrels.doc_id).tolist(),
+        new, replaced, same, removed = store.replace_judged(Judged(
+            query_id=ids_text(qrels.query_id).tolist(), doc_id=ids_text(qrels.doc_id).tolist(),
             relevance=qrels.relevance.tolist(), judge=args.as_, judge_kind=args.kind,
             source=str(args.import_)))
-    print(f"{new:,} judgments by '{args.as_}' recorded from {args.import_} "
-          f"({len(qrels) - new:,} there already)")
+    what = f"judgments by '{terminal(args.as_)}' from {terminal(str(args.import_))}"
+    if not (same or replaced or removed):
+        print(f"{new:,} {what} recorded")
+    elif not (new or replaced or removed):
+        print(f"{what}: nothing changed ({same:,} labels there already, the same)")
+    else:
+        print(f"{what}: replaced {replaced:,} labels, {same:,} unchanged, {new:,} new, "
+              f"{removed:,} removed (no longer in the file)")
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import math
@@ -11,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import UsageError
-from ..escaping import csv_cell, terminal
+from ..escaping import csv_cell, json_text, terminal
 from ..measures import Measure, summarise
 from ..measures.base import sequential_sum
 from ..measures.compute import Evaluation
@@ -134,7 +135,7 @@ def format_rows(records: Iterable[dict], fmt: str) -> str:
 
     records = list(records)
     if fmt == "json":
-        return json.dumps(records, ensure_ascii=False, indent=1) + "\n"
+        return json_text(json.dumps(records, ensure_ascii=False, indent=1)) + "\n"
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
     writer.writerow(["run", "topic", "measure", "value"])
@@ -175,8 +176,9 @@ def plain(text: str) -> str:
 
 
 def cell(value: Any) -> str:
-    """A table cell: '-' for nothing, 4 decimals for floats, 'nan' for NaN; control
-    characters of participants' text shown as ``\\xNN`` (never sent to the terminal)."""
+    """A table cell: '-' for nothing, 4 decimals for floats, 'nan' for NaN; control and
+    format characters of participants' text shown as ``\\xNN`` and ``\\uNNNN`` (tabs and
+    newlines too, so that the columns line up; see irbench.escaping)."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -188,7 +190,7 @@ def text_table(header, rows, left: int = 1, numbers_only: bool = True) -> str:
     """Columns padded to their widest cell under a dashed rule: the first ``left`` columns
     flush left, the others flush right (with ``numbers_only``, only cells that read as
     numbers; the rest flush left)."""
-    cells = [[str(h) for h in header]] + [[cell(v) for v in row] for row in rows]
+    cells = [[terminal(h) for h in header]] + [[cell(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = []
     for i, row in enumerate(cells):
@@ -206,6 +208,26 @@ def _numeric(text: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: a whole number of at least 1 (a count, a depth, a top k)."""
+    return _whole(text, 1, "a positive integer")
+
+
+def nonnegative_int(text: str) -> int:
+    """An argparse ``type``: a whole number of at least 0 (a seed, a limit that may be 0)."""
+    return _whole(text, 0, "a whole number >= 0")
+
+
+def _whole(text: str, least: int, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {what}, not {value}")
+    return value
 
 
 def json_value(value: Any) -> Any:
@@ -260,9 +282,12 @@ class ProgressBar:
             from tqdm import tqdm
 
             self.close()
-            self.bar, self.total = tqdm(total=total, unit=self.unit, file=sys.stderr,
-                                        leave=False), total
-        self.bar.set_postfix_str(what[:40], refresh=False)
+            # the bar's own carriage returns go to the terminal as they are; its text is
+            # escaped here (a system's name)
+            self.bar, self.total = tqdm(total=total, unit=self.unit, leave=False,
+                                        file=getattr(sys.stderr, "unescaped", sys.stderr)
+                                        ), total
+        self.bar.set_postfix_str(terminal(what[:40]), refresh=False)
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:

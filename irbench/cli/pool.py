@@ -22,8 +22,16 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
-from ..escaping import csv_cell
-from .output import json_value, plain, progress_bar, text_table, write_text
+from ..escaping import csv_cell, json_text
+from .output import (
+    json_value,
+    nonnegative_int,
+    plain,
+    positive_int,
+    progress_bar,
+    text_table,
+    write_text,
+)
 
 # dest -> (flags, add_argument keywords); each subcommand takes some of them
 OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
@@ -34,11 +42,12 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "pooled": (("--pooled",), {"action": "append", "default": [], "metavar": "NAME",
                                "help": "a contributing run (repeatable; default: the systems "
                                "the config declares 'pooled: true', else every run)"}),
-    "per_group": (("--per-group",), {"type": int, "default": None, "metavar": "N",
+    "per_group": (("--per-group",), {"type": positive_int, "default": None, "metavar": "N",
                                      "help": "keep each group's first N contributing runs "
                                      "(by priority)"}),
-    "budget": (("--budget",), {"type": int, "default": None, "help": "judgments per topic"}),
-    "total": (("--total",), {"type": int, "default": None,
+    "budget": (("--budget",), {"type": positive_int, "default": None,
+                               "help": "judgments per topic"}),
+    "total": (("--total",), {"type": positive_int, "default": None,
                              "help": "judgments over all topics"}),
     "qrels": (("--qrels",), {"default": None, "help": "qrels set used as the oracle / the "
                              "official judgments (default: the config's first)"}),
@@ -49,12 +58,13 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "strategies": (("--strategies",), {"default": None, "help": "comma-separated strategies "
                                        "(default: budgeted, mtf, mtf-global, mm-ns, "
                                        "thompson)"}),
-    "seed": (("--seed",), {"type": int, "default": 0,
+    "seed": (("--seed",), {"type": nonnegative_int, "default": 0,
                            "help": "random seed (default 0, recorded)"}),
     "out": (("-o", "--out"), {"default": None, "help": "build: folder for the assessor files; "
                               "next: the assessor file (never overwritten)"}),
     "name": (("--name",), {"default": None, "help": "the pool's name in the store"}),
-    "batch": (("--batch",), {"type": int, "default": None, "help": "documents to hand out "
+    "batch": (("--batch",), {"type": positive_int, "default": None,
+                             "help": "documents to hand out "
                              "(default: as many as the strategy's next step gives)"}),
     "judgments": (("-j", "--judgments"), {"action": "append", "default": [], "metavar": "FILE",
                                           "help": "an assessor file with the values filled "
@@ -62,7 +72,7 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "assessor": (("--assessor",), {"default": "assessor", "metavar": "NAME",
                                    "help": "who made these judgments (default 'assessor'; "
                                    "recorded with each)"}),
-    "top": (("--top",), {"type": int, "default": None, "metavar": "N",
+    "top": (("--top",), {"type": positive_int, "default": None, "metavar": "N",
                          "help": "only the N runs most affected, per measure (default: every "
                          "run)"}),
     "format": (("--format",), {"choices": ("table", "csv", "json"), "default": "table",
@@ -267,8 +277,6 @@ def cmd_stats(args) -> int:
 def cmd_bias(args) -> int:
     from .. import pooling
 
-    if args.top is not None and args.top < 1:
-        raise UsageError(f"--top must be positive, got {args.top}")
     _, table, qrels, pool, level = _judged_pool(args)
     coverage = pooling.pool_coverage(pool, qrels)
     if not coverage.exact:
@@ -339,7 +347,7 @@ def _bias_json(result, coverage, params: dict, top: int | None) -> str:
                         "pooled": coverage.pooled, "unjudged": coverage.unjudged,
                         "exact": coverage.exact},
            "measures": measures}
-    return json.dumps(doc, indent=1, ensure_ascii=False, default=str) + "\n"
+    return json_text(json.dumps(doc, indent=1, ensure_ascii=False, default=str)) + "\n"
 
 
 BIAS_FORMATS = {"table": _bias_table, "csv": _bias_csv, "json": _bias_json}
@@ -460,10 +468,8 @@ def _store_built(config, name: str, pool, wait: float | None) -> None:
 
     import numpy as np
 
+    from ..ids import ids_text as text  # undecodable bytes as \xNN, as the assessor files
     from ..store import Store
-
-    def text(values) -> np.ndarray:
-        return np.array([_text(v) for v in values], dtype=object)
 
     p = pool.provenance
     docs = {"query_id": text(pool.query_id), "doc_id": text(pool.doc_id),
