@@ -86,6 +86,11 @@ class StoreError(IrbenchError):
         self.damaged = damaged
 
 
+class StoreValueError(StoreError):
+    """A write the store refused for one of the values it was given (a conversion, encoding,
+    range or constraint error): the transaction is rolled back, the store is fine."""
+
+
 class NotStoredError(IrbenchError):
     """The store holds nothing for what was asked (a measure, system or qrels set)."""
 

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 
 from ..cache import alive
-from ..errors import OutputError, StoreError
+from ..errors import OutputError, StoreError, StoreValueError
 from ..files import replacing_name
 from .reads import sql_string
 
@@ -67,6 +67,15 @@ NO_EXTENSIONS: dict[str, str | bool | int | float | list[str]] = {
 DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationException,
           duckdb.InvalidInputException, duckdb.FatalException, duckdb.CatalogException,
           duckdb.TransactionException, duckdb.OutOfMemoryException)
+
+
+# a write refused for a value it was given: the store is fine (not damage)
+VALUE_ERRORS = (duckdb.ConversionException, duckdb.ConstraintException,
+                duckdb.OutOfRangeException, duckdb.TypeMismatchException)
+
+# DuckDB's InvalidInputException also covers a value Python could not hand over (a str with a
+# lone surrogate: "Python Conversion Failure: cannot encode str as UTF-8"), told by its words
+VALUE_WORDS = ("Conversion", "UTF-8", "UTF8", "nicode", "surrogate")
 
 
 ADVICE = ("restore it from a backup, or move it away and run 'irbench run CONFIG' to score "
@@ -152,8 +161,12 @@ def storage_error(path: str, exc: BaseException) -> StoreError:
     """The StoreError for a DuckDB error that is no fault of irbench's, told apart: a full
     disk, a file-size limit, a name too long, no permission or a read-only file system (the
     store is intact), a database DuckDB stopped using after such a failure, part of the
-    schema dropped, or a truly damaged file."""
+    schema dropped, or a truly damaged file. A value a write could not store (a conversion,
+    encoding, range or constraint error) is a :class:`StoreValueError`, never damage."""
     text = first_line(exc)
+    if is_value_error(exc):
+        return StoreValueError(f"{path}: a write to the score store was refused: a value "
+                               f"could not be stored ({text}); {INTACT}")
     found = cause(str(exc))
     if found is not None:
         what, todo = found
@@ -168,6 +181,14 @@ def storage_error(path: str, exc: BaseException) -> StoreError:
         return StoreError(f"{path}: the score store lacks part of its schema ({text}): it was "
                           f"changed by another program; {ADVICE}", damaged=path)
     return StoreError(f"{path}: the score store is damaged ({text}); {ADVICE}", damaged=path)
+
+
+def is_value_error(exc: BaseException) -> bool:
+    """Whether a DuckDB error is a value a write could not store, not the file's fault."""
+    if isinstance(exc, VALUE_ERRORS):
+        return True
+    return (isinstance(exc, duckdb.InvalidInputException)
+            and any(word in str(exc) for word in VALUE_WORDS))
 
 
 def rescue_judgments(path: str) -> str:
@@ -216,7 +237,7 @@ class Connection:
     def _call(self, method: str, *args):
         try:
             return getattr(self._con, method)(*args)
-        except DAMAGE as exc:
+        except (*DAMAGE, *VALUE_ERRORS) as exc:
             raise storage_error(self._path, exc) from None
 
     def execute(self, sql: str, params=None) -> Connection:

@@ -12,11 +12,17 @@ request sha256, topic, document): a request is never paid for twice.
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ..errors import StoreValueError
+from ..ids import id_text
 
 JUDGMENT_FIELDS = ("pool", "query_id", "doc_id", "relevance", "batch", "source", "judged_at",
                    "judge", "judge_kind", "model", "prompt_sha256", "answer")
@@ -51,6 +57,91 @@ class ModelAnswer:
     seconds: float
 
 
+MAX_TOKENS = 10**9  # a token count above this (a server's error: no answer is that long) is
+                   # stored as this bound, one below 0 as 0; a sum over 10**9 answers still
+                   # fits a BIGINT
+MIN_RELEVANCE, MAX_RELEVANCE = -(2**31), 2**31 - 1  # the INTEGER column
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_KEYS = ("model", "prompt_sha256", "judge")
+
+
+def _ids(values: Sequence[str | bytes]) -> list[str]:
+    return [id_text(v) for v in values]
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:40]}..."
+
+
+def storable_text(text: str) -> str:
+    """``text`` with each lone surrogate (not UTF-8: a JSON ``\\ud800`` gives one) written as
+    its escape ``\\ud800``; any other text as it is."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _tokens(value: object, name: str, notes: list[str]) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        notes.append(f"{name} {_shown(value)} is not a number: stored as 0")
+        return 0
+    if value < 0:
+        notes.append(f"{name} {_shown(value)} is below 0: stored as 0")
+        return 0
+    if value > MAX_TOKENS:
+        notes.append(f"{name} {_shown(value)} is above {MAX_TOKENS:,}: stored as {MAX_TOKENS:,}")
+        return MAX_TOKENS
+    return int(value)
+
+
+def storable_answer(answer: ModelAnswer) -> tuple[ModelAnswer, list[str]]:
+    """``answer`` as the store can keep it, and what was changed: ids by
+    :func:`irbench.ids.id_text`; lone surrogates in its text escaped; a token count outside
+    0..MAX_TOKENS (or not a number) clamped (0); a relevance that is not a whole number of the
+    INTEGER range stored as none (the answer text is kept); seconds that are not a finite
+    number >= 0 as 0. A :class:`StoreValueError` if it has no model, request, judge or ids
+    (text or, for ids, text or bytes): such an answer cannot be keyed."""
+    notes: list[str] = []
+    for name in _KEYS + ("query_id", "doc_id"):
+        value = getattr(answer, name)
+        if not isinstance(value, str) and not (name.endswith("_id")
+                                                and isinstance(value, bytes)):
+            raise StoreValueError(f"its {name} {_shown(value)} is not text")
+    keys = {name: storable_text(getattr(answer, name)) for name in _KEYS}
+    query_id, doc_id = id_text(answer.query_id), id_text(answer.doc_id)
+    if any(keys[n] != getattr(answer, n) for n in _KEYS) or (query_id, doc_id) != (
+            answer.query_id, answer.doc_id):
+        notes.append("lone surrogates or bytes not UTF-8 in its ids, model or judge: "
+                     "escaped")
+    text = answer.answer
+    if not isinstance(text, str):
+        notes.append(f"its answer {_shown(text)} is not text: stored as its JSON text")
+        text = json.dumps(text, default=repr)
+    elif (escaped := storable_text(text)) != text:
+        notes.append("lone surrogates in the answer (not UTF-8): stored as \\uXXXX escapes")
+        text = escaped
+    relevance = answer.relevance
+    if relevance is not None and (isinstance(relevance, bool) or not isinstance(relevance, int)
+                                  or not MIN_RELEVANCE <= relevance <= MAX_RELEVANCE):
+        notes.append(f"relevance {_shown(relevance)} is not a whole number: stored without a "
+                     "grade (the answer is kept)")
+        relevance = None
+    seconds = answer.seconds
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+            or not math.isfinite(seconds) or seconds < 0:
+        notes.append(f"seconds {_shown(seconds)} is not a finite number >= 0: stored as 0")
+        seconds = 0.0
+    return ModelAnswer(**keys, query_id=query_id, doc_id=doc_id, answer=text,
+                       relevance=relevance,
+                       prompt_tokens=_tokens(answer.prompt_tokens, "prompt_tokens", notes),
+                       completion_tokens=_tokens(answer.completion_tokens, "completion_tokens",
+                                                 notes),
+                       seconds=float(seconds)), notes
+
+
 class Judging:
     """Judgments with their judges, model answers, usage (mixed into Store)."""
 
@@ -63,6 +154,7 @@ class Judging:
         labelled from the same source is not recorded again. Returns how many were new."""
         if not len(judged.query_id):
             return 0
+        pool, source, judge = _ids((judged.pool, judged.source, judged.judge))
         with self.transaction():
             before = self._count()
             self.con.execute(
@@ -74,10 +166,37 @@ class Judging:
                 "unnest(?::VARCHAR[]) AS d, unnest(?::INTEGER[]) AS r)) AS n "
                 "WHERE NOT EXISTS (SELECT 1 FROM judgments j WHERE j.pool = ? AND "
                 "j.query_id = n.q AND j.doc_id = n.d AND j.source = ? AND j.judge = ?)",
-                [judged.pool, judged.pool, judged.source, judged.judge, judged.judge_kind,
-                 list(judged.query_id), list(judged.doc_id),
-                 [int(r) for r in judged.relevance], judged.pool, judged.source, judged.judge])
+                [pool, pool, source, judge, judged.judge_kind,
+                 _ids(judged.query_id), _ids(judged.doc_id),
+                 [int(r) for r in judged.relevance], pool, source, judge])
             return self._count() - before
+
+    def replace_judged(self, judged: Judged) -> tuple[int, int, int, int]:
+        """Make ``judged`` the labels its judge has from its source (a qrels file imported
+        again, corrected): a label that changed replaces the one stored, a pair the file no
+        longer has is removed, one it adds is recorded, in one transaction. Returns (new,
+        replaced, unchanged, removed)."""
+        given = ("SELECT DISTINCT ON (q, d) * FROM (SELECT unnest(?::VARCHAR[]) AS q, "
+                 "unnest(?::VARCHAR[]) AS d, unnest(?::INTEGER[]) AS r)")
+        columns = [_ids(judged.query_id), _ids(judged.doc_id),
+                   [int(r) for r in judged.relevance]]
+        mine = _ids((judged.pool, judged.source, judged.judge))
+        with self.transaction():
+            row = self.con.execute(
+                f"WITH n AS ({given}), o AS (SELECT DISTINCT ON (query_id, doc_id) query_id "
+                "AS q, doc_id AS d, relevance AS r FROM judgments WHERE pool = ? AND "
+                "source = ? AND judge = ? ORDER BY query_id, doc_id, judged_at DESC) "
+                "SELECT count(*) FILTER (WHERE o.q IS NULL), count(*) FILTER (WHERE n.q IS NOT "
+                "NULL AND o.q IS NOT NULL AND n.r IS DISTINCT FROM o.r), count(*) FILTER "
+                "(WHERE n.r = o.r), count(*) FILTER (WHERE n.q IS NULL) "
+                "FROM n FULL JOIN o ON n.q = o.q AND n.d = o.d", [*columns, *mine]).fetchone()
+            if row[1] or row[3]:
+                self.con.execute(
+                    f"DELETE FROM judgments j WHERE pool = ? AND source = ? AND judge = ? "
+                    f"AND NOT EXISTS (SELECT 1 FROM ({given}) n WHERE n.q = j.query_id AND "
+                    "n.d = j.doc_id AND n.r = j.relevance)", [*mine, *columns])
+            self.record_judged(judged)
+        return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
     def _count(self) -> int:
         return self.con.execute("SELECT count(*) FROM judgments").fetchone()[0]
@@ -97,25 +216,36 @@ class Judging:
         ``keys`` this model has answered already."""
         if not keys:
             return {}
-        s, q, d = (list(column) for column in zip(*keys))
+        asked = {(storable_text(s), id_text(q), id_text(d)): (s, q, d) for s, q, d in keys}
+        s, q, d = (list(column) for column in zip(*asked))
         rows = self.con.execute(
             "SELECT a.prompt_sha256, a.query_id, a.doc_id, a.relevance, a.answer "
             "FROM model_answers a "
             "JOIN (SELECT unnest(?::VARCHAR[]) AS s, unnest(?::VARCHAR[]) AS q, "
             "unnest(?::VARCHAR[]) AS d) k ON a.prompt_sha256 = k.s AND a.query_id = k.q "
             "AND a.doc_id = k.d WHERE a.model = ?", [s, q, d, model]).fetchall()
-        return {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows}
+        return {asked[(r[0], r[1], r[2])]: (r[3], r[4]) for r in rows
+                if (r[0], r[1], r[2]) in asked}
 
-    def save_answers(self, answers: Sequence[ModelAnswer], pool: str = "") -> None:
+    def save_answers(self, answers: Sequence[ModelAnswer], pool: str = "") -> list[str]:
         """Keep ``answers`` (an answer already kept is kept once) and record each parsed one
         as its judge's judgment (once per judge, request, topic and document), in one
-        transaction."""
+        transaction. Each answer is first made storable (:func:`storable_answer`); returns
+        what was changed, one line per answer changed. A :class:`StoreValueError` (the
+        transaction rolled back) if one still cannot be stored: the caller may then save them
+        one by one."""
         if not answers:
-            return
+            return []
         columns: dict[str, list] = {name: [] for name in (
             "model", "prompt_sha256", "query_id", "doc_id", "judge", "answer", "relevance",
             "prompt_tokens", "completion_tokens", "seconds")}
-        for a in answers:
+        changed: list[str] = []
+        pool = id_text(pool)
+        for given in answers:
+            a, notes = storable_answer(given)
+            if notes:
+                changed.append(f"topic {a.query_id} document {a.doc_id} (judge {a.judge}): "
+                               + "; ".join(notes))
             for name, values in columns.items():
                 values.append(getattr(a, name))
         table = {name: np.array(values, dtype=object) for name, values in columns.items()}
@@ -139,6 +269,7 @@ class Judging:
                     "j.doc_id = a.doc_id)", [pool])
             finally:
                 self.con.unregister("irbench_answers")
+        return changed
 
     def judgment_columns(self, pool: str | None = None, judges: Sequence[str] = ()
                          ) -> dict[str, np.ndarray]:

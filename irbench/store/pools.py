@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import OutputError, StoreError
 from ..files import replacing_folder, replacing_name
+from ..ids import ids_text
 from .judging import Judged
 from .reads import sql_string, view_sql
 
@@ -52,7 +53,8 @@ class Pools:
     def save_built_pool(self, name: str, strategy: str, params: str, seed: int,
                         docs: dict, provenance: dict) -> None:
         """Replace the stored pool ``name``: its documents and who contributed each, at which
-        rank (columns as numpy arrays), in one transaction."""
+        rank (columns as numpy arrays), in one transaction. Ids (bytes or text) are stored by
+        :func:`irbench.ids.id_text`: one with bytes that are not UTF-8 as their ``\\xNN``."""
         with self.transaction():
             for table in ("pool_docs", "pool_provenance", "pool_builds"):
                 self.con.execute(f"DELETE FROM {table} WHERE pool = ?", [name])
@@ -60,8 +62,9 @@ class Pools:
                              [name, strategy, params, seed])
             for table, columns in (("pool_docs", docs), ("pool_provenance", provenance)):
                 n = len(next(iter(columns.values())))
-                self._insert_columns("INSERT INTO", table,
-                                     {"pool": np.full(n, name, dtype=object), **columns})
+                ids = {k: ids_text(np.asarray(columns[k])) for k in ("query_id", "doc_id")}
+                self._insert_columns("INSERT INTO", table, {
+                    "pool": np.full(n, name, dtype=object), **columns, **ids})
 
     def drop_pool(self, name: str) -> None:
         with self.transaction():
