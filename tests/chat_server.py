@@ -29,6 +29,7 @@ import socket
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,6 +56,18 @@ class Fault(enum.Enum):
     HANG = "hang"  # no answer until release() or close(), then 503
     DISCONNECT = "disconnect"  # the connection closed without a byte of answer
     TRUNCATED = "truncated"  # 200 headers and half the body, then the connection closed
+    # hostile servers (issue 35): each ends when its client goes away or the server closes
+    DRIP_HEADERS = "drip_headers"  # the status line and headers one byte per ``every`` s, endless
+    DRIP_BODY = "drip_body"  # 200 headers at once, then the body one byte per ``every`` s
+    HUGE_BODY = "huge_body"  # 200 with Content-Length 3 GiB, zeros sent as fast as read
+    ENDLESS_CHUNKED = "endless_chunked"  # 200, Transfer-Encoding chunked, chunks without end
+    GZIP_BOMB = "gzip_bomb"  # 200, Content-Encoding gzip: a 3 GiB run of spaces, made as read
+    RAW = "raw"  # ``status`` with ``body`` (bytes) as given, ``headers`` and ``reason`` added
+    ECHO_AUTH = "echo_auth"  # ``status`` (401 by default) whose error message quotes the
+    #                          request's Authorization header and key, with terminal escapes
+
+
+BOMB_BYTES = 3 << 30  # what Fault.GZIP_BOMB, HUGE_BODY and ENDLESS_CHUNKED stand for
 
 
 @dataclass
@@ -63,6 +76,11 @@ class _Pending:
     times: int
     retry_after: float
     when: Predicate | None
+    status: int | None = None
+    body: bytes = b""
+    headers: tuple[tuple[str, str], ...] = ()
+    reason: str | None = None
+    every: float = 0.05
 
 
 @dataclass
@@ -231,17 +249,22 @@ class ChatServer:
     # -- what a test does --
 
     def fail(self, fault: Fault | str, times: int = 1, retry_after: float = 0,
-             when: Predicate | None = None) -> None:
+             when: Predicate | None = None, *, status: int | None = None, body: bytes = b"",
+             headers: Iterable[tuple[str, str]] = (), reason: str | None = None,
+             every: float = 0.05) -> None:
         """Queue ``fault`` for the next ``times`` completion requests that pass the key check,
         are valid and match ``when`` (all when None). Faults apply in the order queued: a request
         gets the first queued fault it matches. ``retry_after``: seconds, for RATE_LIMIT.
+        ``status``, ``body``, ``headers``, ``reason``: the answer of RAW (``status`` also of
+        ECHO_AUTH); ``every``: seconds between two bytes of DRIP_HEADERS and DRIP_BODY.
         ``fault`` may be given by value ("rate_limit"), or as the Fault of this module imported
         under another name (tests.chat_server and chat_server)."""
         if times < 1:
             raise ValueError(f"times must be at least 1, not {times}")
         kind = Fault(getattr(fault, "value", fault))
         with self._lock:
-            self._pending.append(_Pending(kind, times, retry_after, when))
+            self._pending.append(_Pending(kind, times, retry_after, when, status, body,
+                                          tuple(headers), reason, every))
 
     def wait_held(self, count: int = 1, timeout: float = 10.0) -> bool:
         """Wait until ``count`` requests are held by Fault.HANG; False if ``timeout`` passed."""
@@ -543,10 +566,100 @@ class _Handler(BaseHTTPRequestHandler):
                     hold.done.set()
         elif fault is Fault.DISCONNECT:
             self.close_connection = True
-        else:  # TRUNCATED
+        elif fault is Fault.TRUNCATED:
             payload = b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": []}'
             self._send(200, payload[: len(payload) // 2], content_length=len(payload))
             self.close_connection = True
+        else:
+            self._hostile(pending)
+
+    # -- hostile servers: each ends when its client goes away or the server closes --
+
+    def _hostile(self, pending: _Pending) -> None:
+        fault = pending.fault
+        if fault is Fault.RAW:
+            status = pending.status or 200
+            reason = self.responses.get(status, ("",))[0] if pending.reason is None \
+                else pending.reason  # any text, sent as UTF-8 (escapes and all)
+            head = [f"HTTP/1.1 {status} ".encode() + reason.encode("utf-8", "surrogateescape"),
+                    f"Content-Length: {len(pending.body)}".encode()]
+            head += [f"{name}: {value}".encode("utf-8") for name, value in pending.headers]
+            self.wfile.write(b"\r\n".join(head) + b"\r\n\r\n" + pending.body)
+            return
+        if fault is Fault.ECHO_AUTH:
+            given = self.headers.get("Authorization", "")
+            key = given[7:] if given.startswith("Bearer ") else given
+            message = (f"\x1b]0;pwned\x07\x1b[2J\u202eInvalid request. You sent "
+                       f"'Authorization: {given}' (key={key}, api_key: {key}); headers: "
+                       f"{dict(self.headers)}")
+            self._fail(pending.status or 401, message, code="echo")
+            return
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            for block in _HOSTILE[fault](pending):
+                if self.chat._closing.is_set():
+                    return
+                self.connection.sendall(block)
+                if fault in (Fault.DRIP_HEADERS, Fault.DRIP_BODY):
+                    time.sleep(pending.every)
+        except OSError:  # the client gave up: what these faults wait for
+            pass
+
+
+def _drip_headers(pending: _Pending) -> Iterable[bytes]:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Drip: "
+    yield from (head[i:i + 1] for i in range(len(head)))
+    while True:
+        yield b"a"
+
+
+def _drip_body(pending: _Pending) -> Iterable[bytes]:
+    yield (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+           b"Content-Length: 1000000\r\n\r\n")
+    head = b'{"choices": [{"message": {"role": "assistant", "content": "'
+    yield from (head[i:i + 1] for i in range(len(head)))
+    while True:
+        yield b" "
+
+
+_BLOCK = 1 << 16
+
+
+def _huge_body(pending: _Pending) -> Iterable[bytes]:
+    yield (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+           b"Content-Length: %d\r\n\r\n" % BOMB_BYTES)
+    zeros = b"0" * _BLOCK
+    for _ in range(BOMB_BYTES // _BLOCK):
+        yield zeros
+
+
+def _endless_chunked(pending: _Pending) -> Iterable[bytes]:
+    yield (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+           b"Transfer-Encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n" % _BLOCK + b" " * _BLOCK + b"\r\n"
+    while True:
+        yield chunk
+
+
+def _gzip_bomb(pending: _Pending) -> Iterable[bytes]:
+    """A gzip stream of 3 GiB of spaces (about 3 MB compressed), compressed as it is sent."""
+    yield (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+           b"Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    spaces = b" " * (1 << 20)
+    for n in range(BOMB_BYTES >> 20):
+        out = packer.compress(spaces) if n else packer.compress(b"{" + spaces[1:])
+        if out:
+            yield b"%x\r\n" % len(out) + out + b"\r\n"
+    out = packer.flush()
+    yield b"%x\r\n" % len(out) + out + b"\r\n0\r\n\r\n"
+
+
+_HOSTILE: dict[Fault, Callable[[_Pending], Iterable[bytes]]] = {
+    Fault.DRIP_HEADERS: _drip_headers, Fault.DRIP_BODY: _drip_body,
+    Fault.HUGE_BODY: _huge_body, Fault.ENDLESS_CHUNKED: _endless_chunked,
+    Fault.GZIP_BOMB: _gzip_bomb}
 
 
 def _parse(raw: bytes) -> tuple[Body | None, str | None]:
@@ -588,8 +701,8 @@ def main(argv: list[str] | None = None) -> int:
     rule = rule_simulated if args.rule == "simulated" else rule_by_marker(args.default)
     with ChatServer(rule, api_key=args.api_key, host=args.host,
                     port=args.port, model=args.model) as server:
-        print(server.base_url, flush=True)
-        try:
+        try:  # printed inside: a Ctrl-C sent once the URL is read lands in this try
+            print(server.base_url, flush=True)
             threading.Event().wait()
         except KeyboardInterrupt:
             print(f"stopped after {server.calls} completions", file=sys.stderr, flush=True)

@@ -7,12 +7,17 @@ concurrency, and appends every answer to the journal as it arrives (:mod:`.journ
 into the store every :data:`FOLD_EVERY` answers. The budget (the judge's ``max_calls`` and
 ``max_total_tokens``, counting what the store holds for it, and a run's own ``max_calls``)
 stops new calls cleanly; calls in flight finish and are kept.
+
+The requests run as asyncio tasks on an event loop of the run's own: Ctrl-C (or SIGTERM)
+cancels every request in flight at once, whatever its server is doing, and the answers
+already received are folded into the store before the interruption goes on.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-from collections.abc import Callable, Sequence
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -44,6 +49,7 @@ class JudgingSummary:
     unparsed: int = 0  # answers without a grade among the judge's labels
     failed: int = 0  # requests that failed after their retries
     failures: list[str] = field(default_factory=list)  # the first reasons
+    notes: list[str] = field(default_factory=list)  # the first answers' odd token counts
     prompt_tokens: int = 0
     completion_tokens: int = 0
     budget_left: int = 0  # pairs not asked because the budget was spent
@@ -119,39 +125,58 @@ def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: Any, journa
     todo = [r for r in requests if (r.sha256, r.query_id, r.doc_id) not in cached]
     if not todo:
         return summary
-    own = caller is None
     caller = caller or Caller(spec)
     try:
-        _ask_all(spec, todo, caller, rendering, journal, pool, budget, summary, progress)
+        _run(_ask_all(spec, todo, caller, rendering, journal, pool, budget, summary, progress))
     finally:
-        journal.fold()
-        if own:
-            caller.close()
+        journal.fold()  # what was received, also when interrupted
     return summary
 
 
-def _ask_all(spec: JudgeSpec, todo: Sequence[Pending], caller: Caller, rendering: Rendering,
-             journal: Journal, pool: str, budget: Budget, summary: JudgingSummary,
-             progress: Callable[[int], None]) -> None:
+def _run(work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` on an event loop of its own, in this thread (where Ctrl-C cancels it); on
+    a thread of its own when this one runs a loop already (a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(work)
+        return
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(work)
+        except BaseException as exc:  # handed to the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="irbench-judging", daemon=True)
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+
+
+async def _ask_all(spec: JudgeSpec, todo: Sequence[Pending], caller: Caller,
+                   rendering: Rendering, journal: Journal, pool: str, budget: Budget,
+                   summary: JudgingSummary, progress: Callable[[int], None]) -> None:
     queue = iter(todo)
-    in_flight: dict[cf.Future, Pending] = {}
+    in_flight: dict[asyncio.Task, Pending] = {}
     streak = 0
-    with cf.ThreadPoolExecutor(max_workers=spec.concurrency,
-                               thread_name_prefix=f"judge-{spec.name}") as pool_:
+    async with caller:
         try:
             while True:
-                while len(in_flight) < 2 * spec.concurrency and budget.allows():
+                while len(in_flight) < spec.concurrency and budget.allows():
                     item = next(queue, None)
                     if item is None:
                         break
                     budget.take_call()
-                    in_flight[pool_.submit(caller.ask, item.messages)] = item
+                    in_flight[asyncio.ensure_future(caller.ask(item.messages))] = item
                 if not in_flight:
                     break
-                done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
-                for future in done:
-                    item = in_flight.pop(future)
-                    streak = _take(future, item, spec, rendering, journal, pool, budget,
+                done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    item = in_flight.pop(task)
+                    streak = _take(task, item, spec, rendering, journal, pool, budget,
                                    summary, streak)
                     progress(1)
                 if streak >= GIVE_UP_AFTER:
@@ -160,24 +185,26 @@ def _ask_all(spec: JudgeSpec, todo: Sequence[Pending], caller: Caller, rendering
                                      "what was answered is kept, run again to go on")
                 if len(journal.pending) >= FOLD_EVERY:
                     journal.fold()
-        except BaseException:
-            for future in in_flight:
-                future.cancel()
-            raise
+        finally:  # a fault, a judge error, Ctrl-C: what is in flight is dropped, unpaid
+            for task in in_flight:
+                task.cancel()
+            await asyncio.gather(*in_flight, return_exceptions=True)
     summary.budget_left = sum(1 for _ in queue)
 
 
-def _take(future: cf.Future, item: Pending, spec: JudgeSpec, rendering: Rendering,
+def _take(task: asyncio.Task, item: Pending, spec: JudgeSpec, rendering: Rendering,
           journal: Journal, pool: str, budget: Budget, summary: JudgingSummary,
           streak: int) -> int:
     """Record one finished request; returns the count of failures in a row."""
     try:
-        reply = future.result()
+        reply = task.result()
     except CallFailed as exc:
         summary.failed += 1
         if len(summary.failures) < 5:
             summary.failures.append(f"{item.query_id} {item.doc_id}: {exc}")
         return streak + 1
+    if reply.note and len(summary.notes) < 5:
+        summary.notes.append(f"{item.query_id} {item.doc_id}: {reply.note}")
     budget.take_tokens(reply)
     grade = rendering.grade(reply.content)
     summary.answered += 1

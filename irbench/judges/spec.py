@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .prompts import BUILT_IN, DEFAULT_LABEL_PATTERN, Prompt
 
@@ -71,9 +72,10 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
         if not isinstance(value.get(key), str) or not value.get(key, "").strip():
             before.report(where + (key,), "required: a non-empty string")
     url = value.get("base_url")
-    if isinstance(url, str) and not re.match(r"https?://[^/\s]+", url):
-        before.report(where + ("base_url",), "an http:// or https:// URL (e.g. "
-                                             "http://127.0.0.1:8000/v1)")
+    if isinstance(url, str) and url.strip():
+        wrong = base_url_problem(url)
+        if wrong:
+            before.report(where + ("base_url",), wrong)
     env = value.get("api_key_env")
     if env is not None and not (isinstance(env, str) and re.fullmatch(r"[A-Za-z_]\w*", env)):
         before.report(where + ("api_key_env",), "the name of an environment variable (the "
@@ -88,6 +90,41 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
     given = {k: v for k, v in numbers.items() if v is not None and k != "max_document_chars"}
     return JudgeSpec(name=name, base_url=str(url).rstrip("/"), model=value["model"],
                      api_key_env=env, prompt=prompt[0], prompt_name=prompt[1], **given)
+
+
+def base_url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as a judge's base_url, or None. Never quotes the URL (it
+    may hold a secret): credentials, a query or a fragment are refused, pointing to
+    api_key_env, so that a base_url is safe to store, print and embed in a report."""
+    example = "an http:// or https:// URL (e.g. http://127.0.0.1:8000/v1)"
+    if not url.isprintable() or any(c.isspace() for c in url):
+        return f"{example}, without spaces or control characters"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # a port that is not a number in 0-65535 raises
+    except ValueError as exc:  # an unclosed [IPv6 address, a port '80:80'
+        return f"{example}: it does not parse ({str(exc).split(' as ')[0]})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return example
+    if "@" in parts.netloc:
+        return ("holds a user name or password (user:password@): a judge's URL is stored and "
+                "printed, so put the key in an environment variable and name it in "
+                "api_key_env")
+    if "?" in url or "#" in url:
+        return ("holds a query or fragment (?... or #...): a judge's URL is stored and "
+                "printed, and the query may hold a key: name the key's environment variable "
+                "in api_key_env instead, and give the URL up to /v1")
+    if port == 0:
+        return f"{example}: port 0 is no server's"
+    try:
+        import httpx  # the judge extra; without it judging says so, not the config
+    except ModuleNotFoundError:
+        return None
+    try:
+        httpx.URL(url)
+    except (httpx.InvalidURL, ValueError):
+        return f"{example}: it does not parse as one"
+    return None
 
 
 class _Counter:
