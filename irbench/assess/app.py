@@ -85,7 +85,8 @@ def item_json(item: Item | None, progress: dict) -> dict:
         return {"item": None, "progress": progress}
     return {"item": {"query_id": item.query_id, "doc_id": item.doc_id, "topic": item.topic,
                      "title": item.title, "text": item.text, "suggestion": item.suggestion,
-                     "again": item.again, "previous": item.previous}, "progress": progress}
+                     "again": item.again, "previous": item.previous,
+                     "skipped": item.skipped}, "progress": progress}
 
 
 def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],

@@ -17,6 +17,16 @@ store. A click costs one row in the store, not a copy of the state.
   document (undo, another tab) replaces it. A second assessor's label of an overlap document
   (``overlap``: that fraction of documents, drawn by the seed, is judged twice when another
   assessor has the topic) is kept for agreement and never changes the pool's.
+* **Skips**: a skipped document goes to the end of the assessor's queue (another assessor of
+  its topic may take it at once); when only documents the assessor skipped are left pending
+  in their topics, the one skipped longest ago comes back (``Item.skipped``). A skip never
+  makes the strategy hand out more: it advances only when nothing of the assessor's topics is
+  pending, so skipping cannot empty a pool, and the pool is complete only once every document
+  handed out is judged (:attr:`PoolingState.complete`). Progress counts skips apart.
+* **Ids**: topic ids and docnos are shown, stored and exported as :func:`irbench.ids.id_text`
+  gives them (an undecodable byte as ``\\xNN``), and looked up by every form that text may
+  stand for (:func:`candidate`); what the store keeps is the pool's own id, never the text a
+  request sent.
 * **Blind**: an :class:`Item` holds the topic's statement and the document, never the runs,
   ranks or groups that brought it.
 """
@@ -32,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import JudgmentError
+from ..ids import id_candidates, id_text
 from ..pooling.state import JUDGED, PENDING, PoolingState
 from ..store import Assessor, Click
 
@@ -48,13 +59,26 @@ class Item:
     suggestion: int | None  # a model judge's label, or None
     again: bool  # the assessor judged it already (undo): their label is ``previous``
     previous: int | None
+    skipped: bool = False  # the assessor skipped it before: nothing else of theirs is left
 
 
 OUTSIDE = "\0outside"  # the first judge of a document judged before the browser (a file)
 
 
 def text(value: bytes) -> str:
-    return value.decode("utf-8", "surrogateescape")
+    """An id of the pool's table as the desk shows and stores it (:func:`irbench.ids.id_text`)."""
+    return id_text(value)
+
+
+def candidate(state: PoolingState, query_id: str, doc_id: str) -> int:
+    """The candidate of (topic, docno) given as text (a page's, the store's), or -1: each
+    bytes the text may stand for is tried (:func:`irbench.ids.id_candidates`)."""
+    for q in id_candidates(query_id):
+        for d in id_candidates(doc_id):
+            found = state.candidate(q, d)
+            if found >= 0:
+                return found
+    return -1
 
 
 def catch_up(state: PoolingState, clicks: list[tuple], applied: int) -> None:
@@ -64,12 +88,12 @@ def catch_up(state: PoolingState, clicks: list[tuple], applied: int) -> None:
     anyone else's is a second label, not the pool's."""
     first: dict[int, str] = {}
     for i, (query_id, doc_id, relevance, judge, *_) in enumerate(clicks):
-        cand = state.candidate(query_id.encode(), doc_id.encode())
+        cand = candidate(state, query_id, doc_id)
         if cand < 0:
             continue
         if i >= applied:
             if state.status[cand] == PENDING:
-                state.record([(query_id, doc_id, int(relevance))])
+                state.judge(cand, int(relevance))
             elif first.get(cand) == judge and state.status[cand] == JUDGED:
                 state.relabel(cand, int(relevance))
         first.setdefault(cand, judge)
@@ -95,7 +119,8 @@ class Desk:
         self.held: dict[str, int] = {}          # assessor -> candidate on their page
         self.last: dict[str, list[int]] = {}    # assessor -> candidates judged, in order
         self.judges: dict[int, list[str]] = {}  # candidate -> assessors who judged it
-        self.skipped: dict[str, set[int]] = {}  # assessor -> candidates put aside (this run)
+        # assessor -> candidates put aside (this run), the one skipped longest ago first
+        self.skipped: dict[str, dict[int, None]] = {}
         self.redo: dict[str, int] = {}          # assessor -> candidate taken back by undo
         self.labels: dict[tuple[str, int], int] = {}  # (assessor, candidate) -> their label
         self.second: set[int] = set()  # overlap documents waiting for a second assessor
@@ -112,12 +137,12 @@ class Desk:
             self.judges[cand] = [OUTSIDE]
         firsts = {(q, d) for q, d, *_ in clicks}
         for q, d in firsts:  # ... unless the browser judged it first
-            cand = self.state.candidate(q.encode(), d.encode())
+            cand = candidate(self.state, q, d)
             if cand >= 0 and self.judges.get(cand) == [OUTSIDE]:
                 del self.judges[cand]
         self.clicks = len(clicks)
         for query_id, doc_id, relevance, judge, *_ in clicks:
-            cand = self.state.candidate(query_id.encode(), doc_id.encode())
+            cand = candidate(self.state, query_id, doc_id)
             if cand < 0:
                 continue
             self.labels[(judge, cand)] = int(relevance)
@@ -142,7 +167,7 @@ class Desk:
                 self.held.pop(who.name, None)
                 return None
             self.held[who.name] = cand
-            return self._item(cand, who)
+            return self._item(cand, who, skipped=cand in self.skipped.get(who.name, {}))
 
     def _mine(self, who: Assessor) -> np.ndarray:
         """Per candidate: whether its topic is the assessor's."""
@@ -155,15 +180,26 @@ class Desk:
         return found
 
     def _choose(self, who: Assessor) -> int | None:
+        """What the assessor judges next: a second label wanted, else the first pending
+        document, documents they skipped last (the one skipped longest ago first); only when
+        nothing of their topics is pending, skipped or not, the strategy's next step."""
         mine = self._mine(who)
         taken = np.zeros(len(mine), dtype=bool)
         taken[[c for a, c in self.held.items() if a != who.name]] = True
+        skipped = self.skipped.get(who.name, {})
         aside = np.zeros(len(mine), dtype=bool)
-        aside[list(self.skipped.get(who.name, ()))] = True
-        for put_aside in (aside, np.zeros(len(mine), dtype=bool)):  # skipped ones last
-            found = self._first(who, mine, taken | put_aside)
+        aside[list(skipped)] = True
+        for _ in range(2):  # what is there, else the strategy's next step
+            found = self._first(who, mine, taken | aside)
             if found is not None:
                 return found
+            later = self._first(who, mine, taken)  # only skipped ones are left
+            if later is not None:
+                return next((c for c in skipped if self._open_to(who, c, mine, taken)),
+                            later)
+            if self.state.done or len(self.state.next_batch()) == 0:
+                return None
+            self.save_state(self.state, self.clicks)  # hand-outs: the state is saved
         return None
 
     def _first(self, who: Assessor, mine: np.ndarray, taken: np.ndarray) -> int | None:
@@ -171,14 +207,18 @@ class Desk:
                   if self.judges[c][0] != who.name and mine[c] and not taken[c]]
         if second:
             return min(second, key=lambda c: self.state.step[c])
-        for _ in range(2):  # what is pending, else the strategy's next step
-            pending = np.flatnonzero((self.state.status == PENDING) & mine & ~taken)
-            if len(pending):
-                return int(pending[np.argmin(self.state.step[pending])])
-            if self.state.done or len(self.state.next_batch()) == 0:
-                return None
-            self.save_state(self.state, self.clicks)  # hand-outs: the state is saved
+        pending = np.flatnonzero((self.state.status == PENDING) & mine & ~taken)
+        if len(pending):
+            return int(pending[np.argmin(self.state.step[pending])])
         return None
+
+    def _open_to(self, who: Assessor, cand: int, mine: np.ndarray, taken: np.ndarray) -> bool:
+        """Whether ``cand`` is one :meth:`_first` may give ``who``."""
+        if not mine[cand] or taken[cand]:
+            return False
+        if cand in self.second:
+            return self.judges[cand][0] != who.name
+        return bool(self.state.status[cand] == PENDING)
 
     def _overlap(self, cand: int) -> bool:
         """Whether this document is one of the ``overlap`` fraction judged twice (a hash of
@@ -191,16 +231,19 @@ class Desk:
     def _judged_by(self, cand: int, name: str) -> bool:
         return name in self.judges.get(cand, [])
 
-    def _item(self, cand: int, who: Assessor, previous: int | None = None,
-              again: bool = False) -> Item:
+    def _ids(self, cand: int) -> tuple[str, str]:
+        """(topic id, docno) of a candidate as the desk shows and stores them."""
         table = self.state.table
-        query_id = self.topics[table.cand_topic[cand]]
-        doc_id = text(table.docs[table.cand_doc[cand]])
+        return self.topics[table.cand_topic[cand]], text(table.docs[table.cand_doc[cand]])
+
+    def _item(self, cand: int, who: Assessor, previous: int | None = None,
+              again: bool = False, skipped: bool = False) -> Item:
+        query_id, doc_id = self._ids(cand)
         title, body = self.document(doc_id)
         suggestion = self.suggestions.get((query_id, doc_id))
         return Item(query_id=query_id, doc_id=doc_id, topic=self.statement(query_id),
                     title=title, text=body, suggestion=suggestion, again=again,
-                    previous=previous)
+                    previous=previous, skipped=skipped)
 
     # -- what an assessor does
 
@@ -215,17 +258,18 @@ class Desk:
         """:meth:`judge`, returning at once: the future is done when the label is committed
         (the server answers then)."""
         with self.lock:
-            cand = self.state.candidate(query_id.encode(), doc_id.encode())
+            cand = candidate(self.state, query_id, doc_id)
             if cand < 0 or not self._mine(who)[cand]:
-                raise JudgmentError([f"{query_id} {doc_id}: not a document of this pool "
-                                     f"for {who.name}"])
+                raise JudgmentError([f"{id_text(query_id)} {id_text(doc_id)}: not a document "
+                                     f"of this pool for {who.name}"])
+            query_id, doc_id = self._ids(cand)  # the pool's own ids, whatever was sent
             status = self.state.status[cand]
             names = self.judges.setdefault(cand, [OUTSIDE] if status == JUDGED else [])
             given = cand in (self.held.get(who.name), self.redo.get(who.name))
             if not given and who.name not in names:
                 raise JudgmentError([f"{query_id} {doc_id}: not handed to {who.name}"])
             if status == PENDING:
-                self.state.record([(query_id, doc_id, relevance)])
+                self.state.judge(cand, relevance)
             elif status == JUDGED and names and names[0] == who.name:
                 self.state.relabel(cand, relevance)  # the same assessor again: the latest
             elif status != JUDGED:
@@ -246,14 +290,18 @@ class Desk:
                 del self.held[who.name]
             if self.redo.get(who.name) == cand:
                 del self.redo[who.name]
+            self.skipped.get(who.name, {}).pop(cand, None)
         return saved
 
     def skip(self, who: Assessor, query_id: str, doc_id: str) -> Item | None:
-        """Put the document aside (it comes back when nothing else is left); the next one."""
+        """Put the document aside (it comes back when nothing else of the assessor's is
+        pending; see the module docstring); the next one."""
         with self.lock:
-            cand = self.state.candidate(query_id.encode(), doc_id.encode())
-            if cand >= 0:
-                self.skipped.setdefault(who.name, set()).add(cand)
+            cand = candidate(self.state, query_id, doc_id)
+            if cand >= 0 and self._mine(who)[cand]:
+                skipped = self.skipped.setdefault(who.name, {})
+                skipped.pop(cand, None)
+                skipped[cand] = None  # skipped again: the last of them
                 if self.redo.get(who.name) == cand:  # skipping a re-judging keeps the label
                     del self.redo[who.name]
                 if self.held.get(who.name) == cand:
@@ -278,8 +326,9 @@ class Desk:
         saved.result()
 
     def progress(self, who: Assessor | None = None) -> dict:
-        """{"judged", "total" (handed out or judged), "topics": [{query_id, judged, total}]}
-        over the assessor's topics (all with None)."""
+        """{"judged", "total" (handed out or judged), "skipped" (pending documents skipped:
+        by the assessor, or by anyone with None), "topics": [{query_id, judged, total}],
+        "done"} over the assessor's topics (all with None)."""
         with self.lock:
             mine = self._mine(who) if who else np.ones(len(self.state.status), dtype=bool)
             status, topic = self.state.status, self.state.table.cand_topic
@@ -289,5 +338,8 @@ class Desk:
             total = np.bincount(topic[seen], minlength=len(self.topics))
             rows = [{"query_id": q, "judged": int(j), "total": int(t)}
                     for q, j, t in zip(self.topics, judged, total) if t]
-            return {"judged": int(judged.sum()), "total": int(total.sum()), "topics": rows,
-                    "done": bool(self.state.done and not (status == PENDING).any())}
+            aside = {c for name, cands in self.skipped.items()
+                     if who is None or name == who.name for c in cands}
+            skipped = sum(1 for c in aside if mine[c] and status[c] == PENDING)
+            return {"judged": int(judged.sum()), "total": int(total.sum()), "skipped": skipped,
+                    "topics": rows, "done": self.state.complete}

@@ -88,8 +88,7 @@ def _compute(desk: Desk, complete: np.ndarray, qrels: Qrels,
     topics = {t for t, done in zip(desk.topics, complete) if done}
     if not topics:
         return [], "no topic is judged to the end yet"
-    keep = np.isin(qrels.query_id, np.array([t.encode("utf-8", "surrogateescape")
-                                             for t in sorted(topics)]))
+    keep = np.isin(qrels.query_id, desk.state.table.topics[complete])  # the pool's own ids
     done = Qrels(name="provisional", query_id=qrels.query_id[keep], doc_id=qrels.doc_id[keep],
                  relevance=qrels.relevance[keep], line=qrels.line[keep])
     scores = []

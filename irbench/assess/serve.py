@@ -14,6 +14,8 @@ from typing import Any
 from ..config import priority_order
 from ..documents import open_documents
 from ..errors import IrbenchError
+from ..escaping import terminal
+from ..ids import id_text
 from ..pooling import PoolingState, build_table
 from ..pooling.persist import decode_state, encode_state
 from ..store import Assessor, Store
@@ -21,6 +23,7 @@ from ..topics import read_topics
 from .app import Gate, build_app, token_sha256
 from .desk import Desk, catch_up
 from .organiser import organiser_view
+from .people import check_name, check_topics
 from .writer import Writer
 
 
@@ -31,7 +34,15 @@ class AssessError(IrbenchError):
 def add_assessor(config, pool: str, name: str, topics: tuple[str, ...], role: str,
                  wait: float | None) -> str:
     """Add ``name`` (or give them a new token) for ``pool``; returns the token (stored only
-    as its sha256)."""
+    as its sha256). The name and topics are checked first (:mod:`.people`): topics must be
+    the pool's; a name of another pool, or of the other role, is refused."""
+    check_name(name)
+    if topics and role != "assessor":
+        raise AssessError("--topics is for assessors: an organiser sees every topic")
+    if topics:
+        _runs_present(config)
+        table = build_table(priority_order(config.systems))
+        check_topics(topics, [id_text(t) for t in table.topics], pool)
     token = secrets.token_urlsafe(24)
     with Store(config.store, wait=wait) as store:
         if store.load_pool(pool) is None:
@@ -41,6 +52,13 @@ def add_assessor(config, pool: str, name: str, topics: tuple[str, ...], role: st
         if other is not None and other != pool:
             raise AssessError(f"'{name}' assesses pool '{other}' already: choose another "
                               "name for this pool")
+        known = next((a for a in store.assessors(pool) if a.name == name), None)
+        if known is not None and known.role != role:
+            flag = ("without --organiser" if known.role == "organiser" else
+                    "with --organiser")
+            raise AssessError(f"'{name}' is an {known.role} of pool '{pool}' already: run "
+                              f"--add-assessor {name} {flag} for a new link, or choose "
+                              f"another name for the {role}")
         store.add_assessor(Assessor(name=name, role=role, topics=topics, pool=pool),
                            token_sha256(token))
     return token
@@ -52,10 +70,7 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
     if config.documents is None or config.topics is None:
         raise AssessError(f"{config.path}: assessors read the documents and the topics: give "
                           "collection.documents and collection.topics")
-    missing = [config.missing_runs[s.name] for s in config.systems
-               if s.name in config.missing_runs]
-    if missing:
-        raise AssessError("run files missing: " + "; ".join(missing))
+    _runs_present(config)
     table = build_table(priority_order(config.systems))
     topics = read_topics(config.topics)
     with Store(config.store, wait=wait) as store, open_documents(config.documents) as docs:
@@ -86,6 +101,13 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
             yield desk, store, docs
 
 
+def _runs_present(config) -> None:
+    missing = [config.missing_runs[s.name] for s in config.systems
+               if s.name in config.missing_runs]
+    if missing:
+        raise AssessError("run files missing: " + "; ".join(missing))
+
+
 def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect: bool,
           wait: float | None, url: str, levels: tuple[int, ...]) -> int:
     import uvicorn  # the assess extra
@@ -105,16 +127,17 @@ def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect:
         def export() -> str:
             with desk.lock:
                 qrels = desk.state.qrels()
-            return "".join(f"{q.decode()} 0 {d.decode()} {int(r)}\n" for q, d, r in
+            return "".join(f"{id_text(q)} 0 {id_text(d)} {int(r)}\n" for q, d, r in
                            zip(qrels.query_id, qrels.doc_id, qrels.relevance))
 
         app = build_app(desk, Gate(lookup, port), title=config.name, levels=levels,
                         preselect=preselect, organiser_view=view, export=export)
         with desk.lock:
             people = store.assessors(pool)
-        print(f"irbench assess: pool '{pool}' at {url}", flush=True)
+        print(f"irbench assess: pool '{terminal(pool)}' at {terminal(url)}", flush=True)
         for a in people:
-            print(f"  {a.role} {a.name}: topics {', '.join(a.topics) or 'all'} (the link was "
+            topics = ", ".join(a.topics) or "all"
+            print(f"  {a.role} {terminal(a.name)}: topics {terminal(topics)} (the link was "
                   "printed when added; --add-assessor NAME gives a new one)", flush=True)
         if not people:
             print("  no assessor yet: irbench assess CONFIG --pool NAME --add-assessor NAME",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UsageError
+from ..escaping import terminal
 from .output import add_wait
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -22,8 +23,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--pool", required=True, metavar="NAME", help="the pool being judged")
     p.add_argument("--add-assessor", metavar="NAME", default=None,
                    help="add an assessor (or give one a new link) and exit")
-    p.add_argument("--topics", default="", metavar="IDS",
-                   help="with --add-assessor: the topics to judge, comma-separated (default all)")
+    p.add_argument("--topics", default=None, metavar="IDS",
+                   help="with --add-assessor: the topics to judge, comma-separated topic ids "
+                   "of the pool (default all)")
     p.add_argument("--organiser", action="store_true",
                    help="with --add-assessor: an organiser (the progress page), not an assessor")
     p.add_argument("--host", default="127.0.0.1",
@@ -47,6 +49,7 @@ def cmd_assess(args) -> int:
     except ModuleNotFoundError:
         raise UsageError("irbench assess needs the assess extra: pip install "
                          "'irbench[assess]' (Starlette and uvicorn)") from None
+    from ..assess.people import split_topics
     from ..assess.serve import add_assessor, serve
     from ..config import load_config
 
@@ -60,13 +63,15 @@ def cmd_assess(args) -> int:
     if not levels or levels[0] < 0 or levels[-1] > 9:
         raise UsageError("--levels is a list of levels from 0 to 9 (one key each), e.g. 0,1,2")
     url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"
-    if args.add_assessor:
-        topics = tuple(t.strip() for t in args.topics.split(",") if t.strip())
+    if args.add_assessor is not None:  # "" too: refused by name, never a server started
+        topics = split_topics(args.topics)
         token = add_assessor(config, args.pool, args.add_assessor, topics,
                              "organiser" if args.organiser else "assessor", args.wait)
-        print(f"{args.add_assessor}'s link (keep it private; it is shown once): "
-              f"{url}?token={token}")
+        print(f"{terminal(args.add_assessor)}'s link (keep it private; it is shown once): "
+              f"{terminal(url)}?token={token}")
         return 0
+    if args.topics is not None or args.organiser:
+        raise UsageError("--topics and --organiser go with --add-assessor NAME")
     if args.host not in LOOPBACK:
         print(f"irbench: warning: serving on {args.host}: anyone who can reach this machine "
               "can try the pages (each still needs a token); put a reverse proxy with TLS and "

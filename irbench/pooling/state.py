@@ -144,6 +144,12 @@ class PoolingState:
         topics = self.table.cand_topic[open_]
         return not (self._topic_room()[topics] > 0).any()
 
+    @property
+    def complete(self) -> bool:
+        """True when the pool is judged to the end: nothing more to hand out and every
+        document handed out judged (a document handed out and skipped keeps it open)."""
+        return self.done and not (self.status == PENDING).any()
+
     def complete_topics(self) -> np.ndarray:
         """(T,) whether each topic is judged to the end: nothing pending and nothing more to
         hand out for it (its budget spent or its candidates exhausted)."""
@@ -330,6 +336,13 @@ class PoolingState:
         new = status == PENDING
         self._apply(cand[new], qrels.relevance[new])
         return int(new.sum())
+
+    def judge(self, cand: int, relevance: int) -> None:
+        """Record the label of one pending candidate (by its index: the assessment desk,
+        which finds it by :meth:`candidate`)."""
+        if self.status[cand] != PENDING or relevance < 0:
+            raise JudgmentError([f"candidate {cand} is not pending, or {relevance} < 0"])
+        self._apply(np.array([cand], dtype=np.int64), np.array([relevance], dtype=np.int64))
 
     def candidate(self, query_id: bytes, doc_id: bytes) -> int:
         """The candidate index of (topic, docno), or -1 if no run of the pool retrieved it."""
