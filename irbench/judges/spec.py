@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from .prompts import BUILT_IN, DEFAULT_LABEL_PATTERN, Prompt
+from .prompts import BUILT_IN, DEFAULT_LABEL_PATTERN, Prompt, PromptError, check_label_pattern
 
 KEYS = ("base_url", "model", "api_key_env", "prompt", "system", "labels", "label_pattern",
         "temperature", "max_tokens", "concurrency", "retries", "timeout", "backoff",
@@ -173,21 +173,17 @@ def _prompt(value: dict, where: tuple, out: _Counter,
         out.report(where + ("labels",), "a list of distinct whole numbers (the grades)")
         labels = [0]
     pattern = value.get("label_pattern", DEFAULT_LABEL_PATTERN)
-    try:
-        compiled = re.compile(pattern) if isinstance(pattern, str) else None
-    except re.error as exc:
-        out.report(where + ("label_pattern",), f"not a regular expression ({exc})")
-        return None
-    if compiled is None or compiled.groups < 1:
+    if not isinstance(pattern, str):
         out.report(where + ("label_pattern",), "a regular expression whose first group "
                                                "is the grade")
         return None
-    prompt = Prompt(user=text, system=system if isinstance(system, str) else "",
-                    label_pattern=pattern, labels=tuple(labels),
-                    max_document_chars=limit or 8000)
-    try:
-        prompt.compile()
-    except ValueError as exc:  # PromptError
-        out.report(where + ("prompt",), f"the template does not compile: {exc}")
+    try:  # a bad pattern, then templates that fail over a sample topic and document
+        check_label_pattern(pattern)
+        prompt = Prompt(user=text, system=system if isinstance(system, str) else "",
+                        label_pattern=pattern, labels=tuple(labels),
+                        max_document_chars=limit or 8000, source=source)
+        prompt.compile().try_sample()
+    except PromptError as exc:
+        out.report(where + (exc.key,), str(exc))
         return None
     return prompt, source
