@@ -100,3 +100,26 @@ def test_a_qrels_import_of_a_docno_not_utf8_is_stored_not_damage(campaign, tmp_p
     assert f"{topic} 0 {SHOWN} 1\n" in out.read_text()
     again = _cli("qrels", str(config), "--import", str(labels), "--as", "odd")
     assert "nothing changed" in again.stdout  # the same text both times
+
+
+@pytest.mark.timeout(120)
+def test_a_pairs_file_with_a_docno_not_utf8_names_it_as_the_store_would(campaign, tmp_path):
+    """``irbench judge --pairs``: such a docno (not in the collection) is named by the same
+    rule, and nothing fails."""
+    import yaml
+
+    config, topic = campaign
+    data = yaml.safe_load(config.read_text())
+    data["judges"] = {"m": {"base_url": "http://127.0.0.1:9/v1", "model": "m",
+                            "api_key_env": "BAD_IDS_KEY"}}
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_bytes(f"{topic} ".encode() + BAD + b"\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BAD_IDS_KEY": "k"}
+    done = subprocess.run([sys.executable, "-m", "irbench", "judge", str(config), "--judge",
+                           "m", "--pairs", str(pairs)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"1 documents are not in the collection and were not judged: {SHOWN}" \
+        in done.stderr

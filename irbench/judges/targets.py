@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import FormatError
+from ..ids import id_text, ids_text
 from ..trec import Qrels, read_source
 
 if TYPE_CHECKING:  # the pooling package imports scipy (0.6 s of irbench judge --pairs)
@@ -14,10 +15,9 @@ if TYPE_CHECKING:  # the pooling package imports scipy (0.6 s of irbench judge -
 
 
 def text(values: np.ndarray) -> np.ndarray:
-    """Ids as str (the readers give bytes)."""
-    if values.dtype.kind == "S":
-        return np.char.decode(values, "utf-8", "surrogateescape").astype(object)
-    return values.astype(object)
+    """Ids as str (the readers give bytes), by :func:`irbench.ids.ids_text`: bytes that are
+    not UTF-8 as ``\\xNN``, as the store keeps them."""
+    return ids_text(values)
 
 
 def holes(table: RunTable, qrels: Qrels) -> list[tuple[str, str]]:
@@ -40,8 +40,8 @@ def read_pairs(source) -> list[tuple[str, str]]:
     another shape is a :class:`FormatError` naming it (all such lines at once)."""
     path, data = read_source(source)
     pairs, problems = [], []
-    for number, raw in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-        fields = raw.split()
+    for number, raw in enumerate(data.decode("utf-8", "surrogateescape").splitlines(), 1):
+        fields = [id_text(f) for f in raw.split()]  # as the store keeps ids
         if not fields or fields[0].startswith("#"):
             continue
         if len(fields) == 2:
