@@ -5,6 +5,7 @@ its answers are the point, as a real ``python -m irbench assess`` process driven
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import signal
@@ -45,12 +46,17 @@ def _start(path, strategy: str = "depth", *extra: str):
 
 
 def _latin1_docno(config: Path) -> None:
-    """The first line of a pooled run retrieves ``caf\\xe9`` for topic 401 at rank 1."""
+    """The first line of a pooled run retrieves ``caf\\xe9`` for topic 401 at rank 1, a
+    document of the collection (in Latin-1 too)."""
     run = config.parent / "runs" / "groupA-1.txt"
     lines = run.read_bytes().split(b"\n")
     assert lines[0].startswith(b"401 Q0 ")
     lines[0] = b"401 Q0 " + LATIN1 + b" 1 99.0 groupA-1"
     run.write_bytes(b"\n".join(lines))
+    docs = config.parent / "documents.sgml.gz"
+    doc = (b"<DOC>\n<DOCNO> " + LATIN1 + b" </DOCNO>\n<TEXT>\nThe " + LATIN1
+           + b" text.\n</TEXT>\n</DOC>\n")
+    docs.write_bytes(gzip.compress(gzip.decompress(docs.read_bytes()) + doc, mtime=0))
 
 
 # -- 1. a docno with a byte that is not UTF-8
@@ -62,7 +68,7 @@ def test_a_latin1_docno_is_served_judged_undone_and_stored_by_the_desk(config):
     cfg = _start(config, "depth", "--param", "k=3")
     with opened(cfg, "web", None, 0.0) as (desk, store, _):
         item = desk.next_for(ANN)
-        assert item.doc_id == SHOWN and SHOWN in item.text  # "(document caf\xe9 is not ...)"
+        assert item.doc_id == SHOWN and item.text == "The caf\ufffd text."  # as the reader keeps it
         desk.judge(ANN, item.query_id, item.doc_id, 2, 1.0)
         again = desk.undo(ANN)
         assert again.doc_id == SHOWN and again.previous == 2
@@ -151,7 +157,8 @@ def test_a_latin1_docno_never_leaves_an_assessor_stuck_on_the_server(config, tmp
         answer = ann.post("/api/next")
         assert answer.status_code == 200, answer.text
         item = answer.json()["item"]
-        assert (item["query_id"], item["doc_id"]) == ("401", SHOWN)
+        assert (item["query_id"], item["doc_id"], item["text"]) == ("401", SHOWN,
+                                                                    "The caf\ufffd text.")
         judged = ann.post("/api/judge", json={"query_id": "401", "doc_id": SHOWN,
                                               "relevance": 2})
         assert judged.status_code == 200, judged.text

@@ -15,7 +15,7 @@ from ..config import priority_order
 from ..documents import open_documents
 from ..errors import IrbenchError
 from ..escaping import terminal
-from ..ids import id_text
+from ..ids import id_candidates, id_text
 from ..pooling import PoolingState, build_table
 from ..pooling.persist import decode_state, encode_state
 from ..store import Assessor, Store
@@ -86,10 +86,11 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
             return writer.state(state.strategy.name, copy.deepcopy(state.to_dict()), applied)
 
         def document(docno: str) -> tuple[str, str]:
-            if docno not in docs:
-                return "", f"(document {docno} is not in the collection)"
-            doc = docs.get(docno)
-            return doc.title, doc.text
+            for key in _document_keys(docno):
+                if key in docs:
+                    doc = docs.get(key)
+                    return doc.title, doc.text
+            return "", f"(document {docno} is not in the collection)"
 
         store.save_pool_state(pool, state.strategy.name, *encode_state(state.to_dict()),
                               len(clicks))  # caught up: the next start replays nothing
@@ -99,6 +100,18 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
                         overlap=overlap, seed=state.seed)
             desk.replay(clicks)
             yield desk, store, docs
+
+
+def _document_keys(docno: str) -> list[str]:
+    """The docnos the collection may know the run's ``docno`` (as :func:`irbench.ids.id_text`
+    gives it) by: itself, then each of its bytes as the documents' reader keeps a docno (bytes
+    that are not UTF-8 as U+FFFD)."""
+    keys = [docno]
+    for raw in id_candidates(docno):
+        key = raw.decode("utf-8", "replace")
+        if key not in keys:
+            keys.append(key)
+    return keys
 
 
 def _runs_present(config) -> None:
