@@ -73,8 +73,8 @@ def cmd_assess(args) -> int:
     if args.topics is not None or args.organiser:
         raise UsageError("--topics and --organiser go with --add-assessor NAME")
     if args.host not in LOOPBACK:
-        print(f"irbench: warning: serving on {args.host}: anyone who can reach this machine "
-              "can try the pages (each still needs a token); put a reverse proxy with TLS and "
-              "request timeouts (Caddy, nginx) in front of it", file=sys.stderr)
+        print(f"irbench: warning: serving on {terminal(args.host)}: anyone who can reach this "
+              "machine can try the pages (each still needs a token); put a reverse proxy with "
+              "TLS and request timeouts (Caddy, nginx) in front of it", file=sys.stderr)
     return serve(config, args.pool, host=args.host, port=args.port, overlap=args.overlap,
                  preselect=args.preselect, wait=args.wait, url=url, levels=levels)
