@@ -173,9 +173,6 @@ def _configure(folder: Path, judge: dict) -> Path:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.xfail(strict=True, reason="until irbench/judges/judging.py _take passes the "
-                                       "request's messages: rendering.grade(reply.content, "
-                                       "item.messages)")
 def test_irbench_judge_stores_the_models_grade_not_the_documents(campaign):
     with ChatServer(_echo_then("")) as server:
         config = _configure(campaign, {"base_url": server.base_url})

@@ -206,7 +206,7 @@ def _take(task: asyncio.Task, item: Pending, spec: JudgeSpec, rendering: Renderi
     if reply.note and len(summary.notes) < 5:
         summary.notes.append(f"{item.query_id} {item.doc_id}: {reply.note}")
     budget.take_tokens(reply)
-    grade = rendering.grade(reply.content)
+    grade = rendering.grade(reply.content, item.messages)
     summary.answered += 1
     summary.unparsed += grade is None
     summary.prompt_tokens += reply.prompt_tokens
