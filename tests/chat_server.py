@@ -583,7 +583,7 @@ class _Handler(BaseHTTPRequestHandler):
                 else pending.reason  # any text, sent as UTF-8 (escapes and all)
             head = [f"HTTP/1.1 {status} ".encode() + reason.encode("utf-8", "surrogateescape"),
                     f"Content-Length: {len(pending.body)}".encode()]
-            head += [f"{name}: {value}".encode("utf-8") for name, value in pending.headers]
+            head += [f"{name}: {value}".encode() for name, value in pending.headers]
             self.wfile.write(b"\r\n".join(head) + b"\r\n\r\n" + pending.body)
             return
         if fault is Fault.ECHO_AUTH:

@@ -25,7 +25,10 @@ class JudgeSpec:
     never stored or printed). ``prompt``: the user message template (UMBRELA's by default),
     ``prompt_name`` where it came from. ``retries`` more attempts after a 429, a 5xx, a
     timeout, a dropped connection or a malformed answer, waiting ``backoff`` x 2^attempt
-    seconds (a 429's Retry-After when it gives one). ``max_calls`` / ``max_total_tokens``:
+    seconds (a 429's Retry-After when it gives one, at most a minute). ``timeout``: seconds
+    for a whole attempt (connecting, headers and body), however slowly a server sends them.
+    ``base_url`` holds no credentials, query or fragment (the config check refuses them), so it
+    is safe to store and print. ``max_calls`` / ``max_total_tokens``:
     the budget; judging stops cleanly when it is spent.
     """
 
