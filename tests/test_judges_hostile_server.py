@@ -417,3 +417,29 @@ def test_irbench_judge_never_writes_or_prints_the_key(tmp_path):
         assert not any(c.encode() in run.stdout + run.stderr for c in RAW_ESCAPES)
     for path in files:
         assert needle not in path.read_bytes(), path
+
+
+@pytest.mark.timeout(30)
+def test_a_caller_takes_an_httpx_transport_in_place_of_the_network(keyed):
+    import httpx
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if len(seen) == 1:
+            return httpx.Response(429, headers={"Retry-After": "7"})
+        return httpx.Response(200, content=_answer())
+
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    spec = JudgeSpec(name="m", base_url="http://model.invalid/v1", model="m",
+                     api_key_env="HOSTILE_KEY", retries=1)
+    with Caller(spec, sleep, transport=httpx.MockTransport(handler)) as caller:
+        reply = caller.ask_one(MESSAGES)
+    assert reply.content == "##final score: 2" and waits == [7.0]
+    assert str(seen[0].url) == "http://model.invalid/v1/chat/completions"
+    assert seen[0].headers["authorization"] == f"Bearer {KEY}"
