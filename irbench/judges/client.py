@@ -190,6 +190,11 @@ class Caller:
         if strict and declared > cap:
             raise CallFailed(f"the answer is {declared:,} bytes, over irbench's cap of "
                              f"{cap:,} (MAX_RESPONSE_BYTES)")
+        if response.is_stream_consumed:  # read (and decoded) by the transport: a mock's
+            if strict and len(response.content) > cap:
+                raise CallFailed(f"the answer is over irbench's cap of {cap:,} bytes "
+                                 "(MAX_RESPONSE_BYTES)")
+            return bytes(response.content[:cap])
         try:
             inflater = _Inflater(response.headers.get("content-encoding", ""), self.shown)
         except CallFailed:
