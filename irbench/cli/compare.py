@@ -32,7 +32,7 @@ from ..stats.choices import (
     DEFAULT_TEST,
     FAMILIES,
 )
-from .output import add_wait, json_value, text_table, write_text
+from .output import add_wait, json_value, nonnegative_int, positive_int, text_table, write_text
 from .selection import check_stored
 
 FORMATS = ("table", "csv", "json", "latex")
@@ -69,10 +69,10 @@ def add_parsers(sub) -> None:
                    help=f"paired test, or a Tukey HSD over all pairs (default: {DEFAULT_TEST} "
                    f"against a baseline, {ALL_PAIRS_TEST} for all pairs of 3+ systems, whose "
                    "Holm-corrected randomisation p-values could not go below 1/(B+1))")
-    p.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, metavar="B",
+    p.add_argument("--samples", type=positive_int, default=DEFAULT_SAMPLES, metavar="B",
                    help="resamples of the randomisation and bootstrap tests and intervals "
                    f"(default {DEFAULT_SAMPLES:,}; exact enumeration when 2^topics <= B)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    p.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED,
                    help=f"random seed (default {DEFAULT_SEED})")
     p.add_argument("--correction", choices=CORRECTIONS, default=None,
                    help="multiple-comparison correction (default holm; none with the Tukey "
@@ -109,8 +109,6 @@ def cmd_compare(args) -> int:
         spec = next(q for q in config.qrels if q.name == qrels)
         asked = [(spec.measures(config.measures) or config.measures)[0]]
     measures = [str(m) for m in asked]
-    if args.samples < 1:
-        raise UsageError(f"--samples must be positive, got {args.samples}")
     declared = [s.name for s in config.systems]
     from ..store import Store
 

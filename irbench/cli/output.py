@@ -220,6 +220,17 @@ def nonnegative_int(text: str) -> int:
     return _whole(text, 0, "a whole number >= 0")
 
 
+def seconds(text: str) -> float:
+    """An argparse ``type``: a time in seconds, 0 or more (``inf``: no limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, not {text!r}") from None
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, not {text}")
+    return value
+
+
 def _whole(text: str, least: int, what: str) -> int:
     try:
         value = int(text)
@@ -251,7 +262,7 @@ def warn_stale(store, qrels: str) -> None:
 def add_wait(parser) -> None:
     """``--wait SECONDS`` for a command that opens the store (default: 30 s when it only
     reads, 0 when it writes; see irbench.store.READER_WAIT)."""
-    parser.add_argument("--wait", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--wait", type=seconds, default=None, metavar="SECONDS",
                         help="how long to wait for another irbench holding the store "
                         "(default: 30 s to read it, 0 to write it)")
 

@@ -29,6 +29,7 @@ from .output import (
     plain,
     positive_int,
     progress_bar,
+    seconds,
     text_table,
     write_text,
 )
@@ -79,7 +80,7 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
                                "help": "table (default), csv or json (one record per measure "
                                "and run)"}),
     "output": (("-o", "--output"), {"default": None, "help": "write to this file"}),
-    "wait": (("--wait",), {"type": float, "default": None, "metavar": "SECONDS",
+    "wait": (("--wait",), {"type": seconds, "default": None, "metavar": "SECONDS",
                            "help": "how long to wait for another irbench holding the store "
                            "(default 0)"}),
 }

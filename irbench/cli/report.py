@@ -6,7 +6,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from .output import add_wait, progress_bar
+from .output import add_wait, nonnegative_int, progress_bar, seconds
 
 if TYPE_CHECKING:
     from ..report.runpages import Participant
@@ -24,7 +24,8 @@ def add_parsers(sub) -> None:
     p.add_argument("config", help="campaign config (YAML)")
     p.add_argument("--out", default=None, metavar="FOLDER",
                    help="where to write index.html (default reports/<config name>/)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the significance tests (0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of the significance tests (0)")
     p.add_argument("--format", choices=("html", "csv", "markdown", "json", "latex"),
                    default="html", help="html: the page (default); the others: one table "
                    "(--table), on stdout or to -o FILE")
@@ -58,7 +59,7 @@ def add_parsers(sub) -> None:
                        "what the store lacks for its current inputs is computed. The runs "
                        "must be the ones 'irbench run' scored.")
     p.add_argument("config", help="campaign config (YAML)")
-    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+    p.add_argument("--wait", type=seconds, default=0.0, metavar="SECONDS",
                    help="wait this long for another irbench holding the store (default 0)")
     p.set_defaults(handler=cmd_analyse)
 
