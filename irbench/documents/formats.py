@@ -29,11 +29,13 @@ import html
 import itertools
 import json
 import re
+import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, NamedTuple, cast
 
+from .markup import TITLE_NAMES, drop_inline_tags, first_element, strip_tags
 from .spec import DEFAULT_ID_FIELDS, DEFAULT_TEXT_FIELDS, DocumentsSpec, Problems
 
 CHUNK = 16 << 20  # bytes read at a time
@@ -41,29 +43,12 @@ GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
 
 # <DOC ...>, </DOC>, <DOCNO>, </DOCNO> in any case: group 1 "/" for a closing tag, group 2 the
-# name (3 letters for DOC)
+# name (3 letters for DOC). A tag ends in '>': it is looked for only up to the last one, where
+# each scan of [^>]* ends at a '>' (linear; past it, each "<DOC " would scan to the end)
 DOC_TAG = re.compile(rb"<(/?)([Dd][Oo][Cc](?:[Nn][Oo])?)(?:\s[^>]*)?>")
-TITLE_ELEMENT = re.compile(rb"<(headline|title|head)(?:\s[^>]*)?>(.*?)</\1\s*>",
-                           re.IGNORECASE | re.DOTALL)
-HTML_TITLE = re.compile(rb"<title(?:\s[^>]*)?>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
-# inline HTML elements, whose tags go without a space ("<b>bold</b>." stays "bold."); the
-# lookahead lets the scan skip a tag by its first letter, without re.IGNORECASE (which would
-# try the pattern at every byte)
-INLINE_NAMES = ("a", "abbr", "b", "big", "cite", "code", "em", "font", "i", "mark", "q", "s",
-                "small", "span", "strike", "strong", "sub", "sup", "tt", "u")
-
-
-def any_case(name: str) -> bytes:
-    return "".join(f"[{c.lower()}{c.upper()}]" for c in name).encode()
-
-
-INLINE_TAG = re.compile(rb"<(?=/?[AaBbCcEeFfIiMmQqSsTtUu])/?(?:"
-                        + b"|".join(any_case(n) for n in INLINE_NAMES) + rb")(?=[\s>/])[^>]*>")
-SCRIPT_OR_STYLE = b"(?:" + any_case("script") + b"|" + any_case("style") + b")"
-ONE_TAG = (rb"<(?:" + SCRIPT_OR_STYLE + rb"\b.*?</" + SCRIPT_OR_STYLE
-           + rb"\s*>|!--.*?-->|/?[A-Za-z!?][^>]*>)")
-MARKUP = re.compile(ONE_TAG + rb"(?:[ \t]*" + ONE_TAG + rb")*[ \t]*", re.DOTALL)  # tags in a row
 BLANK_LINES = re.compile(rb"\n[ \t\f\v]*\n\s*")  # spaces between two line ends count as blank
+MAX_DOCUMENT_BYTES = 64 << 20  # one document's record (a <DOC> element, a JSON line) at most
+PARTIAL_TAG = 4096  # a tag cut by a chunk's end is looked for in its last bytes
 
 
 class ParsedDocument(NamedTuple):
@@ -129,89 +114,109 @@ def read_documents(path: str, spec: DocumentsSpec,
 def trec_documents(chunks: Iterable[bytes], path: str, spec: DocumentsSpec,
                    problems: Problems) -> Iterator[ParsedDocument]:
     """The ``<DOC>`` elements of a TREC SGML stream given in chunks. A document cut by a
-    chunk's end is read again whole with the next chunk."""
-    carry, line, open_line = b"", 1, None
+    chunk's end is read again whole with the next chunk; one longer than
+    :data:`MAX_DOCUMENT_BYTES` is a problem, and skipped up to its ``</DOC>`` (or the next
+    ``<DOC>``) without being held."""
+    carry, line, open_line, skipping = b"", 1, None, False
     for data in chunks:
         buf = carry + data if carry else data
-        docs, cut, open_line = scan_trec(buf, line, path, problems)
+        docs, cut, open_line, skipping = scan_trec(buf, line, path, problems, skipping)
         yield from docs
+        if open_line is not None and len(buf) - cut > MAX_DOCUMENT_BYTES:
+            problems.add(path, open_line, f"a document longer than {MAX_DOCUMENT_BYTES:,} "
+                                          "bytes (its </DOC> missing?): not read")
+            open_line, skipping, cut = None, True, partial_tag(buf)
         line += buf.count(b"\n", 0, cut)
         carry = buf[cut:]
     if open_line is not None:
         problems.add(path, open_line, "<DOC> not closed at the end of the file")
 
 
-def scan_trec(buf: bytes, line: int, path: str,
-              problems: Problems) -> tuple[list[ParsedDocument], int, int | None]:
+def scan_trec(buf: bytes, line: int, path: str, problems: Problems, skipping: bool = False
+              ) -> tuple[list[ParsedDocument], int, int | None, bool]:
     """The documents closed in ``buf`` (whose first byte is on ``line``), where the next
-    chunk should start reading it again, and the line of a ``<DOC>`` still open there."""
+    chunk should start reading it again, the line of a ``<DOC>`` still open there, and
+    whether a document too long is still being skipped (``skipping``: ``buf`` starts inside
+    one, which ends at the first ``</DOC>`` or ``<DOC>``)."""
     docs: list[ParsedDocument] = []
     counted, at = 0, line
     open_at, open_line, body = -1, 0, 0
-    docno_tags: list[re.Match[bytes]] = []
-    for tag in DOC_TAG.finditer(buf):
+    docno: list[re.Match[bytes]] = []  # the first <DOCNO> of the open <DOC>, its </DOCNO>
+    for tag in DOC_TAG.finditer(buf, 0, buf.rfind(b">") + 1):
         start = tag.start()
         at += buf.count(b"\n", counted, start)
         counted = start
         closing, is_doc = bool(tag.group(1)), len(tag.group(2)) == 3
+        if skipping:
+            if not is_doc:
+                continue
+            skipping = False
+            if closing:
+                continue
         if is_doc and not closing:
             if open_at >= 0:
                 problems.add(path, open_line, f"<DOC> not closed before the next <DOC> "
                                               f"(line {at})")
-            open_at, open_line, body, docno_tags = start, at, tag.end(), []
+            open_at, open_line, body, docno = start, at, tag.end(), []
         elif is_doc:
             if open_at < 0:
                 problems.add(path, at, "</DOC> without a <DOC> before it")
                 continue
-            doc = trec_record(buf[body:start], docno_tags, body, open_line, path, problems)
+            doc = trec_record(buf[body:start], docno, body, open_line, path, problems)
             if doc is not None:
                 docs.append(doc)
             open_at = -1
-        elif open_at >= 0:
-            docno_tags.append(tag)
+        elif open_at >= 0 and len(docno) < 2 and closing == bool(docno):
+            docno.append(tag)
     if open_at >= 0:
-        return docs, open_at, open_line
-    partial = buf.rfind(b"<", max(0, len(buf) - 4096))  # a tag the chunk's end cut
+        return docs, open_at, open_line, False
+    return docs, partial_tag(buf), None, skipping
+
+
+def partial_tag(buf: bytes) -> int:
+    """Where a tag the end of ``buf`` cut starts (the next chunk reads it again), else the
+    end of ``buf``."""
+    partial = buf.rfind(b"<", max(0, len(buf) - PARTIAL_TAG))
     if partial >= 0 and buf.find(b">", partial) < 0:
-        return docs, partial, None
-    return docs, len(buf), None
+        return partial
+    return len(buf)
 
 
-def trec_record(content: bytes, docno_tags: list[re.Match[bytes]], offset: int, line: int,
+def trec_record(content: bytes, docno: list[re.Match[bytes]], offset: int, line: int,
                 path: str, problems: Problems) -> ParsedDocument | None:
     """One ``<DOC>`` element's document from its ``content`` (which starts at ``offset`` of
-    the buffer the ``docno_tags`` were found in)."""
-    opening = next((t for t in docno_tags if not t.group(1)), None)
-    if opening is None:
+    the buffer its first ``<DOCNO>`` and the ``</DOCNO>`` after it were found in)."""
+    if not docno:
         problems.add(path, line, "<DOC> without <DOCNO>")
         return None
-    closing = next((t for t in docno_tags if t.group(1) and t.start() > opening.start()), None)
-    if closing is None:
+    if len(docno) < 2:
         problems.add(path, line, "<DOCNO> not closed")
         return None
-    docno = content[opening.end() - offset:closing.start() - offset].strip()
-    if not docno:
+    opening, closing = docno
+    name = content[opening.end() - offset:closing.start() - offset].strip()
+    if not name:
         problems.add(path, line, "empty <DOCNO>")
         return None
     rest = content[:opening.start() - offset] + content[closing.end() - offset:]
     title, text = strip_markup(rest)
-    return ParsedDocument(utf8(docno), title, text, line)
+    return ParsedDocument(utf8(name), title, text, line)
 
 
 def strip_markup(content: bytes) -> tuple[bytes, bytes]:
-    """The title and the text of a document's SGML/HTML content (see the module's notes)."""
+    """The title and the text of a document's SGML/HTML content (see the module's notes), in
+    time linear in its length (:mod:`.markup`)."""
     if b"\r" in content:
         content = content.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    content = INLINE_TAG.sub(b"", content)
+    content = drop_inline_tags(content)
     title = b""
-    element = TITLE_ELEMENT.search(content)
+    element = first_element(content, TITLE_NAMES)
     if element is not None:
-        inner = element.group(2)
-        if element.group(1).lower() == b"head":
-            inside = HTML_TITLE.search(inner)
-            inner = inside.group(1) if inside is not None else inner
-        title = b" ".join(MARKUP.sub(b" ", inner).split())
-    text = BLANK_LINES.sub(b"\n\n", MARKUP.sub(b" ", content)).strip()
+        name, inner = element
+        if name == b"head":
+            inside = first_element(inner, (b"title",))
+            inner = inside[1] if inside is not None else inner
+        title = b" ".join(strip_tags(inner).split())
+    text = BLANK_LINES.sub(b"\n\n", strip_tags(content)).strip()
     return plain(title), plain(text)
 
 
@@ -236,24 +241,44 @@ def jsonl_documents(chunks: Iterable[bytes], path: str, spec: DocumentsSpec,
     id_fields = (spec.id_field,) if spec.id_field else DEFAULT_ID_FIELDS
     text_fields = spec.text_fields if spec.text_fields is not None else DEFAULT_TEXT_FIELDS
     for number, raw in numbered_lines(chunks):
+        if raw is None:
+            problems.add(path, number, f"a line longer than {MAX_DOCUMENT_BYTES:,} bytes: "
+                                       "not read")
+            continue
         if number == 1:
             raw = raw.removeprefix(UTF8_BOM)
-        if raw.strip():
+        if not raw.strip():
+            continue
+        try:
             doc = jsonl_record(raw, number, id_fields, text_fields, path, problems)
-            if doc is not None:
-                yield doc
+        except RecursionError:  # json's reader (and ours) go one call deeper per level
+            problems.add(path, number, "JSON arrays or objects nested too deeply (more than "
+                                       f"some {sys.getrecursionlimit():,} levels)")
+            continue
+        if doc is not None:
+            yield doc
 
 
-def numbered_lines(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
-    """The lines of a stream given in chunks, each with its number from 1."""
-    carry, number = b"", 1
+def numbered_lines(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes | None]]:
+    """The lines of a stream given in chunks, each with its number from 1; None for a line
+    longer than :data:`MAX_DOCUMENT_BYTES`, which is skipped without being held."""
+    carry, number, skipping = b"", 1, False
     for data in chunks:
+        if skipping:  # the rest of a line too long, given already
+            newline = data.find(b"\n")
+            if newline < 0:
+                continue
+            data, number, skipping = data[newline + 1:], number + 1, False
         buf = carry + data if carry else data
         end = buf.rfind(b"\n") + 1
         lines = buf[:end].split(b"\n")[:-1]
-        yield from zip(itertools.count(number), lines)
+        yield from ((n, raw if len(raw) <= MAX_DOCUMENT_BYTES else None)
+                    for n, raw in zip(itertools.count(number), lines))
         number += len(lines)
         carry = buf[end:]
+        if len(carry) > MAX_DOCUMENT_BYTES:
+            yield number, None
+            carry, skipping = b"", True
     if carry:
         yield number, carry
 
