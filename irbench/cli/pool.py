@@ -22,7 +22,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
-from ..escaping import csv_cell, json_text
+from ..escaping import csv_cell, json_text, terminal
 from .output import (
     json_value,
     nonnegative_int,
@@ -219,7 +219,7 @@ def cmd_build(args) -> int:
     print(f"{args.strategy} pool (seed {args.seed}): {stats.total} documents over "
           f"{len(stats.topics)} topics, {int(stats.to_judge.sum())} to judge")
     for name, contributed, unique in zip(stats.runs, stats.run_contributed, stats.run_unique):
-        print(f"  {name}\tcontributed {int(contributed)}\tunique {int(unique)}")
+        print(f"  {terminal(name)}\tcontributed {int(contributed)}\tunique {int(unique)}")
     if args.out:
         written = pooling.write_assessor_files(pool, args.out)
         print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
@@ -503,7 +503,7 @@ def _print_stats(stats) -> int:
     for run, contributed, unique, unique_rel, *judged in zip(
             stats.runs, stats.run_contributed, stats.run_unique, stats.run_unique_relevant,
             *[stats.judged_at[k] for k in ks]):
-        print(f"{run}\t{int(contributed)}\t{int(unique)}\t{int(unique_rel)}\t"
+        print(f"{terminal(run)}\t{int(contributed)}\t{int(unique)}\t{int(unique_rel)}\t"
               + "\t".join(f"{v:.3f}" for v in judged))
     return 0
 
