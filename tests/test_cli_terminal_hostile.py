@@ -54,6 +54,29 @@ def test_the_check_finds_what_it_must():
     assert raw_controls(f"{SHOWN[0]}\tx\n") == []
 
 
+def test_streams_keep_the_layout_and_json_keeps_the_data():
+    from irbench.escaping import TerminalStream, json_text, terminal_text
+
+    assert terminal_text(f"a\tb{NAME}\n") == f"a\tb{SHOWN[0]}\\x0d\n"
+    assert terminal_text("plain\tcolumns\n") == "plain\tcolumns\n"
+    assert terminal_text("caf\u00e9 \x85\udcff\U000e0041") == "caf\u00e9 \\x85\\udcff\\U000e0041"
+    written = []
+
+    class Sink:
+        def write(self, text):
+            written.append(text)
+
+        def isatty(self):
+            return True
+
+    stream = TerminalStream(Sink())
+    assert stream.write(NAME) == len(NAME) and stream.isatty()
+    assert raw_controls("".join(written)) == []
+    value = {"name": f"x{NAME}\x85\u00ad\U000e0041\udcff\x7f", "n": 1}
+    text = json_text(json.dumps(value, ensure_ascii=False))
+    assert raw_controls(text) == [] and json.loads(text) == value  # the same data
+
+
 # ---- the campaign ------------------------------------------------------------------------
 
 
