@@ -9,7 +9,9 @@ its ``num``, ``number``, ``identifier`` or ``qid`` element; its text the ``query
 else the first words of the ``description`` (entities such as ``&amp;`` decoded).
 
 In a TREC ``<top>`` file a zero-padded number is read as the number: the TREC-1 to TREC-3
-files write ``<num> Number: 051`` where their qrels and runs write ``51``.
+files write ``<num> Number: 051`` where their qrels and runs write ``51``. A field runs to the
+next tag of the format (``<desc>``, ``</title>``, ...); any other ``<`` is part of its text
+("a<b comparisons" stays whole), as is one in an XML element that does not start a tag.
 
 A topic file is only read for its ids and a short text (the title, else the first words of the
 description) shown in reports. Topic ids are strings, as everywhere in irbench.
@@ -28,11 +30,18 @@ from .trec import read_source, too_long
 
 _TOP_OPEN_RE = re.compile(rb"<top>", re.I)
 _TOP_CLOSE_RE = re.compile(rb"</top>", re.I)
-_NUM_RE = re.compile(rb"<num>\s*(?:Number:\s*)?(\S+)", re.I)
-# the text runs to the next tag (its trailing blanks are dropped by _clean)
-_TITLE_RE = re.compile(rb"<title>\s*(?:Topic:)?(.*?)(?=<[a-z/]|\Z)", re.S | re.I)
-_DESC_RE = re.compile(rb"<desc>\s*(?:Description:)?(.*?)(?=<[a-z/]|\Z)", re.S | re.I)
-_NARR_RE = re.compile(rb"<narr>\s*(?:Narrative:)?(.*?)(?=<[a-z/]|\Z)", re.S | re.I)
+# the tags of TREC <top> blocks (TREC-1 to 3 have all of these but query; later tracks top,
+# num, title, desc, narr): a field runs to the next of them, or to a closing tag of any name;
+# any other '<' is the field's text ("a<b comparisons" stays whole). Its trailing blanks are
+# dropped by _clean.
+_TREC_TAGS = (b"top", b"head", b"num", b"dom", b"title", b"desc", b"smry", b"narr", b"con",
+              b"fac", b"nat", b"def", b"query")
+_FIELD_TAG = rb"</?(?:" + b"|".join(_TREC_TAGS) + rb")\s*>|</[a-z][\w.:-]*\s*>"
+_FIELD_END = rb"(?=" + _FIELD_TAG + rb"|\Z)"
+_NUM_RE = re.compile(rb"<num>\s*(?:Number:\s*)?((?:(?!" + _FIELD_TAG + rb")\S)+)", re.I)
+_TITLE_RE = re.compile(rb"<title>\s*(?:Topic:)?(.*?)" + _FIELD_END, re.S | re.I)
+_DESC_RE = re.compile(rb"<desc>\s*(?:Description:)?(.*?)" + _FIELD_END, re.S | re.I)
+_NARR_RE = re.compile(rb"<narr>\s*(?:Narrative:)?(.*?)" + _FIELD_END, re.S | re.I)
 _XML_OPEN_RE = re.compile(rb"<topic\b([^>]*)>", re.I)
 _XML_CLOSE_RE = re.compile(rb"</topic\s*>", re.I)
 _XML_ID_ATTR_RE = re.compile(rb"\b(?:number|id)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.I)
@@ -44,8 +53,11 @@ _NUMBER_RE = re.compile(rb"\A\s*Number:", re.I)
 _ELEMENT_OPEN_RES: dict[tuple[bytes, ...], re.Pattern[bytes]] = {
     names: re.compile(rb"<(" + b"|".join(names) + rb")\b", re.I)
     for names in (_XML_ID_TAGS, _XML_TEXT_TAGS, _XML_DESC_TAGS, _XML_NARR_TAGS)}
-_TAG_RE = re.compile(rb"<[^>]*>")
+# a tag as XML writes one (attributes name="value"); none spans a '<', so the search is linear
+_TAG_RE = re.compile(rb"</?[A-Za-z_][\w:.-]*(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"<]*\"|'[^'<]*'))*"
+                     rb"\s*/?>")
 _CDATA_OPEN, _CDATA_CLOSE = b"<![CDATA[", b"]]>"
+_COMMENT_RE, _COMMENT_CLOSE = re.compile(rb"<!--.*?-->", re.S), b"-->"
 
 # Every pattern here is matched in time linear in the file: a file of unclosed tags
 # ("<top><top>...", "<topic <topic ...", "<![CDATA[" x 100,000) would make a lazy
@@ -236,18 +248,27 @@ def _element(block: bytes, names: tuple[bytes, ...]) -> bytes:
 
 
 def _clean_xml(raw: bytes) -> str:
-    """Element text without CDATA markers, nested tags and entities."""
+    """Element text without CDATA markers (what they hold is kept as it is), nested tags
+    (:data:`_TAG_RE`: a '<' that does not start one is text) and entities."""
     parts, at = [], 0
     while (start := raw.find(_CDATA_OPEN, at)) >= 0:
         end = raw.find(_CDATA_CLOSE, start + len(_CDATA_OPEN))
         if end < 0:
             break
-        parts += [raw[at:start], raw[start + len(_CDATA_OPEN):end]]
+        parts += [_drop_tags(raw[at:start]),
+                  raw[start + len(_CDATA_OPEN):end].replace(b"&", b"&amp;")]
         at = end + len(_CDATA_CLOSE)
-    raw = b"".join(parts) + raw[at:]
-    last_gt = raw.rfind(b">") + 1  # no tag is closed after the last '>'
-    raw = _TAG_RE.sub(b" ", raw[:last_gt]) + raw[last_gt:]
-    return html.unescape(_clean(raw))
+    parts.append(_drop_tags(raw[at:]))
+    return html.unescape(_clean(b"".join(parts)))
+
+
+def _drop_tags(raw: bytes) -> bytes:
+    """``raw`` with each tag and comment replaced by a space. A comment ends at a '-->': none
+    is looked for after the last one (where each '<!--' would scan to the end)."""
+    last = raw.rfind(_COMMENT_CLOSE) + len(_COMMENT_CLOSE)
+    if last >= len(_COMMENT_CLOSE):
+        raw = _COMMENT_RE.sub(b" ", raw[:last]) + raw[last:]
+    return _TAG_RE.sub(b" ", raw)
 
 
 def _tsv_topics(data: bytes):

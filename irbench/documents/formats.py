@@ -47,7 +47,7 @@ UTF8_BOM = b"\xef\xbb\xbf"
 # each scan of [^>]* ends at a '>' (linear; past it, each "<DOC " would scan to the end)
 DOC_TAG = re.compile(rb"<(/?)([Dd][Oo][Cc](?:[Nn][Oo])?)(?:\s[^>]*)?>")
 BLANK_LINES = re.compile(rb"\n[ \t\f\v]*\n\s*")  # spaces between two line ends count as blank
-MAX_DOCUMENT_BYTES = 64 << 20  # one document's record (a <DOC> element, a JSON line) at most
+MAX_DOCUMENT_BYTES = 128 << 20  # one document's record (a <DOC> element, a JSON line) at most
 PARTIAL_TAG = 4096  # a tag cut by a chunk's end is looked for in its last bytes
 
 

@@ -42,6 +42,12 @@ HASHES = "hashes.npy"
 OFFSETS = "offsets.npy"
 LENGTHS = "lengths.npy"
 PREFETCH_AT = 32  # lookups asked together from which their records are prefetched
+UTF8_MOST = 4  # bytes of a character in UTF-8, at most
+
+
+def decoded(data: bytes) -> str:
+    """Stored UTF-8 as text (a character the reading cut short becomes U+FFFD)."""
+    return data.decode("utf-8", "replace")
 
 
 def docno_hash(docno: bytes) -> int:
@@ -217,23 +223,36 @@ class Index:
             at += 1
         return -1
 
-    def read(self, records: np.ndarray) -> list[Document]:
-        """The documents of ``records`` (numbers :meth:`locate` gave), in that order."""
+    def read(self, records: np.ndarray, limit: int | None = None) -> list[Document]:
+        """The documents of ``records`` (numbers :meth:`locate` gave), in that order; with a
+        ``limit``, their title and text cut to that many characters, of which only the bytes
+        they can take are read (:data:`UTF8_MOST` a character)."""
         starts = self.offsets[records].tolist()
         sizes = self.lengths[records].tolist()
         found = []
         for start, (docno, title, text) in zip(starts, sizes):
-            record = self.read_at(start, docno + title + text)
-            found.append(Document(record[:docno].decode("utf-8", "replace"),
-                                  record[docno + title:].decode("utf-8", "replace"),
-                                  record[docno:docno + title].decode("utf-8", "replace")))
+            if limit is None:
+                record = self.read_at(start, docno + title + text)
+                found.append(Document(decoded(record[:docno]), decoded(record[docno + title:]),
+                                      decoded(record[docno:docno + title])))
+                continue
+            most = UTF8_MOST * limit
+            if title <= most:
+                record = self.read_at(start, docno + title + min(text, most))
+                head, body = record[:docno + title], record[docno + title:]
+            else:
+                head = self.read_at(start, docno + most)
+                body = self.read_at(start + docno + title, min(text, most))
+            found.append(Document(decoded(head[:docno]), decoded(body)[:limit],
+                                  decoded(head[docno:])[:limit]))
         return found
 
-    def find(self, docnos: Sequence[str]) -> list[Document | None]:
-        """The document of each docno, None for one not in the index."""
+    def find(self, docnos: Sequence[str], limit: int | None = None) -> list[Document | None]:
+        """The document of each docno, None for one not in the index (``limit``: see
+        :meth:`read`)."""
         records = self.locate(docnos)
         present = records >= 0
-        documents = iter(self.read(records[present]))
+        documents = iter(self.read(records[present], limit))
         return [next(documents) if hit else None for hit in present.tolist()]
 
     def contains(self, docno: str) -> bool:

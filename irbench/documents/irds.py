@@ -117,9 +117,15 @@ class IrdsSource:
             return int(count())
         return int(handler.docs_count() or 0)
 
-    def find(self, docnos: Sequence[str]) -> list[Document | None]:
+    def find(self, docnos: Sequence[str], limit: int | None = None) -> list[Document | None]:
+        """The document of each docno, None for one not in the dataset; with a ``limit``,
+        its title and text cut to that many characters."""
         got = self.store.get_many(list(dict.fromkeys(docnos)))
-        return [as_document(got[d]) if d in got else None for d in docnos]
+        found = [as_document(got[d]) if d in got else None for d in docnos]
+        if limit is None:
+            return found
+        return [Document(doc.docno, doc.text[:limit], doc.title[:limit]) if doc else None
+                for doc in found]
 
     def contains(self, docno: str) -> bool:
         return self.find([docno])[0] is not None

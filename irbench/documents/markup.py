@@ -44,8 +44,9 @@ ENDS = {ELEMENT: re.compile(rb"</" + SCRIPT + rb"\s*>"), COMMENT: re.compile(rb"
         OTHER: re.compile(rb">")}
 BLANKS = re.compile(rb"[ \t]*")
 CLOSING_REST = re.compile(rb"\s*>")
-OPENING = {names: re.compile(rb"<(" + any_case(*names) + rb")[\s>]")
-           for names in (TITLE_NAMES, (b"title",))}  # group 1 the name
+OPENING: dict[tuple[bytes, ...], re.Pattern[bytes]] = {  # group 1 the name
+    names: re.compile(rb"<(" + any_case(*names) + rb")[\s>]") for names in (TITLE_NAMES,
+                                                                             (b"title",))}
 CLOSING = {name: re.compile(rb"</" + any_case(name) + rb"\s*>") for name in TITLE_NAMES}
 
 

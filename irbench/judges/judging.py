@@ -33,7 +33,7 @@ GIVE_UP_AFTER = 20  # requests failing one after another (after their retries) s
 
 
 class DocumentSource(Protocol):
-    def get_many(self, docnos: list[str]) -> list[Any]: ...
+    def get_many(self, docnos: list[str], limit: int | None = None) -> list[Any]: ...
 
     def __contains__(self, docno: object) -> bool: ...
 
@@ -72,7 +72,7 @@ def build_requests(rendering: Rendering, spec: JudgeSpec, pairs: Sequence[tuple[
     present = {d: d in documents for d in {d for _, d in pairs}}
     wanted = [(q, d) for q, d in pairs if present[d]]
     summary.missing = sorted(d for d, there in present.items() if not there)
-    docs = documents.get_many([d for _, d in wanted])
+    docs = documents.get_many([d for _, d in wanted], limit=rendering.limit)
     out = []
     for (q, d), doc in zip(wanted, docs):
         messages = rendering.messages(statement(q), d, doc.title, doc.text)
