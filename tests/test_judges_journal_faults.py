@@ -20,7 +20,6 @@ from irbench import cli
 from irbench.errors import StoreError, StoreValueError
 from irbench.judges.journal import Journal
 from irbench.store import ModelAnswer, Store
-from irbench.store.judging import MAX_TOKENS
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-test-journal"
@@ -157,7 +156,7 @@ def test_a_journal_of_bad_answers_is_folded_and_the_rest_asked(campaign, server,
     assert len(answers) == 10
     key = [(r["query_id"], r["doc_id"]) for r in records]
     assert answers[key[0]][:2] == ("\\ud800 ##final score: 1", 1)
-    assert answers[key[1]][2] == MAX_TOKENS and answers[key[2]][3] == MAX_TOKENS
+    assert answers[key[1]][2] == 0 and answers[key[2]][3] == 0
     assert answers[key[3]][1] is None and answers[key[3]][0] == records[3]["answer"]
     assert answers[key[5]][0] == records[5]["answer"]
     with Store(_store(campaign), read_only=True) as store:

@@ -123,3 +123,32 @@ def test_a_pairs_file_with_a_docno_not_utf8_names_it_as_the_store_would(campaign
     assert "Traceback" not in done.stderr
     assert f"1 documents are not in the collection and were not judged: {SHOWN}" \
         in done.stderr
+
+
+@pytest.mark.timeout(180)
+def test_a_docno_not_utf8_handed_out_in_a_file_is_judged_back_from_it(campaign, tmp_path):
+    """``pool next`` writes such a docno as ``\\xNN`` text (the one rule); the assessor's file
+    given back to ``pool judge`` is looked up as the bytes it stands for, and ``pool status``
+    says complete only once every document handed out is judged."""
+    config, topic = campaign
+    assert _cli("pool", "start", str(config), "--name", "p", "--param", "k=5").returncode == 0
+    batch = tmp_path / "batch.txt"
+    done = _cli("pool", "next", str(config), "--name", "p", "-o", str(batch))
+    assert done.returncode == 0, done.stderr
+    lines = batch.read_text().splitlines()
+    assert f"{topic} 0 {SHOWN} -1" in lines
+    status = _cli("pool", "status", str(config), "--name", "p")
+    assert "more to judge" in status.stdout, status.stdout + status.stderr
+    filled = tmp_path / "judged.txt"
+    filled.write_text("".join(f"{q} 0 {d} 1\n" for q, _, d, _ in map(str.split, lines)))
+    judged = _cli("pool", "judge", str(config), "--name", "p", "-j", str(filled))
+    assert judged.returncode == 0, judged.stderr
+    assert f"{len(lines)} new judgments recorded" in judged.stdout
+    again = _cli("pool", "next", str(config), "--name", "p", "-o", str(tmp_path / "b2.txt"))
+    assert again.returncode == 0, again.stderr
+    status = _cli("pool", "status", str(config), "--name", "p")
+    assert "complete" in status.stdout and "more to judge" not in status.stdout, status.stdout
+    with Store(str(config.parent / "campaign.duckdb"), read_only=True) as store:
+        _, rows = store.query("SELECT count(*) FROM judgments WHERE pool = 'p' AND doc_id = ?",
+                              [SHOWN])
+    assert rows[0][0] == 1

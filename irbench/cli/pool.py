@@ -420,6 +420,7 @@ def cmd_next(args) -> int:
 
 
 def cmd_judge(args) -> int:
+    from ..ids import id_text
     from ..pooling import read_assessor_file
 
     if not args.judgments:
@@ -429,7 +430,7 @@ def cmd_judge(args) -> int:
         for path in args.judgments:  # each file is recorded whole, or not at all
             judged = read_assessor_file(path)
             recorded += state.record(judged)
-            rows = [(_text(q), _text(d), int(r)) for q, d, r in
+            rows = [(id_text(q), id_text(d), int(r)) for q, d, r in
                     zip(judged.query_id, judged.doc_id, judged.relevance)]
             _save(store, args.name, state, judgments=rows, source=str(path),
                   judge=args.assessor)
@@ -441,13 +442,9 @@ def cmd_status(args) -> int:
     with _pool_being_judged(args) as (_, _, _, _, state):
         line = (f"pool '{args.name}': {state.strategy.name}, {state.judged_total} judged, "
                 f"{state.pending_total} handed out and waiting, "
-                f"{'complete' if state.done else 'more to judge'}")
+                f"{'complete' if state.complete else 'more to judge'}")
     print(line)
     return 0
-
-
-def _text(value) -> str:
-    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
 
 
 def _write_batch(path: str, pairs) -> None:
@@ -491,9 +488,11 @@ def _store_built(config, name: str, pool, wait: float | None) -> None:
 
 def _print_stats(stats) -> int:
     """Pool statistics of the depth pool against the judgments."""
+    from ..ids import id_text
+
     print(f"pool: {stats.total} documents over {len(stats.topics)} topics, "
           f"{int(stats.judged.sum())} judged, {int(stats.relevant.sum())} relevant")
-    flagged = [_text(t) for t, f in zip(stats.topics, stats.flagged) if f]
+    flagged = [id_text(t) for t, f in zip(stats.topics, stats.flagged) if f]
     if flagged:
         print(f"topics with more than {stats.threshold:.0%} of the pool relevant (the pool may "
               f"have missed relevant documents): {', '.join(flagged)}")

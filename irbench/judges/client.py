@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import JudgeError
 from ..escaping import terminal
+from ..store.judging import MAX_TOKENS
 from .spec import JudgeSpec
 
 FATAL = (401, 403, 404, 405)  # the judge's key, model or URL: no request can succeed
@@ -40,7 +41,7 @@ RETRY_AFTER_CAP = 60.0  # seconds: a server asking for longer is waited on this 
 MAX_RESPONSE_BYTES = 8 << 20  # an answer's bytes, as sent and as decompressed: more fails it
 MAX_ERROR_BYTES = 64 << 10  # what is read of an error's body, for its message
 MAX_SHOWN = 200  # characters of a server's text in a message
-TOKENS_BOUND = 2**31  # a usage count is a whole number below this, else unknown (0)
+TOKENS_BOUND = MAX_TOKENS + 1  # a usage count is a whole number below this, else unknown (0)
 ACCEPT_ENCODING = "gzip, deflate"  # the encodings _Inflater undoes within the cap
 
 Sleep = Callable[[float], Awaitable[Any]]

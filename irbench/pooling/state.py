@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import JudgmentError, PoolingError
+from ..ids import id_bytes
 from ..trec import Qrels, display, read_qrels
 from .pool import Pool, make_pool
 from .strategy import get_strategy, resolve_params
@@ -307,8 +308,7 @@ class PoolingState:
         """
         qrels = judgments if isinstance(judgments, Qrels) else _read_judgments(judgments)
         table = self.table
-        topic = table.topic_lookup(qrels.query_id)
-        cand = table.lookup(topic, qrels.doc_id)
+        topic, cand = _looked_up(table, qrels.query_id, qrels.doc_id)
         where = qrels.path or f"<{qrels.name}>"
         problems = []
         status = np.where(cand >= 0, self.status[np.maximum(cand, 0)], OPEN)
@@ -532,3 +532,25 @@ def _budget_value(budget: np.ndarray):
     if (budget == budget[0]).all():
         return int(budget[0])
     return [int(b) if b != _UNLIMITED else None for b in budget.tolist()]
+
+
+def _looked_up(table: RunTable, query_id: np.ndarray, doc_id: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Topic and candidate index of each judgment (-1: not in the pool). An id an assessor
+    file holds as ``\\xNN`` text (how pool files and the store write bytes that are not
+    UTF-8: :func:`irbench.ids.id_text`) that is not in the pool as written is looked up as the
+    bytes it stands for."""
+    topic = table.topic_lookup(query_id)
+    cand = table.lookup(topic, doc_id)
+    escaped = np.flatnonzero((cand < 0) & ((np.char.find(query_id, b"\\x") >= 0)
+                                          | (np.char.find(doc_id, b"\\x") >= 0)))
+    if len(escaped):  # rare: only ids written with escapes, one by one
+        q = np.array([id_bytes(x.decode("utf-8", "surrogateescape"))
+                      for x in query_id[escaped].tolist()], dtype=object).astype(bytes)
+        d = np.array([id_bytes(x.decode("utf-8", "surrogateescape"))
+                      for x in doc_id[escaped].tolist()], dtype=object).astype(bytes)
+        again_topic = table.topic_lookup(q)
+        again = table.lookup(again_topic, d)
+        found = again >= 0
+        topic[escaped[found]], cand[escaped[found]] = again_topic[found], again[found]
+    return topic, cand

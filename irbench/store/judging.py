@@ -57,9 +57,9 @@ class ModelAnswer:
     seconds: float
 
 
-MAX_TOKENS = 10**9  # a token count above this (a server's error: no answer is that long) is
-                   # stored as this bound, one below 0 as 0; a sum over 10**9 answers still
-                   # fits a BIGINT
+MAX_TOKENS = 2**31 - 1  # a token count above this (a server's error: no answer is that long)
+                       # or below 0 is unknown: stored as 0, as the judge client counts it
+                       # (irbench.judges.client); a sum over 2**32 answers still fits a BIGINT
 MIN_RELEVANCE, MAX_RELEVANCE = -(2**31), 2**31 - 1  # the INTEGER column
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEYS = ("model", "prompt_sha256", "judge")
@@ -92,15 +92,15 @@ def _tokens(value: object, name: str, notes: list[str]) -> int:
         notes.append(f"{name} {_shown(value)} is below 0: stored as 0")
         return 0
     if value > MAX_TOKENS:
-        notes.append(f"{name} {_shown(value)} is above {MAX_TOKENS:,}: stored as {MAX_TOKENS:,}")
-        return MAX_TOKENS
+        notes.append(f"{name} {_shown(value)} is above {MAX_TOKENS:,}: stored as 0")
+        return 0
     return int(value)
 
 
 def storable_answer(answer: ModelAnswer) -> tuple[ModelAnswer, list[str]]:
     """``answer`` as the store can keep it, and what was changed: ids by
     :func:`irbench.ids.id_text`; lone surrogates in its text escaped; a token count outside
-    0..MAX_TOKENS (or not a number) clamped (0); a relevance that is not a whole number of the
+    0..MAX_TOKENS (or not a number) stored as 0; a relevance that is not a whole number of the
     INTEGER range stored as none (the answer text is kept); seconds that are not a finite
     number >= 0 as 0. A :class:`StoreValueError` if it has no model, request, judge or ids
     (text or, for ids, text or bytes): such an answer cannot be keyed."""
