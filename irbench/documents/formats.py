@@ -20,6 +20,11 @@ strings counts as its items, one per line.
 
 ``auto`` tells each file's format from its first byte that is not a space: ``<`` for TREC,
 ``{`` for JSONL.
+
+Any input is read in time linear in its size (:mod:`.markup`) and in bounded memory: a
+document (a ``<DOC>`` element, a JSON line) longer than :data:`MAX_DOCUMENT_BYTES` is a
+problem at the line it starts on, skipped without being held; a JSON line nested deeper than
+Python's recursion limit is a problem too.
 """
 
 from __future__ import annotations
