@@ -31,12 +31,12 @@ from .trec import read_source, too_long
 _TOP_OPEN_RE = re.compile(rb"<top>", re.I)
 _TOP_CLOSE_RE = re.compile(rb"</top>", re.I)
 # the tags of TREC <top> blocks (TREC-1 to 3 have all of these but query; later tracks top,
-# num, title, desc, narr): a field runs to the next of them, or to a closing tag of any name;
+# num, title, desc, narr, some closed): a field runs to the next of them, opening or closing;
 # any other '<' is the field's text ("a<b comparisons" stays whole). Its trailing blanks are
 # dropped by _clean.
 _TREC_TAGS = (b"top", b"head", b"num", b"dom", b"title", b"desc", b"smry", b"narr", b"con",
               b"fac", b"nat", b"def", b"query")
-_FIELD_TAG = rb"</?(?:" + b"|".join(_TREC_TAGS) + rb")\s*>|</[a-z][\w.:-]*\s*>"
+_FIELD_TAG = rb"</?(?:" + b"|".join(_TREC_TAGS) + rb")\s*>"
 _FIELD_END = rb"(?=" + _FIELD_TAG + rb"|\Z)"
 _NUM_RE = re.compile(rb"<num>\s*(?:Number:\s*)?((?:(?!" + _FIELD_TAG + rb")\S)+)", re.I)
 _TITLE_RE = re.compile(rb"<title>\s*(?:Topic:)?(.*?)" + _FIELD_END, re.S | re.I)
