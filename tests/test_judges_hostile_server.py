@@ -392,7 +392,8 @@ def test_irbench_judge_never_writes_or_prints_the_key(tmp_path):
     fails after its retries) and in a 401 (judging stops): the store's files, the journal,
     stdout and stderr of every run hold the key 0 times, and no raw escape."""
     with ChatServer(rule_simulated, api_key=KEY) as server:
-        config = _campaign(tmp_path, server, concurrency=2, retries=1)
+        # one request at a time: which two requests meet the four faults is then fixed
+        config = _campaign(tmp_path, server, concurrency=1, retries=1)
         pairs = _pairs(config, 4)
         runs = []
         server.fail(Fault.ECHO_AUTH, status=500, times=2 * 2,
