@@ -68,7 +68,7 @@ def test_a_latin1_docno_is_served_judged_undone_and_stored_by_the_desk(config):
     cfg = _start(config, "depth", "--param", "k=3")
     with opened(cfg, "web", None, 0.0) as (desk, store, _):
         item = desk.next_for(ANN)
-        assert item.doc_id == SHOWN and item.text == "The caf\ufffd text."  # as the reader keeps it
+        assert item.doc_id == SHOWN and item.text == "The caf\ufffd text."  # text (not an id): U+FFFD
         desk.judge(ANN, item.query_id, item.doc_id, 2, 1.0)
         again = desk.undo(ANN)
         assert again.doc_id == SHOWN and again.previous == 2

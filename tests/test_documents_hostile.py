@@ -271,3 +271,24 @@ def test_a_pair_list_on_one_large_document_takes_little_memory(tmp_path):
     done = subprocess.run([sys.executable, "-c", script, str(path), cache], check=True,
                           capture_output=True, text=True)
     assert int(done.stdout) < 8 << 10  # KiB: 30 MB text, not read
+
+
+# ---- docnos that are not UTF-8 ----------------------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+def test_docnos_not_utf8_are_keyed_as_every_other_path_names_them(tmp_path, cache):
+    """irbench.ids.id_text is the one rule: a docno b'a\\xff' is 'a\\\\xff' in the index as in
+    the runs, pools and store; two docnos that differ only in such bytes stay two documents
+    (as U+FFFD they were one, 'given again'); the SGML and the JSONL readers agree."""
+    sgml = tmp_path / "docs.sgml"
+    sgml.write_bytes(b"<DOC><DOCNO>a\xff</DOCNO><TEXT>first</TEXT></DOC>\n"
+                     b"<DOC><DOCNO>a\xfe</DOCNO><TEXT>second</TEXT></DOC>\n")
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text(json.dumps({"id": "b\udcff", "contents": "third"}) + "\n")
+    with opened(str(sgml)) as docs:
+        assert "a\\xff" in docs and "a\\xfe" in docs and "a\ufffd" not in docs
+        assert "a\udcff" in docs  # the same id, decoded with surrogateescape
+        assert [d.text for d in docs.get_many(["a\\xfe", "a\\xff"])] == ["second", "first"]
+    with opened(str(jsonl)) as docs:
+        assert docs.get("b\\xff").text == "third"

@@ -15,7 +15,7 @@ from ..config import priority_order
 from ..documents import open_documents
 from ..errors import IrbenchError
 from ..escaping import terminal
-from ..ids import id_candidates, id_text
+from ..ids import id_text
 from ..pooling import PoolingState, build_table
 from ..pooling.persist import decode_state, encode_state
 from ..store import Assessor, Store
@@ -25,6 +25,8 @@ from .desk import Desk, catch_up
 from .organiser import organiser_view
 from .people import check_name, check_topics
 from .writer import Writer
+
+PAGE_CHARS = 1_000_000  # of a document's text on the assessor's page (a longer one is cut)
 
 
 class AssessError(IrbenchError):
@@ -86,11 +88,11 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
             return writer.state(state.strategy.name, copy.deepcopy(state.to_dict()), applied)
 
         def document(docno: str) -> tuple[str, str]:
-            for key in _document_keys(docno):
-                if key in docs:
-                    doc = docs.get(key)
-                    return doc.title, doc.text
-            return "", f"(document {docno} is not in the collection)"
+            if docno not in docs:  # docnos as irbench.ids.id_text gives them, in both
+                return "", f"(document {docno} is not in the collection)"
+            doc = docs.get(docno, PAGE_CHARS)
+            cut = "\n\n(cut here: the document is longer)" if len(doc.text) == PAGE_CHARS else ""
+            return doc.title, doc.text + cut
 
         store.save_pool_state(pool, state.strategy.name, *encode_state(state.to_dict()),
                               len(clicks))  # caught up: the next start replays nothing
@@ -100,18 +102,6 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
                         overlap=overlap, seed=state.seed)
             desk.replay(clicks)
             yield desk, store, docs
-
-
-def _document_keys(docno: str) -> list[str]:
-    """The docnos the collection may know the run's ``docno`` (as :func:`irbench.ids.id_text`
-    gives it) by: itself, then each of its bytes as the documents' reader keeps a docno (bytes
-    that are not UTF-8 as U+FFFD)."""
-    keys = [docno]
-    for raw in id_candidates(docno):
-        key = raw.decode("utf-8", "replace")
-        if key not in keys:
-            keys.append(key)
-    return keys
 
 
 def _runs_present(config) -> None:

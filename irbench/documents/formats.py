@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, NamedTuple, cast
 
+from ..ids import id_text
 from .markup import TITLE_NAMES, drop_inline_tags, first_element, strip_tags
 from .spec import DEFAULT_ID_FIELDS, DEFAULT_TEXT_FIELDS, DocumentsSpec, Problems
 
@@ -204,7 +205,7 @@ def trec_record(content: bytes, docno: list[re.Match[bytes]], offset: int, line:
         return None
     rest = content[:opening.start() - offset] + content[closing.end() - offset:]
     title, text = strip_markup(rest)
-    return ParsedDocument(utf8(name), title, text, line)
+    return ParsedDocument(id_text(name).encode(), title, text, line)
 
 
 def strip_markup(content: bytes) -> tuple[bytes, bytes]:
@@ -225,13 +226,9 @@ def strip_markup(content: bytes) -> tuple[bytes, bytes]:
     return plain(title), plain(text)
 
 
-def utf8(data: bytes) -> bytes:
-    """``data`` as valid UTF-8 (bytes that are not become U+FFFD)."""
-    return data.decode("utf-8", "replace").encode("utf-8")
-
-
 def plain(data: bytes) -> bytes:
-    """:func:`utf8`, with HTML entities (``&amp;``, ``&#233;``) decoded."""
+    """``data`` as valid UTF-8 (bytes that are not become U+FFFD: this is text, not an id),
+    with HTML entities (``&amp;``, ``&#233;``) decoded."""
     text = data.decode("utf-8", "replace")
     if "&" in text:
         text = html.unescape(text)
@@ -317,7 +314,7 @@ def jsonl_record(raw: bytes, number: int, id_fields: tuple[str, ...],
         return None
     title = field_text(obj["title"]) if obj.get("title") is not None else ""
     text = "\n\n".join(part for part in present if part)
-    return ParsedDocument(docno.encode("utf-8", "replace"), title.encode("utf-8", "replace"),
+    return ParsedDocument(id_text(docno).encode(), title.encode("utf-8", "replace"),
                           text.encode("utf-8", "replace"), number)
 
 

@@ -31,11 +31,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..files import replacing_folder
+from ..ids import id_text
 from .formats import ParsedDocument, read_documents
 from .hashing import FileHash
 from .spec import Document, DocumentsSpec, Problems
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: docnos not UTF-8 keyed by irbench.ids.id_text (1: as U+FFFD)
 TEXTS = "texts.bin"
 META = "meta.json"
 HASHES = "hashes.npy"
@@ -179,7 +180,7 @@ class Index:
 
     def locate(self, docnos: Sequence[str]) -> np.ndarray:
         """The record number of each docno (in the sorted arrays), -1 for one not there."""
-        keys = [docno.encode("utf-8", "replace") for docno in docnos]
+        keys = [id_text(docno).encode() for docno in docnos]  # as the readers key them
         if not keys:
             return np.zeros(0, dtype=np.int64)
         wanted = np.fromiter((docno_hash(key) for key in keys), dtype=np.uint64,
