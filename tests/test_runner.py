@@ -234,7 +234,8 @@ def test_store_is_versioned(tmp_path):
                         (11, "judgments that know their judge; model judges' answers and usage"),
                         (12, "qrels sets written from the store's judgments"),
                         (13, "assessors in the browser"),
-                        (14, "a pool's state saved with the clicks it has applied")]
+                        (14, "a pool's state saved with the clicks it has applied"),
+                        (15, "judges' base URLs without credentials")]
     with Store(path) as store:  # opening again applies nothing
         assert store.query("SELECT count(*) FROM migrations")[1] == [(14,)]
     with pytest.raises(StoreError, match="no score store yet"):
