@@ -237,7 +237,7 @@ def test_store_is_versioned(tmp_path):
                         (14, "a pool's state saved with the clicks it has applied"),
                         (15, "judges' base URLs without credentials")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(14,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(15,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 
