@@ -49,6 +49,20 @@ class ConfigError(FormatError):
     """One or more problems in a campaign config, each with its file, line and YAML path."""
 
 
+class UnknownQrelsSetError(ConfigError):
+    """A qrels set the config does not declare (the message names a close match). Exit
+    status 1, as the commands gave for it before :meth:`Config.qrels_set` looked it up."""
+
+    exit_code = 1
+
+
+class MissingRunsError(ConfigError):
+    """Runs asked for whose run files are missing (each problem at its config line). Exit
+    status 1, as the commands gave for it before :meth:`Config.run_table` checked it."""
+
+    exit_code = 1
+
+
 class JudgmentError(FormatError):
     """Judgments that cannot be recorded: malformed, not in the pool, or conflicting."""
 

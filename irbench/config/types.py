@@ -3,20 +3,26 @@ validation), the keys and limits a config may use."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import judgments
 from ..documents.spec import DocumentsSpec
+from ..errors import MissingRunsError, UnknownQrelsSetError
 from ..judges.spec import JudgeSpec
 from ..measures import Measure
 from ..ranked import EvalOptions
 from ..system import System
 from ..yamlfile import line_of, yaml_path
 from .report import ReportSpec
+
+if TYPE_CHECKING:
+    from ..pooling import RunTable
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
@@ -31,6 +37,7 @@ TABLE_COLUMNS = ("run", "name", "group", "type", "description", "baseline", "off
                  "priority", "pooled")
 MAX_TABLE_ROWS = 100_000  # rows in one run table (a campaign has hundreds)
 MAX_TABLE_BYTES = 32 * 2**20
+MISSING_RUNS = ("refuse", "drop")  # what Config.run_table does with a missing run file
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,43 @@ class Config:
 
     def qrels_path(self, name: str) -> str:
         return next(q.path for q in self.qrels if q.name == name)
+
+    def qrels_set(self, name: str | None = None) -> QrelsSet:
+        """The qrels set called ``name`` (None: the first the config declares, the default of
+        every command). An unknown name is an :class:`UnknownQrelsSetError` (a ConfigError of
+        exit status 1) naming the config, its sets and the closest name."""
+        sets = {q.name: q for q in self.qrels}
+        wanted = next(iter(sets), None) if name is None else name
+        if wanted is not None and wanted in sets:
+            return sets[wanted]
+        close = difflib.get_close_matches(str(wanted), list(sets), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UnknownQrelsSetError([f"no qrels set '{wanted}' in {self.path} (it has "
+                                    f"{', '.join(sets) or 'none'}{hint})"])
+
+    def run_table(self, missing: str = "refuse", *, topics: Iterable[str | bytes] | None = None,
+                  depth: int | None = None) -> RunTable:
+        """The pooling :class:`~irbench.pooling.RunTable` of the config's systems in
+        :func:`priority_order`, each run read through its source (:mod:`irbench.system`).
+
+        ``missing`` says what a system whose run file is missing (``missing_runs``, only in a
+        config loaded with ``strict=False``) does: ``"refuse"`` (the default: a pool, the
+        assessment desk and ``irbench pool`` number candidates over every system, so one
+        run less would make another table) raises :class:`MissingRunsError` naming each at
+        its config line; ``"drop"`` leaves those systems out (a model judge labels what the
+        present runs retrieved). ``topics`` and ``depth`` are :func:`build_table`'s."""
+        from ..pooling import build_table
+
+        if missing not in MISSING_RUNS:
+            raise ValueError(f"missing must be one of {', '.join(MISSING_RUNS)}, "
+                             f"not {missing!r}")
+        absent = [s.name for s in self.systems if s.name in self.missing_runs]
+        if absent and missing == "refuse":
+            raise MissingRunsError(["run files missing: " + "; ".join(
+                self.missing_runs[n] for n in absent)])
+        systems = [s for s in priority_order(self.systems) if s.name not in self.missing_runs]
+        return build_table([(s.name, s.group or s.name, s.path) for s in systems],
+                           topics=topics, depth=depth)
 
     def pooled_systems(self) -> tuple[str, ...] | None:
         """The systems the judgments were pooled from (see :func:`pooled_systems`)."""
