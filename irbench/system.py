@@ -1,9 +1,26 @@
 """A submitted run and what the campaign says of it: the record the config declares and the
-store keeps (``Store.declared_systems``), shared by both without either knowing the other."""
+store keeps (``Store.declared_systems``), shared by both without either knowing the other;
+and where a system's run comes from: its *source*, one registry.
+
+A system's ``path`` is read by the source that claims it: ``file`` (a local path) or ``url``
+(``s3://``, ``gs://``, ``https://`` ... through fsspec). The sources are asked in the reverse
+order of registration, so that a source registered after ``url`` for a scheme of its own
+(``cmd://``, say) reads those paths and ``url`` the others. The runner
+(:mod:`irbench.runner.inputs`: ``stat_of``, ``load``, ``open_stream``) and the pooling run
+table (:meth:`irbench.config.Config.run_table`) read every run through :func:`source_of`.
+The next kind of source is one module of functions plus one :func:`register_source` call.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .trec import Run
 
 
 @dataclass(frozen=True)
@@ -20,3 +37,116 @@ class System:
     priority: int | None = None  # pooling order within a group: 1 first
     pooled: bool | None = None  # its top documents were judged (None: not declared)
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSource:
+    """Where runs of one kind come from.
+
+    ``claims(path)``: whether this source reads ``path``. ``stat(path)``: (size, a version
+    token) cheaply, without reading it: an unchanged (size, token) is not read again (the
+    store's file facts); ``versioned=False`` says a token of 0 means the source gave none (then
+    it is always read again). ``read(path)``: its bytes, whole. ``open(path)``: a binary
+    stream of it (``read(n)`` and ``readline(n)``), for runs too big to hold. ``run(path,
+    name)``: the :class:`~irbench.trec.Run` (default: :func:`~irbench.trec.read_run` of
+    ``read(path)``). Errors: OSError (with ``strerror``) for what cannot be read,
+    :class:`~irbench.errors.FormatError` for what is not a run.
+    """
+
+    name: str
+    claims: Callable[[str], bool]
+    stat: Callable[[str], tuple[int, int]]
+    read: Callable[[str], bytes]
+    open: Callable[[str], AbstractContextManager[Any]]
+    read_run: Callable[[str, str], Run] | None = None
+    versioned: bool = True
+
+    def run(self, path: str, name: str) -> Run:
+        """The run at ``path``, called ``name``."""
+        if self.read_run is not None:
+            return self.read_run(path, name)
+        from .trec import Loaded, read_run
+
+        return read_run(Loaded(path, self.read(path)), name=name)
+
+
+SOURCES: dict[str, RunSource] = {}
+
+
+def register_source(source: RunSource) -> RunSource:
+    """Add a source of runs; a second source of the same name is a bug (ValueError)."""
+    if source.name in SOURCES:
+        raise ValueError(f"run source {source.name!r} registered twice")
+    SOURCES[source.name] = source
+    return source
+
+
+def source_of(path: str) -> RunSource:
+    """The source that reads ``path``: the last registered that claims it."""
+    for source in reversed(SOURCES.values()):
+        if source.claims(path):
+            return source
+    raise ValueError(f"no run source reads {path!r} (sources: {', '.join(SOURCES)})")
+
+
+def read_system_run(system: System) -> Run:
+    """The run of ``system``, read through its source."""
+    return source_of(system.path).run(system.path, system.name)
+
+
+# ---- file: a local path ----------------------------------------------------------------------
+
+
+def _is_local(path: str) -> bool:
+    from .trec import is_url
+
+    return not is_url(path)
+
+
+def _file_stat(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def _file_read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _read_run(path: str, name: str) -> Run:
+    from .trec import read_run
+
+    return read_run(path, name=name)  # a local file in whole-line pieces, never whole
+
+
+# ---- url: an object read through fsspec --------------------------------------------------------
+
+
+def _is_url(path: str) -> bool:
+    from .trec import is_url
+
+    return is_url(path)
+
+
+def _url_stat(path: str) -> tuple[int, int]:
+    from .trec import url_stat
+
+    return url_stat(path)
+
+
+def _url_read(path: str) -> bytes:
+    from .trec import read_url
+
+    return read_url(path)
+
+
+def _open_binary(path: str) -> AbstractContextManager[Any]:
+    from .trec import open_binary
+
+    return open_binary(path)
+
+
+register_source(RunSource(name="file", claims=_is_local, stat=_file_stat, read=_file_read,
+                          open=_open_binary, read_run=_read_run))
+register_source(RunSource(name="url", claims=_is_url, stat=_url_stat, read=_url_read,
+                          open=_open_binary, read_run=_read_run, versioned=False))

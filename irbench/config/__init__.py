@@ -21,6 +21,7 @@ from .builder import load_config
 from .report import RANK_FIELDS, REPORT_OPTIONS, ReportSpec
 from .systems import read_table
 from .types import (
+                    DEFAULT_COLLECTION,
                     ENGINES,
                     MAX_TABLE_BYTES,
                     MAX_TABLE_ROWS,
@@ -29,6 +30,7 @@ from .types import (
                     TABLE_COLUMNS,
                     TOP_KEYS,
                     TOPIC_MODES,
+                    Collection,
                     Config,
                     QrelsSet,
                     Settings,
@@ -41,8 +43,8 @@ from .types import (
                     priority_order,
 )
 
-__all__ = ["ENGINES", "MAX_TABLE_BYTES", "MAX_TABLE_ROWS", "NAME_RE", "RANK_FIELDS",
-           "REPORT_OPTIONS", "ReportSpec", "SYSTEM_KEYS",
-           "TABLE_COLUMNS", "TOP_KEYS", "TOPIC_MODES", "Config", "QrelsSet", "Settings",
-           "System", "TableRow", "Validation", "campaign_root", "cluster_address_problem",
-           "default_store", "load_config", "pooled_systems", "priority_order", "read_table"]
+__all__ = ["DEFAULT_COLLECTION", "ENGINES", "MAX_TABLE_BYTES", "MAX_TABLE_ROWS", "NAME_RE",
+           "RANK_FIELDS", "REPORT_OPTIONS", "ReportSpec", "SYSTEM_KEYS", "TABLE_COLUMNS",
+           "TOP_KEYS", "TOPIC_MODES", "Collection", "Config", "QrelsSet", "Settings", "System",
+           "TableRow", "Validation", "campaign_root", "cluster_address_problem", "default_store",
+           "load_config", "pooled_systems", "priority_order", "read_table"]

@@ -22,6 +22,7 @@ from .types import (
     NAME_RE,
     TOP_KEYS,
     TOPIC_MODES,
+    Collection,
     Config,
     QrelsSet,
     Settings,
@@ -73,12 +74,13 @@ class Builder(SystemsBuilder):
         if problems:
             raise ConfigError(sorted(problems, key=self._order))
         return Config(path=self.path, name=str(name), sha256=self.sha256, root=self.root,
-                      topics=topics, qrels=qrels, systems=systems, suites=suites,
+                      collections=(Collection(topics=topics, qrels=qrels, known=self.known,
+                                              documents=self.documents),),
+                      systems=systems, suites=suites,
                       settings=settings, store=store, report=report,
-                      missing_runs=self.missing_runs, validation=validation, known=self.known,
+                      missing_runs=self.missing_runs, validation=validation,
                       globs=tuple(self.globs), cluster=cluster, tables=tuple(self.tables),
-                      lines=dict(self.reader.lines), judges=judges,
-                      documents=self.documents)
+                      lines=dict(self.reader.lines), judges=judges)
 
     def _report(self, suites: dict[str, tuple[Measure, ...]]) -> ReportSpec:
         """The ``report:`` section; its problems are the report's (see

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import judgments
 from ..documents.spec import DocumentsSpec
-from ..errors import MissingRunsError, UnknownQrelsSetError
+from ..errors import ConfigError, MissingRunsError, UnknownQrelsSetError
 from ..judges.spec import JudgeSpec
 from ..measures import Measure
 from ..ranked import EvalOptions
-from ..system import System
+from ..system import System, read_system_run
 from ..yamlfile import line_of, yaml_path
 from .report import ReportSpec
 
@@ -69,6 +69,24 @@ class QrelsSet:
     def measures(self, measures) -> list[Measure]:
         """Those of ``measures`` this set scores, in their order."""
         return [m for m in measures if self.takes(m)]
+
+
+DEFAULT_COLLECTION = "default"  # the name of the config's one collection: section
+
+
+@dataclass(frozen=True, kw_only=True)
+class Collection:
+    """What a campaign is evaluated on: its topic file (None when the config gives none), its
+    qrels sets (named, in config order), the qrels of the documents users already know
+    (``known``, for Coverage and Novelty) and where document text comes from (``documents``,
+    for judges and assessors). A config holds one today (``collection:``, named
+    :data:`DEFAULT_COLLECTION`); :attr:`Config.collections` is where the next go."""
+
+    name: str = DEFAULT_COLLECTION
+    topics: str | None = None
+    qrels: tuple[QrelsSet, ...] = ()
+    known: str | None = None
+    documents: DocumentsSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -156,8 +174,8 @@ class Config:
     name: str
     sha256: str
     root: str
-    topics: str | None
-    qrels: tuple[QrelsSet, ...]
+    # the collections the config evaluates on (the collection: section: one today)
+    collections: tuple[Collection, ...]
     systems: tuple[System, ...]
     suites: dict[str, tuple[Measure, ...]]
     settings: Settings
@@ -165,7 +183,6 @@ class Config:
     report: ReportSpec
     missing_runs: dict = field(default_factory=dict, hash=False, compare=False)
     validation: Validation | None = None
-    known: str | None = None  # qrels of the documents users already know (Coverage, Novelty)
     # the systems' glob patterns (absolute) with the files each matched when the config was read
     globs: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # where runs are scored (the execution: section): None, this machine's worker processes;
@@ -177,8 +194,37 @@ class Config:
     lines: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
     # model judges by name (the judges: section)
     judges: dict[str, JudgeSpec] = field(default_factory=dict, hash=False)
-    # where document text comes from (collection.documents), for judges and assessors
-    documents: DocumentsSpec | None = None
+
+    def collection(self, name: str | None = None) -> Collection:
+        """The collection called ``name`` (None: the first, today the only one); an unknown
+        name is a ConfigError naming the collections."""
+        for collection in self.collections:
+            if name is None or collection.name == name:
+                return collection
+        raise ConfigError([f"no collection '{name}' in {self.path} (it has "
+                           f"{', '.join(c.name for c in self.collections) or 'none'})"])
+
+    @property
+    def topics(self) -> str | None:
+        """The topic file of the collection (collection.topics), or None."""
+        return self.collection().topics
+
+    @property
+    def qrels(self) -> tuple[QrelsSet, ...]:
+        """The qrels sets of the collection, in config order."""
+        return self.collection().qrels
+
+    @property
+    def known(self) -> str | None:
+        """The qrels of the documents users already know (collection.known: Coverage,
+        Novelty), or None."""
+        return self.collection().known
+
+    @property
+    def documents(self) -> DocumentsSpec | None:
+        """Where the collection's document text comes from (collection.documents), for
+        judges and assessors; None when the config does not say."""
+        return self.collection().documents
 
     def inputs(self) -> tuple[str, ...]:
         """Every file a run of this config reads besides the config: topics, qrels sets, the
@@ -204,9 +250,10 @@ class Config:
         return next(q.path for q in self.qrels if q.name == name)
 
     def qrels_set(self, name: str | None = None) -> QrelsSet:
-        """The qrels set called ``name`` (None: the first the config declares, the default of
-        every command). An unknown name is an :class:`UnknownQrelsSetError` (a ConfigError of
-        exit status 1) naming the config, its sets and the closest name."""
+        """The qrels set called ``name`` of the collection (None: the first the config
+        declares, the default of every command). An unknown name is an
+        :class:`UnknownQrelsSetError` (a ConfigError of exit status 1) naming the config, its
+        sets and the closest name."""
         sets = {q.name: q for q in self.qrels}
         wanted = next(iter(sets), None) if name is None else name
         if wanted is not None and wanted in sets:
@@ -237,7 +284,7 @@ class Config:
             raise MissingRunsError(["run files missing: " + "; ".join(
                 self.missing_runs[n] for n in absent)])
         systems = [s for s in priority_order(self.systems) if s.name not in self.missing_runs]
-        return build_table([(s.name, s.group or s.name, s.path) for s in systems],
+        return build_table([(s.name, s.group or s.name, read_system_run(s)) for s in systems],
                            topics=topics, depth=depth)
 
     def pooled_systems(self) -> tuple[str, ...] | None:

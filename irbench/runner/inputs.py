@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+from contextlib import AbstractContextManager
 
 import numpy as np
 
@@ -15,19 +15,24 @@ from ..config import Config, QrelsSet
 from ..errors import FormatError, IrbenchError
 from ..measures import Measure
 from ..store import FileFacts, QrelsRecord, Store
+from ..system import source_of
 from ..topics import Topics, read_topics
-from ..trec import Loaded, Qrels, display, is_url, read_qrels, read_url, url_stat
+from ..trec import Loaded, Qrels, display, is_url, read_qrels, read_url
+from ..trec.sources import Stream
 from .results import Findings
 
 # ---- hashing -------------------------------------------------------------------------------
 
 
 def stat_of(path: str) -> tuple[int, int]:
-    """(size, mtime in ns) of a file; of an object at a URL, (size, a version token)."""
-    if is_url(path):
-        return url_stat(path)
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns
+    """(size, mtime in ns) of a file; of an object at a URL, (size, a version token): as the
+    path's source (:func:`irbench.system.source_of`) gives them."""
+    return source_of(path).stat(path)
+
+
+def open_stream(path: str) -> AbstractContextManager[Stream]:
+    """A binary stream of the file (or object at a URL) at ``path``, from its source."""
+    return source_of(path).open(path)
 
 
 def known_hash(path: str, cache: dict[str, FileFacts], rehash: bool) -> str | None:
@@ -39,19 +44,17 @@ def known_hash(path: str, cache: dict[str, FileFacts], rehash: bool) -> str | No
     except OSError:
         return None
     cached = cache[path]
-    if is_url(path) and mtime == 0:  # the object store gives no version: read it again
+    if mtime == 0 and not source_of(path).versioned:  # no version given: read it again
         return None
     return cached.sha256 if (cached.size, cached.mtime_ns) == (size, mtime) else None
 
 
 def load(path: str) -> tuple[FileFacts, Loaded]:
-    """The file at ``path`` (or URL) read whole: its facts (sha256 of its bytes) and bytes."""
-    size, mtime = stat_of(path)
-    if is_url(path):
-        data = read_url(path)
-    else:
-        with open(path, "rb") as fh:
-            data = fh.read()
+    """The file at ``path`` (or URL) read whole by its source: its facts (sha256 of its
+    bytes) and bytes."""
+    source = source_of(path)
+    size, mtime = source.stat(path)
+    data = source.read(path)
     return FileFacts(path, size, mtime, hashlib.sha256(data).hexdigest()), Loaded(path, data)
 
 

@@ -23,9 +23,9 @@ from ..store import PROFILE_PREFIX, Evaluated, FileFacts
 from ..submissions import check_run, report_lines
 from ..submissions.ir_metadata import find_ir_metadata
 from ..topics import Topics
-from ..trec import GZIP_MAGIC, display, open_binary, read_run
+from ..trec import GZIP_MAGIC, display, read_run
 from . import shards
-from .inputs import QrelsSets, load, stat_of, unknown_topics
+from .inputs import QrelsSets, load, open_stream, stat_of, unknown_topics
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,7 @@ def score_in_shards(task: Task, ctx: Context) -> Outcome:
     file)."""
     size, mtime = stat_of(task.path)
     digest = hashlib.sha256()
-    with open_binary(task.path) as fh:  # a local file or an object at a URL, as a stream
+    with open_stream(task.path) as fh:  # a local file or an object at a URL, as a stream
         head = fh.read(1 << 20)
         digest.update(head)
         for block in iter(lambda: fh.read(1 << 24), b""):

@@ -34,6 +34,7 @@ from ..measures import Measure
 from ..measures.base import summarise
 from ..measures.compute import restrict, summary_needs_ranking, topic_values
 from ..ranked import EvalOptions, PreparedQrels
+from ..system import source_of
 from .engine import release_freed_memory
 
 # a run file bigger than this is evaluated in topic shards (IRBENCH_SHARD_BYTES; 0: never)
@@ -91,7 +92,7 @@ def _pieces(path: str, stats: dict) -> Iterator[bytes]:
     object at a URL, read as a stream; ``stats["bytes"]`` counts the text read. A gzip file is
     decompressed as a stream within the whole-file path's limit for ``stats["size"]`` bytes
     (:func:`irbench.trec.gunzip`), with its messages."""
-    with trec.open_binary(path) as raw:
+    with source_of(path).open(path) as raw:  # the run's source (irbench.system)
         head = raw.read(2)
         blocks = itertools.chain([head], iter(lambda: raw.read(trec.text.CHUNK), b""))
         text: Iterator[bytes] = blocks
