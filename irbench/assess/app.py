@@ -1,5 +1,6 @@
-"""The assessment web app (Starlette, served by uvicorn): the assessor's page, the organiser's
-page and their JSON calls, over a :class:`~irbench.assess.desk.Desk`.
+"""The assessment web app (Starlette, served by uvicorn): the assessor's screens
+(:mod:`.screens`), the organiser's page and their JSON calls, over a
+:class:`~irbench.assess.desk.Desk`.
 
 Security, as the pages are reachable by whoever has the address:
 
@@ -7,7 +8,9 @@ Security, as the pages are reachable by whoever has the address:
   ``/?token=...`` sets it as an HttpOnly, SameSite=Strict cookie named by the port and
   refreshes to ``/`` (the token leaves the address bar); a link opened from another site, or
   for someone else than the browser is signed in as, asks for a click first; the store keeps
-  only the token's sha256;
+  only the token's sha256. An authentication backend resolves the cookie to the assessor,
+  their role the request's scope (:mod:`.security`); each route says the role it needs
+  (``requires``), and what a request without it is answered (:class:`Refusal`);
 * every call that changes anything (all are POST, ``/api/next`` too: it holds a document and
   may advance the strategy) needs the page's CSRF token in the ``X-CSRF-Token`` header (an
   HMAC of the assessor's token under a secret made at start) and, when the browser sends one,
@@ -15,106 +18,144 @@ Security, as the pages are reachable by whoever has the address:
 * an assessor sees and judges only the topics assigned; the organiser's page and the qrels
   export are the organiser's;
 * document text and topic fields travel as JSON and are put on the page with ``textContent``
-  only (a hostile document cannot run script); the pages' Content-Security-Policy allows only
-  the page's own script, by nonce;
-* request bodies over :data:`MAX_BODY` bytes are refused; no part of a request names a file.
+  only (a hostile document cannot run script); every response carries the security headers
+  (one middleware), a page's Content-Security-Policy allowing only its own script, by nonce;
+* request bodies over :data:`~irbench.assess.calls.MAX_BODY` bytes are refused; no part of a
+  request names a file.
+
+What is refused is a named exception (:mod:`.failures`) answered by a registered handler;
+anything else raised is a bug: a 500 and a line in the server's log.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import hmac
+import functools
 import inspect
-import json
-import secrets
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.authentication import requires
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
-from starlette.routing import Route
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from ..errors import IrbenchError
+from ..escaping import terminal
 from ..store import Assessor
-from .desk import Desk, Item
+from .calls import MAX_BODY, Calls, json_body
+from .contexts import OrganiserPage, OrganiserView, SignInPage
+from .desk import Desk
+from .failures import BadRequest
+from .screens import SCREENS, TEMPLATES, Screen, Visit
+from .security import (
+    COOKIE,
+    Gate,
+    SecurityHeaders,
+    TokenBackend,
+    assessor_of,
+    nonce_of,
+    token_sha256,
+)
 from .writer import WriteFailed
 
-COOKIE = "irbench_assess"
-MAX_BODY = 16 * 1024
-TEMPLATES = Path(__file__).parent / "templates"
+__all__ = ["COOKIE", "MAX_BODY", "Gate", "build_app", "token_sha256"]
+
+log = logging.getLogger("irbench.assess")
 
 
-def token_sha256(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+@dataclass(frozen=True)
+class Refusal:
+    """What a request without the role a route requires is answered: ``anonymous`` (status,
+    message) without a valid token, ``other`` with the other role's; as JSON
+    ``{"error": message}`` for a call, as text for a page."""
+
+    json: bool
+    anonymous: tuple[int, str]
+    other: tuple[int, str]
 
 
-class Gate:
-    """Who a request is (by its token) and whether its CSRF token is right. The cookie is
-    named by the server's port: cookies ignore ports, and two servers (two pools) on one
-    machine must not overwrite each other's."""
-
-    def __init__(self, lookup: Callable[[str], Assessor | None], port: int = 0):
-        self.lookup = lookup
-        self.cookie = f"{COOKIE}_{port}"
-        self.secret = secrets.token_bytes(32)
-
-    def token(self, request: Request) -> str:
-        return request.cookies.get(self.cookie, "")
-
-    def who(self, request: Request) -> Assessor | None:
-        token = self.token(request)
-        return self.lookup(token_sha256(token)) if token else None
-
-    def csrf(self, request: Request) -> str:
-        return hmac.new(self.secret, self.token(request).encode(), hashlib.sha256).hexdigest()
-
-    def allows(self, request: Request) -> bool:
-        sent = request.headers.get("x-csrf-token", "")
-        origin = request.headers.get("origin")
-        same = origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
-        return same and hmac.compare_digest(sent, self.csrf(request))
+CALL = Refusal(True, (401, "no valid token"), (403, "not yours"))
+PAGE = Refusal(False, (401, "open the personal link irbench assess printed for you"),
+               (403, "not yours"))
+ORGANISER_ONLY = Refusal(False, (403, "organiser only"), (403, "organiser only"))
 
 
-def item_json(item: Item | None, progress: dict) -> dict:
-    if item is None:
-        return {"item": None, "progress": progress}
-    return {"item": {"query_id": item.query_id, "doc_id": item.doc_id, "topic": item.topic,
-                     "title": item.title, "text": item.text, "suggestion": item.suggestion,
-                     "again": item.again, "previous": item.previous,
-                     "skipped": item.skipped}, "progress": progress}
+class Guarded(Route):
+    """A route whose endpoint ``requires`` a role, with its :class:`Refusal`."""
+
+    def __init__(self, path: str, endpoint: Callable, *, refusal: Refusal,
+                 methods: list[str] | None = None):
+        super().__init__(path, endpoint, methods=methods)
+        self.refusal = refusal
+
+
+class AssessApp(Starlette):
+    """Starlette with :class:`~irbench.assess.security.SecurityHeaders` outermost: around
+    Starlette's own error middleware, so that its 500 carries them too."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack())
+
+
+@functools.cache
+def environment(folder: Path) -> jinja2.Environment:
+    """The Jinja2 environment of a template folder: autoescaped, an undefined name an error."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
+                              undefined=jinja2.StrictUndefined)
+
+
+def render(folder: Path, template: str, context: Any) -> HTMLResponse:
+    """``template`` rendered from ``context``, a documented dataclass: its fields are the
+    template's names (:mod:`.contexts`)."""
+    values = {f.name: getattr(context, f.name) for f in fields(context)}
+    return HTMLResponse(environment(folder).get_template(template).render(values))
 
 
 def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
-              preselect: bool, organiser_view: Callable[[], dict],
-              export: Callable[[], str]) -> Starlette:
-    """The Starlette app (see the module docstring)."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
+              preselect: bool, organiser_view: Callable[[], OrganiserView],
+              export: Callable[[], str], screens: Iterable[Screen] | None = None
+              ) -> Starlette:
+    """The Starlette app (see the module docstring), with ``screens`` (default: every
+    registered one) mounted; an assessor opening ``/`` gets the first."""
+    mounted = list(SCREENS.values() if screens is None else screens)
 
-    def page(template: str, request: Request, **values: Any) -> HTMLResponse:
-        nonce = secrets.token_urlsafe(16)
-        body = env.get_template(template).render(nonce=nonce, csrf=gate.csrf(request),
-                                             title=title, **values)
-        return HTMLResponse(body, headers=_headers(nonce))
+    def screen_page(screen: Screen) -> Callable:
+        @requires("assessor")
+        async def page(request: Request) -> Response:
+            who: Assessor = request.user.assessor
+            visit = Visit(title=title, who=who.name, nonce=nonce_of(request),
+                          csrf=gate.csrf(request), levels=levels, preselect=preselect)
+            return render(screen.folder, screen.template, screen.page(visit))
+        return page
 
-    async def home(request: Request):
+    @requires("organiser")
+    async def organiser_page(request: Request) -> Response:
+        view = await run_in_threadpool(organiser_view)
+        return render(TEMPLATES, "organiser.html",
+                      OrganiserPage(title=title, nonce=nonce_of(request), view=view))
+
+    first = screen_page(mounted[0])
+
+    async def home(request: Request) -> Response:
         token = request.query_params.get("token")
         if token is not None:
             return sign_in(request, token)
-        who = gate.who(request)
-        if who is None:
-            return _text("open the personal link irbench assess printed for you", 401)
-        if who.role == "organiser":
-            return page("organiser.html", request, who=who.name,
-                        view=await run_in_threadpool(organiser_view))
-        return page("assess.html", request, who=who.name, levels=levels,
-                    config={"levels": list(levels), "preselect": preselect})
+        who = assessor_of(request)
+        if who is not None and who.role == "organiser":
+            return await organiser_page(request)
+        return await first(request)
 
-    def sign_in(request: Request, token: str):
+    def sign_in(request: Request, token: str) -> Response:
         """A personal link: the token goes into the cookie (and out of the address bar) when
         the link was opened here (typed, bookmarked, or clicked on this server's page) and
         does not switch a browser signed in as someone else without asking; opened from
@@ -122,137 +163,108 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
         out, behind its back)."""
         found = gate.lookup(token_sha256(token)) if token else None
         if found is None:
-            return _text("this link is not valid (any more): ask for a new one", 401)
+            return PlainTextResponse("this link is not valid (any more): ask for a new one",
+                                     401)
         here = request.headers.get("sec-fetch-site", "none") in ("none", "same-origin")
-        current = gate.who(request)
+        current = assessor_of(request)
         if here and (current is None or current.name == found.name
                      or request.query_params.get("switch") == "1"):
-            response = page("signin.html", request, refresh=True, name=found.name,
-                            current="", token="")
+            response = render(TEMPLATES, "signin.html", SignInPage(
+                title=title, nonce=nonce_of(request), refresh=True, name=found.name,
+                current="", token=""))
             response.set_cookie(gate.cookie, token, httponly=True, samesite="strict")
             return response
-        return page("signin.html", request, refresh=False, name=found.name,
-                    current=current.name if current and here else "", token=token)
+        return render(TEMPLATES, "signin.html", SignInPage(
+            title=title, nonce=nonce_of(request), refresh=False, name=found.name,
+            current=current.name if current and here else "", token=token))
 
-    calls = Calls(desk, levels)
+    @requires("organiser")
+    async def qrels(request: Request) -> Response:
+        return PlainTextResponse(await run_in_threadpool(export))
 
-    def progress(who: Assessor, body: dict) -> dict:
+    def progress(who: Assessor, body: dict) -> OrganiserView:
         return organiser_view()
 
-    async def qrels(request: Request):
-        who = gate.who(request)
-        if who is None or who.role != "organiser":
-            return _text("organiser only", 403)
-        return _text(await run_in_threadpool(export), 200)
-
-    return Starlette(routes=[
-        Route("/", home),
-        Route("/api/next", guarded(gate, calls.next_item, post=True), methods=["POST"]),
-        Route("/api/judge", guarded(gate, calls.judge, post=True), methods=["POST"]),
-        Route("/api/undo", guarded(gate, calls.undo, post=True), methods=["POST"]),
-        Route("/api/skip", guarded(gate, calls.skip, post=True), methods=["POST"]),
-        Route("/api/progress", guarded(gate, progress, post=False, organiser=True)),
-        Route("/qrels", qrels),
-    ])
-
-
-class Calls:
-    """The assessor's JSON calls: each takes (assessor, JSON body), returns JSON."""
-
-    def __init__(self, desk: Desk, levels: tuple[int, ...]):
-        self.desk, self.levels = desk, levels
-
-    def next_item(self, who: Assessor, body: dict) -> dict:
-        return item_json(self.desk.next_for(who), self.desk.progress(who))
-
-    async def judge(self, who: Assessor, body: dict) -> dict:
-        relevance = body["relevance"]
-        if type(relevance) is not int or relevance not in self.levels:  # not a bool either
-            raise ValueError(f"relevance must be one of {list(self.levels)}")
-        seconds = float(body.get("seconds") or 0.0)
-        await asyncio.wrap_future(self.desk.record(
-            who, str(body["query_id"]), str(body["doc_id"]), relevance,
-            max(0.0, min(seconds, 86400.0))))  # answered once committed
-        return self.next_item(who, body)
-
-    def undo(self, who: Assessor, body: dict) -> dict:
-        item = self.desk.undo(who)
-        return item_json(item, self.desk.progress(who)) if item else self.next_item(who, body)
-
-    def skip(self, who: Assessor, body: dict) -> dict:
-        return item_json(self.desk.skip(who, str(body["query_id"]), str(body["doc_id"])),
-                         self.desk.progress(who))
+    routes: list[BaseRoute] = [Guarded("/", home, refusal=PAGE)]
+    for screen in mounted:
+        if screen.path:
+            routes.append(Guarded(f"{screen.path}/", screen_page(screen), refusal=PAGE))
+        calls = Calls(desk, screen, levels)
+        for name, handler in (("next", calls.next_item), ("judge", calls.judge),
+                              ("undo", calls.undo), ("skip", calls.skip)):
+            routes.append(Guarded(f"{screen.path}/api/{name}",
+                                  call(gate, handler, role="assessor", post=True),
+                                  refusal=CALL, methods=["POST"]))
+    routes += [Guarded("/api/progress", call(gate, progress, role="organiser", post=False),
+                       refusal=CALL),
+               Guarded("/qrels", qrels, refusal=ORGANISER_ONLY)]
+    return AssessApp(
+        routes=routes,
+        middleware=[Middleware(AuthenticationMiddleware, backend=TokenBackend(gate))],
+        exception_handlers={403: refused, BadRequest: bad_request, WriteFailed: write_failed,
+                            IrbenchError: refused_by_the_pool, Exception: crashed})
 
 
-def guarded(gate: Gate, handler: Callable[[Assessor, dict], Any], *, post: bool,
-            organiser: bool = False) -> Callable:
-    """An endpoint calling ``handler`` for a request with a valid token of the right role
-    (and, for ``post``, the CSRF token and a body within MAX_BODY that is JSON); a bad
-    request is a 4xx with a JSON error. The assessor's calls run on the event loop (the
-    desk's work is in memory and short; a judgment is awaited until committed, other
-    requests going on meanwhile); the organiser's, which read the store, in a thread."""
-    async def endpoint(request: Request):
-        who = gate.who(request)
-        if who is None:
-            return _error("no valid token", 401)
-        if (who.role == "organiser") != organiser:
-            return _error("not yours", 403)
-        body: dict = {}
-        if post:
-            if not gate.allows(request):
-                return _error("CSRF check failed", 403)
-            raw = await _body(request)
-            if raw is None:
-                return _error("request too large", 413)
-            try:
-                body = json.loads(raw or b"{}")
-            except (ValueError, RecursionError):
-                return _error("not JSON", 400)
-            if not isinstance(body, dict):
-                return _error("a JSON object, please", 400)
-        try:
-            if inspect.iscoroutinefunction(handler):
-                answer = await handler(who, body)
-            elif organiser:  # reads the store: off the event loop
-                answer = await run_in_threadpool(handler, who, body)
-            else:  # the desk's work in memory: short
-                answer = handler(who, body)
-            return JSONResponse(answer, headers=_headers(""))
-        except WriteFailed as exc:  # the disk: nothing more can be saved
-            return _error(str(exc)[:300], 503)
-        except IrbenchError as exc:  # a judgment the pool refuses: the message says why
-            return _error(str(exc)[:300], 400)
-        except (KeyError, TypeError, ValueError, UnicodeError):
-            return _error("malformed request (query_id, doc_id, relevance)", 400)
+def call(gate: Gate, handler: Callable[[Assessor, dict], Any], *, role: str,
+         post: bool) -> Callable:
+    """An endpoint answering ``handler(assessor, body)`` as JSON, for a request with a valid
+    token of ``role`` (and, for ``post``, the CSRF token and a JSON object within MAX_BODY:
+    :func:`~irbench.assess.calls.json_body`). The assessor's calls run on the event loop (the
+    desk's work is in memory and short; a judgment is awaited until committed, other requests
+    going on meanwhile); the organiser's, which read the store, in a thread."""
+    @requires(role)
+    async def endpoint(request: Request) -> Response:
+        who: Assessor = request.user.assessor
+        body = await json_body(gate, request) if post else {}
+        if inspect.iscoroutinefunction(handler):
+            answer = await handler(who, body)
+        elif role == "organiser":  # reads the store: off the event loop
+            answer = await run_in_threadpool(handler, who, body)
+        else:  # the desk's work in memory: short
+            answer = handler(who, body)
+        return JSONResponse(asdict(answer))
     return endpoint
 
 
+# -- the registered exception handlers
+
+
+async def refused(request: Request, exc: Exception) -> Response:
+    """403 from ``requires``: the route's :class:`Refusal` (any other 403 as Starlette says)."""
+    route = request.scope.get("route")
+    if not isinstance(route, Guarded) or not isinstance(exc, HTTPException):
+        detail = exc.detail if isinstance(exc, HTTPException) else "Forbidden"
+        return PlainTextResponse(detail, 403)
+    refusal = route.refusal
+    status, message = refusal.other if assessor_of(request) else refusal.anonymous
+    return _error(message, status) if refusal.json else PlainTextResponse(message, status)
+
+
+async def bad_request(request: Request, exc: Exception) -> Response:
+    status = exc.status if isinstance(exc, BadRequest) else 400
+    return _error(str(exc)[:300], status)
+
+
+async def write_failed(request: Request, exc: Exception) -> Response:
+    """The disk: nothing more can be saved."""
+    return _error(str(exc)[:300], 503)
+
+
+async def refused_by_the_pool(request: Request, exc: Exception) -> Response:
+    """A judgment the pool refuses (JudgmentError): the message says why."""
+    return _error(str(exc)[:300], 400)
+
+
+async def crashed(request: Request, exc: Exception) -> Response:
+    """A bug: a line in the log, a 500 (JSON for a call); the server logs the traceback."""
+    log.error("irbench assess: %s %s failed: %s: %s (a bug in irbench; answered 500)",
+              request.method, terminal(request.url.path), type(exc).__name__,
+              terminal(str(exc)))
+    route = request.scope.get("route")
+    if isinstance(route, Guarded) and route.refusal.json:
+        return _error("internal error (a bug): the server's log says more", 500)
+    return PlainTextResponse("Internal Server Error", 500)
+
+
 def _error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message}, status, headers=_headers(""))
-
-
-def _text(message: str, status: int) -> PlainTextResponse:
-    return PlainTextResponse(message, status, headers=_headers(""))
-
-
-async def _body(request: Request) -> bytes | None:
-    """The body, or None when it is over MAX_BODY (read no further than that)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
-        return None
-    raw = b""
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_BODY:
-            return None
-    return raw
-
-
-def _headers(nonce: str) -> dict[str, str]:
-    script = f"'nonce-{nonce}'" if nonce else "'none'"
-    return {"Content-Security-Policy": f"default-src 'none'; script-src {script}; "
-                                       f"style-src {script}; connect-src 'self'; "
-                                       "img-src 'none'; form-action 'none'; "
-                                       "frame-ancestors 'none'; base-uri 'none'",
-            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-            "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+    return JSONResponse({"error": message}, status)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import copy
 import secrets
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any
+
+from starlette.applications import Starlette
 
 from ..config import priority_order
 from ..documents import open_documents
@@ -21,9 +22,11 @@ from ..pooling.persist import decode_state, encode_state
 from ..store import Assessor, Store
 from ..topics import read_topics
 from .app import Gate, build_app, token_sha256
+from .contexts import OrganiserView
 from .desk import Desk, catch_up
 from .organiser import organiser_view
 from .people import check_name, check_topics
+from .screens import Screen
 from .writer import Writer
 
 PAGE_CHARS = 1_000_000  # of a document's text on the assessor's page (a longer one is cut)
@@ -111,30 +114,41 @@ def _runs_present(config) -> None:
         raise AssessError("run files missing: " + "; ".join(missing))
 
 
+def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
+                   levels: tuple[int, ...], preselect: bool,
+                   screens: Iterable[Screen] | None = None) -> Starlette:
+    """The app serving ``pool`` (:func:`~irbench.assess.app.build_app`) over an open desk and
+    store (:func:`opened`): the assessors' tokens as the store holds them now, the
+    organiser's view and the qrels export read under the desk's lock."""
+    with desk.lock:  # one DuckDB connection: every use under the desk's lock
+        known = store.assessor_tokens(pool)  # none can be added while the store is held
+
+    def lookup(sha: str) -> Assessor | None:
+        return known.get(sha)
+
+    def view() -> OrganiserView:
+        with desk.lock:
+            clicks, people = store.clicks(pool), store.assessors(pool)
+        return organiser_view(desk, clicks, people)
+
+    def export() -> str:
+        with desk.lock:
+            qrels = desk.state.qrels()
+        return "".join(f"{id_text(q)} 0 {id_text(d)} {int(r)}\n" for q, d, r in
+                       zip(qrels.query_id, qrels.doc_id, qrels.relevance))
+
+    return build_app(desk, Gate(lookup, port), title=config.name, levels=levels,
+                     preselect=preselect, organiser_view=view, export=export,
+                     screens=screens)
+
+
 def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect: bool,
           wait: float | None, url: str, levels: tuple[int, ...]) -> int:
     import uvicorn  # the assess extra
 
     with opened(config, pool, wait, overlap) as (desk, store, _):
-        with desk.lock:  # one DuckDB connection: every use under the desk's lock
-            known = store.assessor_tokens(pool)  # none can be added while the store is held
-
-        def lookup(sha: str) -> Assessor | None:
-            return known.get(sha)
-
-        def view() -> dict[str, Any]:
-            with desk.lock:
-                clicks, people = store.clicks(pool), store.assessors(pool)
-            return organiser_view(desk, clicks, people)
-
-        def export() -> str:
-            with desk.lock:
-                qrels = desk.state.qrels()
-            return "".join(f"{id_text(q)} 0 {id_text(d)} {int(r)}\n" for q, d, r in
-                           zip(qrels.query_id, qrels.doc_id, qrels.relevance))
-
-        app = build_app(desk, Gate(lookup, port), title=config.name, levels=levels,
-                        preselect=preselect, organiser_view=view, export=export)
+        app = assessment_app(config, pool, desk, store, port=port, levels=levels,
+                             preselect=preselect)
         with desk.lock:
             people = store.assessors(pool)
         print(f"irbench assess: pool '{terminal(pool)}' at {terminal(url)}", flush=True)
