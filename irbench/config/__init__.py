@@ -9,9 +9,11 @@ Paths are relative to the config file. They may not leave the campaign folder, u
 as absolute paths: the campaign folder is the config's folder, or its parent when the config
 sits in a folder named ``configs`` (the layout ``configs/`` beside ``runs/``).
 
-The package: ``types.py`` (what a config holds), ``builder.py`` (``load_config`` and the
-builder), ``systems.py`` (the systems section and run tables), ``report.py`` (the
-``report:`` section as a checked :class:`ReportSpec`).
+The package: ``types.py`` (what a config holds: its :class:`Collection`, one today, as
+``Config.collections``; ``Config.run_table()`` and ``Config.qrels_set(name)``, which every
+command uses), ``builder.py`` (``load_config`` and the builder), ``systems.py`` (the systems
+section and run tables), ``report.py`` (the ``report:`` section as a checked
+:class:`ReportSpec`).
 """
 
 from __future__ import annotations

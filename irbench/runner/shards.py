@@ -161,7 +161,7 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
         if summary_needs_ranking(m):  # num_q, runid, micro averages
             raise IrbenchError(f"{m} cannot be computed in topic shards (its summary needs "
                                "the whole run)")
-    size = trec.source_size(path)
+    size = source_of(path).stat(path)[0]  # the run's source (irbench.system)
     scale = 1  # shards whose lines one group of topics may hold
     if not shards:
         limit = limit or shard_bytes() or size or 1
