@@ -49,7 +49,9 @@ class RunSource:
     it is always read again). ``read(path)``: its bytes, whole. ``open(path)``: a binary
     stream of it (``read(n)`` and ``readline(n)``), for runs too big to hold. ``run(path,
     name)``: the :class:`~irbench.trec.Run` (default: :func:`~irbench.trec.read_run` of
-    ``read(path)``). Errors: OSError (with ``strerror``) for what cannot be read,
+    ``read(path)``). ``present(path)``: whether the run is there, asked when the config is
+    read (a missing run is listed in ``Config.missing_runs``); None: not asked (the run tells
+    when it is read). Errors: OSError (with ``strerror``) for what cannot be read,
     :class:`~irbench.errors.FormatError` for what is not a run.
     """
 
@@ -60,6 +62,7 @@ class RunSource:
     open: Callable[[str], AbstractContextManager[Any]]
     read_run: Callable[[str, str], Run] | None = None
     versioned: bool = True
+    present: Callable[[str], bool] | None = None
 
     def run(self, path: str, name: str) -> Run:
         """The run at ``path``, called ``name``."""
@@ -147,6 +150,6 @@ def _open_binary(path: str) -> AbstractContextManager[Any]:
 
 
 register_source(RunSource(name="file", claims=_is_local, stat=_file_stat, read=_file_read,
-                          open=_open_binary, read_run=_read_run))
+                          open=_open_binary, read_run=_read_run, present=os.path.isfile))
 register_source(RunSource(name="url", claims=_is_url, stat=_url_stat, read=_url_read,
                           open=_open_binary, read_run=_read_run, versioned=False))

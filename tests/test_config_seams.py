@@ -338,3 +338,22 @@ def test_a_missing_object_of_a_new_source_is_its_systems_failure(tmp_path, memor
     assert report.evaluated == 4  # 2 systems x 2 qrels sets
     assert [f.subject for f in report.failures] == ["system 'r01'"]
     assert "mem://r01.txt: cannot read (no such object)" in report.failures[0].message
+
+
+def test_a_source_that_can_tell_says_at_load_that_a_run_is_missing(tmp_path, memory_source,
+                                                                   monkeypatch):
+    import dataclasses
+
+    from irbench import system
+
+    config_path = _memory_campaign(tmp_path, memory_source)
+    del memory_source.objects["r01.txt"]
+    assert load_config(config_path).missing_runs == {}  # present=None: the run tells
+    monkeypatch.setitem(system.SOURCES, "memory", dataclasses.replace(
+        system.SOURCES["memory"], present=lambda path: path[6:] in memory_source.objects))
+    with pytest.raises(ConfigError, match=r"c\.yaml:6: systems\[1\]\.run: no such file "
+                                          r"'mem://r01\.txt'"):
+        load_config(config_path)
+    config = load_config(config_path, strict=False)
+    assert list(config.missing_runs) == ["r01"]
+    assert config.run_table(missing="drop").runs == ("r00", "r02")

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..runner.stamp import glob_matches
-from ..system import System
+from ..system import System, source_of
 from ..trec import glob_url, is_url, run_name, run_tag
 from .base import BuilderBase, not_a_file
 from .types import MAX_TABLE_BYTES, MAX_TABLE_ROWS, SYSTEM_KEYS, TABLE_COLUMNS, TableRow
@@ -158,7 +158,8 @@ class SystemsBuilder(BuilderBase):
                                  folder=folder)
             if path is None:
                 return []
-            if not is_url(path) and not os.path.isfile(path):  # a URL: the run tells
+            present = source_of(path).present  # None (a URL): the run tells
+            if present is not None and not present(path):
                 self.missing_runs[str(name)] = (f"{self._at(where + ('run',))}: "
                                                 f"{not_a_file(path)} '{entry['run']}'")
             return [System(str(name), path, **meta)]
