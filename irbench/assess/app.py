@@ -149,34 +149,11 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
     async def home(request: Request) -> Response:
         token = request.query_params.get("token")
         if token is not None:
-            return sign_in(request, token)
+            return sign_in(request, token, gate, title)
         who = assessor_of(request)
         if who is not None and who.role == "organiser":
             return await organiser_page(request)
         return await first(request)
-
-    def sign_in(request: Request, token: str) -> Response:
-        """A personal link: the token goes into the cookie (and out of the address bar) when
-        the link was opened here (typed, bookmarked, or clicked on this server's page) and
-        does not switch a browser signed in as someone else without asking; opened from
-        another site, the page asks for one click first (no link can sign a browser in, or
-        out, behind its back)."""
-        found = gate.lookup(token_sha256(token)) if token else None
-        if found is None:
-            return PlainTextResponse("this link is not valid (any more): ask for a new one",
-                                     401)
-        here = request.headers.get("sec-fetch-site", "none") in ("none", "same-origin")
-        current = assessor_of(request)
-        if here and (current is None or current.name == found.name
-                     or request.query_params.get("switch") == "1"):
-            response = render(TEMPLATES, "signin.html", SignInPage(
-                title=title, nonce=nonce_of(request), refresh=True, name=found.name,
-                current="", token=""))
-            response.set_cookie(gate.cookie, token, httponly=True, samesite="strict")
-            return response
-        return render(TEMPLATES, "signin.html", SignInPage(
-            title=title, nonce=nonce_of(request), refresh=False, name=found.name,
-            current=current.name if current and here else "", token=token))
 
     @requires("organiser")
     async def qrels(request: Request) -> Response:
@@ -203,6 +180,30 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
         middleware=[Middleware(AuthenticationMiddleware, backend=TokenBackend(gate))],
         exception_handlers={403: refused, BadRequest: bad_request, WriteFailed: write_failed,
                             IrbenchError: refused_by_the_pool, Exception: crashed})
+
+
+def sign_in(request: Request, token: str, gate: Gate, title: str) -> Response:
+    """A personal link: the token goes into the cookie (and out of the address bar) when
+    the link was opened here (typed, bookmarked, or clicked on this server's page) and
+    does not switch a browser signed in as someone else without asking; opened from
+    another site, the page asks for one click first (no link can sign a browser in, or
+    out, behind its back)."""
+    found = gate.lookup(token_sha256(token)) if token else None
+    if found is None:
+        return PlainTextResponse("this link is not valid (any more): ask for a new one",
+                                 401)
+    here = request.headers.get("sec-fetch-site", "none") in ("none", "same-origin")
+    current = assessor_of(request)
+    if here and (current is None or current.name == found.name
+                 or request.query_params.get("switch") == "1"):
+        response = render(TEMPLATES, "signin.html", SignInPage(
+            title=title, nonce=nonce_of(request), refresh=True, name=found.name,
+            current="", token=""))
+        response.set_cookie(gate.cookie, token, httponly=True, samesite="strict")
+        return response
+    return render(TEMPLATES, "signin.html", SignInPage(
+        title=title, nonce=nonce_of(request), refresh=False, name=found.name,
+        current=current.name if current and here else "", token=token))
 
 
 def call(gate: Gate, handler: Callable[[Assessor, dict], Any], *, role: str,

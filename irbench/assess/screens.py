@@ -5,10 +5,11 @@ mounts every registered screen behind the shared checks (the token and role, the
 the security headers, the bounded JSON body): its page at ``path + "/"`` and its calls
 (``next``, ``judge``, ``undo``, ``skip``) at ``path + "/api/..."``, over the desk.
 
-Registered here: ``relevance`` (:mod:`.relevance`: a topic beside a document, one key per
-integer level), mounted at the root; an assessor opening ``/`` gets the first screen
-registered. The next screen is one module defining a :class:`Screen` plus one
-:func:`register` call."""
+Registered (by the package, ``irbench/assess/__init__.py``): ``relevance``
+(:mod:`.relevance`: a topic beside a document, one key per integer level), mounted at the
+root; an assessor opening ``/`` gets the first screen registered. The next screen is one
+module defining a :class:`Screen` plus one :func:`register` call (and its import in the
+package's ``__init__.py``)."""
 
 from __future__ import annotations
 
@@ -67,5 +68,3 @@ def register(screen: Screen) -> Screen:
     SCREENS[screen.name] = screen
     return screen
 
-
-from . import relevance  # noqa: E402,F401  (registers the relevance screen)
