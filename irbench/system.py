@@ -17,10 +17,9 @@ import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .trec import Run
+from .trec import Loaded, Run, is_url, open_binary, read_run, read_url, url_stat
 
 
 @dataclass(frozen=True)
@@ -68,8 +67,6 @@ class RunSource:
         """The run at ``path``, called ``name``."""
         if self.read_run is not None:
             return self.read_run(path, name)
-        from .trec import Loaded, read_run
-
         return read_run(Loaded(path, self.read(path)), name=name)
 
 
@@ -97,12 +94,10 @@ def read_system_run(system: System) -> Run:
     return source_of(system.path).run(system.path, system.name)
 
 
-# ---- file: a local path ----------------------------------------------------------------------
+# ---- file: a local path; url: an object read through fsspec --------------------------------
 
 
 def _is_local(path: str) -> bool:
-    from .trec import is_url
-
     return not is_url(path)
 
 
@@ -117,39 +112,10 @@ def _file_read(path: str) -> bytes:
 
 
 def _read_run(path: str, name: str) -> Run:
-    from .trec import read_run
-
     return read_run(path, name=name)  # a local file in whole-line pieces, never whole
 
 
-# ---- url: an object read through fsspec --------------------------------------------------------
-
-
-def _is_url(path: str) -> bool:
-    from .trec import is_url
-
-    return is_url(path)
-
-
-def _url_stat(path: str) -> tuple[int, int]:
-    from .trec import url_stat
-
-    return url_stat(path)
-
-
-def _url_read(path: str) -> bytes:
-    from .trec import read_url
-
-    return read_url(path)
-
-
-def _open_binary(path: str) -> AbstractContextManager[Any]:
-    from .trec import open_binary
-
-    return open_binary(path)
-
-
 register_source(RunSource(name="file", claims=_is_local, stat=_file_stat, read=_file_read,
-                          open=_open_binary, read_run=_read_run, present=os.path.isfile))
-register_source(RunSource(name="url", claims=_is_url, stat=_url_stat, read=_url_read,
-                          open=_open_binary, read_run=_read_run, versioned=False))
+                          open=open_binary, read_run=_read_run, present=os.path.isfile))
+register_source(RunSource(name="url", claims=is_url, stat=url_stat, read=read_url,
+                          open=open_binary, read_run=_read_run, versioned=False))
