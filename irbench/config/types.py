@@ -3,7 +3,6 @@ validation), the keys and limits a config may use."""
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -258,6 +257,8 @@ class Config:
         wanted = next(iter(sets), None) if name is None else name
         if wanted is not None and wanted in sets:
             return sets[wanted]
+        import difflib
+
         close = difflib.get_close_matches(str(wanted), list(sets), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise UnknownQrelsSetError([f"no qrels set '{wanted}' in {self.path} (it has "

@@ -18,7 +18,6 @@ Everything works on whole columns (numpy); the result is sorted by topic, then d
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -69,6 +68,8 @@ def rule(name: str) -> Rule:
     try:
         return REGISTRY[name]
     except KeyError:
+        import difflib
+
         close = difflib.get_close_matches(str(name), list(REGISTRY), n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
         raise ValueError(f"no rule {name!r} ({', '.join(RULES)}{hint})") from None
