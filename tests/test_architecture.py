@@ -288,3 +288,62 @@ def test_modules_are_loaded_by_name_only_where_listed():
             found.add(module)
     assert found <= set(LOADED_BY_NAME), found - set(LOADED_BY_NAME)
 
+
+
+# ---- thin commands (issue 36) ----------------------------------------------------------------
+
+MAX_COMMAND_LINES = 40  # a cmd_* function parses, calls the library, prints
+# Packages whose modules are internal to the command line: it imports the package (the names
+# its __init__ makes public), never one of its modules, nor reaches one as an attribute
+# (``pooling.simulation.X``).
+SEALED = ("irbench.pooling", "irbench.judgments")
+
+
+def _sealed_uses(module: str, path: Path, text: str, modules: dict[str, Path]) -> list[str]:
+    """The modules of a :data:`SEALED` package that ``text`` (the module's) imports or
+    reaches as an attribute."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            target = _absolute(module, path, node)
+            names = [target] + [f"{target}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            names = [f"irbench.{node.value.id}.{node.attr}"]
+        else:
+            continue
+        found += [f"{module}:{node.lineno}: {name}" for name in names
+                  if name in modules and name.rsplit(".", 1)[0] in SEALED]
+    return found
+
+
+def test_the_command_line_uses_pooling_and_judgments_by_their_public_names_only():
+    modules = _modules()
+    found = [use for module, path in modules.items() if module.startswith("irbench.cli")
+             for use in _sealed_uses(module, path, path.read_text(), modules)]
+    assert found == []
+
+
+def test_the_sealed_check_sees_each_way_of_reaching_a_module():
+    modules = _modules()
+    path = modules["irbench.cli.pool"]
+    for text in ("from ..pooling.persist import decode_state\n",
+                 "import irbench.judgments.rules\n",
+                 "from .. import pooling\nx = pooling.simulation.DEFAULT_STRATEGIES\n",
+                 "from ..judgments import rules\n"):
+        assert _sealed_uses("irbench.cli.pool", path, text, modules), text
+    assert _sealed_uses("irbench.cli.pool", path, "from ..pooling import load_state\n"
+                        "from ..judgments import RULES\n", modules) == []
+
+
+def test_every_command_function_is_short():
+    long = {}
+    for module, path in _modules().items():
+        if not module.startswith("irbench.cli"):
+            continue
+        for node in _functions(ast.parse(path.read_text())):
+            length = node.end_lineno - node.lineno + 1
+            if node.name.startswith("cmd_") and length > MAX_COMMAND_LINES:
+                long[f"{module}.{node.name}"] = length
+    assert long == {}

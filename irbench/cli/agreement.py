@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .. import agreement  # irbench.agreement: irbench.judgments.agreement's kernel
 from ..escaping import json_text
-from ..judgments.agreement import Agreement, agreement, alpha_of
+from ..judgments import Agreement, alpha_of
 from .output import add_wait, json_value, positive_int, text_table, write_text
 
 FORMATS = ("table", "csv", "json")
@@ -164,22 +165,17 @@ def cmd_compare_qrels(args) -> int:
     from ..store import READER_WAIT, Store
 
     config = load_config(args.config, strict=False, systems=False)
-    names = [q.name for q in config.qrels]
-    reference = args.reference or (names[0] if names else None)
-    if reference not in names:
-        raise UsageError(f"no qrels set '{reference}' in {args.config} (it has "
-                         f"{', '.join(names) or 'none'})")
-    others = [n for n in names if n != reference]
+    reference = config.qrels_set(args.reference).name
+    others = [q.name for q in config.qrels if q.name != reference]
     if not others:
         raise UsageError(f"{args.config} declares one qrels set: there is nothing to compare")
     measures = [str(parse_measure(m)) for m in args.measure] or [str(config.measures[0])]
-    specs = {q.name: q for q in config.qrels}
     comparisons = []
     wait = args.wait if args.wait is not None else READER_WAIT
     with Store(config.store, read_only=True, wait=wait) as store:
         # the labels, as each set's kind reads its documents' grades, from the very files
         # the stored leaderboards were scored on (checked first: never a stale mix)
-        read = {name: _scored_labels(specs[name], store, args.config)
+        read = {name: _scored_labels(config.qrels_set(name), store, args.config)
                 for name in (reference, *others)}
         for other in others:
             for measure in measures:

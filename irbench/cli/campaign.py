@@ -127,6 +127,21 @@ def cmd_check(args) -> int:
     return 0
 
 
+def _print_run_report(report) -> None:
+    """What irbench run tells on stderr: warnings, failures, analyses, its summary line."""
+    for warning in report.warnings:
+        print(f"irbench: warning: {terminal(warning)}", file=sys.stderr)
+    for failure in report.failures:
+        for i, line in enumerate(str(failure).splitlines()):
+            print(f"irbench: error: {'  ' if i else ''}{terminal(line)}", file=sys.stderr)
+    if report.analysed:
+        print(f"irbench run: report analyses computed: {', '.join(report.analysed)}",
+              file=sys.stderr)
+    print(stamp.summary_line(report.systems, report.qrels, report.measures, report.evaluated,
+                             report.reused, len(report.failures), report.seconds, report.store),
+          file=sys.stderr)
+
+
 def cmd_run(args) -> int:
     from ..runner import run_campaign
     from ..runner.engine import reuse_freed_memory
@@ -148,17 +163,7 @@ def cmd_run(args) -> int:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
                               progress=bar, wait=args.wait, rehash=args.rehash,
                               cluster=args.cluster)
-    for warning in report.warnings:
-        print(f"irbench: warning: {terminal(warning)}", file=sys.stderr)
-    for failure in report.failures:
-        for i, line in enumerate(str(failure).splitlines()):
-            print(f"irbench: error: {'  ' if i else ''}{terminal(line)}", file=sys.stderr)
-    if report.analysed:
-        print(f"irbench run: report analyses computed: {', '.join(report.analysed)}",
-              file=sys.stderr)
-    print(stamp.summary_line(report.systems, report.qrels, report.measures, report.evaluated,
-                             report.reused, len(report.failures), report.seconds, report.store),
-          file=sys.stderr)
+    _print_run_report(report)
     leaderboard = None if args.quiet else _leaderboard(config, max(args.wait, READER_WAIT_S))
     if leaderboard:
         print(leaderboard)
@@ -232,21 +237,23 @@ def cmd_scores(args) -> int:
             _export_parquet(store, args, qrels, measures)
             print(f"wrote {len(rows)} rows to {args.output}", file=sys.stderr)
             return 0
+    write_text(args.output, _scores_text(args, columns, rows, measures) + "\n")
+    return 0
+
+
+def _scores_text(args, columns, rows, measures) -> str:
+    """The scores as --format table, csv or json."""
     if args.format == "table":
         if args.per_query:
-            text = text_table(columns, rows)
-        else:
-            text = text_table(["system", *measures], _pivot(rows, measures))
-    elif args.format == "csv":
+            return text_table(columns, rows)
+        return text_table(["system", *measures], _pivot(rows, measures))
+    if args.format == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows([csv_cell(v) for v in row] for row in rows)
-        text = buf.getvalue().rstrip("\n")
-    else:
-        text = json.dumps([dict(zip(columns, map(json_value, r))) for r in rows], indent=1)
-    write_text(args.output, text + "\n")
-    return 0
+        return buf.getvalue().rstrip("\n")
+    return json.dumps([dict(zip(columns, map(json_value, r))) for r in rows], indent=1)
 
 
 def _export_parquet(store: Store, args, qrels: str | None, measures: Sequence[str]) -> None:

@@ -95,6 +95,38 @@ def add_parsers(sub) -> None:
     p.set_defaults(handler=cmd_compare)
 
 
+def _stored_systems(store, args, qrels: str, measure: str, declared: list[str]) -> list[str]:
+    """The config's systems with stored scores (a warning names those without)."""
+    stored, _, _ = store.score_matrix(qrels, measure)
+    systems = [s for s in declared if s in set(stored)]
+    missing = [s for s in declared if s not in set(stored)]
+    if missing:
+        print(f"irbench: warning: no stored {measure} scores for "
+              f"{len(missing)} system{'s' if len(missing) > 1 else ''} "
+              f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}); "
+              "left out", file=sys.stderr)
+    if not systems:  # the store's systems are no longer in the config
+        raise UsageError(f"no stored scores for measure '{measure}' on qrels "
+                         f"'{qrels}' of a system of {args.config}; run 'irbench run "
+                         f"{args.config}' first")
+    return systems
+
+
+def _baseline(args, config, order: list[str]) -> str | None:
+    """--baseline, else the one system the config marks baseline (None with --all-pairs)."""
+    baseline = None if args.all_pairs else args.baseline
+    if baseline is None and not args.all_pairs:
+        marked = [s.name for s in config.systems if s.baseline]
+        if len(marked) == 1 and marked[0] in order:
+            baseline = marked[0]
+    if baseline is not None and baseline not in order:
+        close = difflib.get_close_matches(baseline, order, n=3)
+        raise UsageError(f"baseline '{baseline}' is not among the compared systems "
+                         + (f"(did you mean {', '.join(close)}?)" if close else
+                            f"({', '.join(order)})"))
+    return baseline
+
+
 def cmd_compare(args) -> int:
     config = load_config(args.config, strict=False)
     names = [q.name for q in config.qrels]
@@ -114,35 +146,14 @@ def cmd_compare(args) -> int:
 
     with Store(config.store, read_only=True, wait=args.wait) as store:
         check_stored(store, config, qrels, args.system, asked)
-        systems = list(args.system)
-        if not systems:
-            stored, _, _ = store.score_matrix(qrels, measures[0])
-            systems = [s for s in declared if s in set(stored)]
-            missing = [s for s in declared if s not in set(stored)]
-            if missing:
-                print(f"irbench: warning: no stored {measures[0]} scores for "
-                      f"{len(missing)} system{'s' if len(missing) > 1 else ''} "
-                      f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}); "
-                      "left out", file=sys.stderr)
-            if not systems:  # the store's systems are no longer in the config
-                raise UsageError(f"no stored scores for measure '{measures[0]}' on qrels "
-                                 f"'{qrels}' of a system of {args.config}; run 'irbench run "
-                                 f"{args.config}' first")
+        systems = list(args.system) or _stored_systems(store, args, qrels, measures[0],
+                                                       declared)
         scores = [stats.Scores.from_store(store, qrels, m, systems) for m in measures]
     if args.common_topics:
         scores = [s.common_topics() for s in scores]
     order = [scores[0].systems[i] for i in np.argsort(-scores[0].means, kind="stable")]
     scores = [s.select(order) for s in scores]
-    baseline = None if args.all_pairs else args.baseline
-    if baseline is None and not args.all_pairs:
-        marked = [s.name for s in config.systems if s.baseline]
-        if len(marked) == 1 and marked[0] in order:
-            baseline = marked[0]
-    if baseline is not None and baseline not in order:
-        close = difflib.get_close_matches(baseline, order, n=3)
-        raise UsageError(f"baseline '{baseline}' is not among the compared systems "
-                         + (f"(did you mean {', '.join(close)}?)" if close else
-                            f"({', '.join(order)})"))
+    baseline = _baseline(args, config, order)
     result = stats.compare(scores, baseline=baseline, test=args.test, correction=args.correction,
                      family=args.family, alternative=args.alternative, samples=args.samples,
                      seed=args.seed, alpha=args.alpha, ci=args.ci)

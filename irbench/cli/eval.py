@@ -6,7 +6,7 @@ import sys
 
 from .. import judgments
 from ..errors import DuplicateError, FormatError, UsageError
-from ..judgments.irds import is_irds, materialise
+from ..judgments import is_irds, materialise
 from ..measures import parse_trec_specs
 from ..ranked import EvalOptions
 from ..runner.engine import reuse_freed_memory

@@ -8,6 +8,7 @@ import sys
 
 from ..errors import UsageError
 from ..escaping import terminal
+from ..judgments import RULES, rules_phrase
 from .output import add_wait, nonnegative_int, positive_int, progress_bar, text_table, write_text
 
 
@@ -47,15 +48,12 @@ def add_parsers(sub) -> None:
     p = sub.add_parser(
         "qrels", help="write a qrels set from the store's judgments, by a rule",
         description="Write the judgments of the chosen judges (default: all) as a qrels "
-        "file, one label per (topic, document) by --rule: majority (ties to the lower "
-        "label), first (the first --judge given that judged it), human-first (people's "
-        "majority where any judged it, else the models'), max or min. With --import FILE "
-        "--as NAME, record a qrels file's labels as judgments of NAME instead.")
+        f"file, one label per (topic, document) by --rule: {rules_phrase()}. With --import "
+        "FILE --as NAME, record a qrels file's labels as judgments of NAME instead.")
     p.add_argument("config", help="campaign config (YAML)")
     p.add_argument("--judge", action="append", default=[], metavar="NAME",
                    help="use this judge's labels (repeat; order matters for --rule first)")
-    p.add_argument("--rule", default="majority",
-                   choices=("majority", "first", "human-first", "max", "min"))
+    p.add_argument("--rule", default="majority", choices=RULES)
     p.add_argument("--pool", default=None, metavar="NAME", help="only this pool's judgments")
     p.add_argument("-o", "--output", default=None, help="the qrels file (default: stdout)")
     p.add_argument("--import", dest="import_", default=None, metavar="FILE",
@@ -75,101 +73,40 @@ def _judge_spec(config, name: str):
     return config.judges[name]
 
 
-def _pairs(args, config, store):
-    from ..judges.targets import holes, read_pairs
+def _targets(args):
+    """The pairs to judge, as the judges package takes them."""
+    from ..judges.targets import HoleTargets, PairTargets, PoolTargets
 
     if args.pairs:
-        return read_pairs(args.pairs), ""
-    from ..config import priority_order
-    from ..pooling import build_table
-
-    runs = [s for s in priority_order(config.systems) if s.name not in config.missing_runs]
+        return PairTargets(args.pairs)
     if args.pool:
-        found = store.pool_documents(args.pool)
-        if found is not None:
-            return list(zip(*found)), args.pool
-        saved = store.load_pool(args.pool)
-        if saved is None:
-            raise UsageError(f"no pool '{args.pool}' in {config.store} (irbench pool build "
-                             f"--name, or irbench pool start)")
-        return _being_judged(saved, build_table(runs)), args.pool
-
-    sets = {q.name: q for q in config.qrels}
-    if args.holes not in sets:
-        raise UsageError(f"no qrels set '{args.holes}' (the config has {', '.join(sets)})")
-    qrels = sets[args.holes].read()
-    table = build_table(runs, topics=sorted(set(qrels.query_id.tolist())), depth=args.depth)
-    return holes(table, qrels), ""
-
-
-def _being_judged(saved, table) -> list[tuple[str, str]]:
-    """The documents of a pool being judged that a model can label ahead of the assessors:
-    the whole planned pool of a static strategy; what an adaptive one handed out so far."""
-    import numpy as np
-
-    from ..pooling import PoolingState
-    from ..pooling.persist import decode_state
-    from ..pooling.state import OPEN
-
-    state = PoolingState.from_dict(decode_state(*saved), table)
-    wanted = state.eligible if not state.strategy.adaptive else state.status != OPEN
-    cands = np.flatnonzero(wanted)
-    topics = table.topics[table.cand_topic[cands]]
-    docs = table.docs[table.cand_doc[cands]]
-    from ..ids import id_text
-
-    return sorted((id_text(q), id_text(d)) for q, d in zip(topics.tolist(), docs.tolist()))
+        return PoolTargets(args.pool)
+    return HoleTargets(args.holes, depth=args.depth)
 
 
 def cmd_judge(args) -> int:
     from ..config import load_config
     from ..documents import open_documents
-    from ..judges.journal import Journal, journal_path
-    from ..judges.judging import Budget, JudgingSummary, build_requests, judge_pairs
+    from ..judges.run import check_judgeable, judge
     from ..store import Store
-    from ..topics import read_topics
 
     config = load_config(args.config, strict=False)
     spec = _judge_spec(config, args.judge)
-    if config.documents is None:
-        raise UsageError(f"{config.path}: a judge reads documents: give collection.documents")
-    if config.topics is None:
-        raise UsageError(f"{config.path}: a judge reads the topics: give collection.topics")
-    topics = read_topics(config.topics)
+    collection = check_judgeable(config)
     with Store(config.store, wait=args.wait) as store, \
-            open_documents(config.documents) as documents:
-        journal = Journal(journal_path(config.store), store.save_answers)
-        leftovers = journal.fold_leftovers()
-        pairs, pool = _pairs(args, config, store)
-        unknown = sorted({q for q, _ in pairs} - set(topics.query_id))
-        if unknown:
-            raise UsageError(f"{len(unknown)} topics are not in {config.topics}: "
-                             + ", ".join(unknown[:10]))
-        summary = JudgingSummary(leftovers=leftovers)
-        rendering = spec.prompt.compile()
-        requests = build_requests(rendering, spec, pairs, topics.statement, documents, summary)
-        store.remember_judge(spec.name, "model", spec.model, spec.base_url, spec.settings())
-        budget = Budget(spec, *store.judge_usage(spec.name), args.max_calls)
-        with progress_bar("pair") as bar:
-            done = [0]
-
-            def progress(n: int) -> None:
-                done[0] += n
-                if bar is not None:
-                    bar(done[0], len(requests), spec.name)
-
-            judge_pairs(spec, requests, store, journal, pool=pool, budget=budget,
-                        summary=summary, progress=progress, rendering=rendering)
+            open_documents(collection) as documents, progress_bar("pair") as bar:
+        summary = judge(config, spec, _targets(args), store=store, documents=documents,
+                        max_calls=args.max_calls,
+                        progress=None if bar is None else
+                        lambda done, total: bar(done, total, spec.name))
     _report(spec.name, summary)
-    _journal_notes(journal)
+    _journal_notes(summary.journal_notes)
     return 0
 
 
-def _journal_notes(journal) -> None:
+def _journal_notes(notes: list[str]) -> None:
     """Answers the journal stored normalised, or kept aside in its quarantine file."""
-    from ..escaping import terminal
-
-    for line in journal.notes:
+    for line in notes:
         print(f"irbench: note: {terminal(line)}", file=sys.stderr)
 
 
@@ -215,7 +152,7 @@ def cmd_qrels(args) -> int:
         return _import(args, config)
     import hashlib
 
-    from ..judgments.rules import combine
+    from ..judgments import combine
 
     with Store(config.store, read_only=args.output is None, wait=args.wait) as store:
         columns = store.judgment_columns(args.pool, args.judge)

@@ -142,26 +142,6 @@ def _params(items: list[str]) -> dict:
     return params
 
 
-def _table(config):
-    from ..config import priority_order
-    from ..pooling import build_table
-
-    missing = [s.name for s in config.systems if s.name in config.missing_runs]
-    if missing:
-        raise UsageError("run files missing: " + "; ".join(config.missing_runs[n] for n in missing))
-    systems = priority_order(config.systems)
-    return build_table([(s.name, s.group or s.name, s.path) for s in systems])
-
-
-def _qrels(config, name: str | None):
-    wanted = name or config.qrels[0].name
-    for q in config.qrels:
-        if q.name == wanted:
-            return q.read()
-    raise UsageError(f"no qrels set '{wanted}' (the config has "
-                     f"{', '.join(q.name for q in config.qrels)})")
-
-
 def _contributing(table, args, config):
     """Which runs feed the pool: --pooled, else the systems the config declares
     ``pooled: true`` (when any declares ``pooled``), else every run; then --per-group."""
@@ -192,7 +172,7 @@ def _campaign(args):
     if args.config is None:
         raise UsageError(f"irbench pool {args.action} needs a config")
     config = load_config(args.config, strict=False)
-    return config, _table(config), config.settings.relevance_level
+    return config, config.run_table(), config.settings.relevance_level
 
 
 def cmd_strategies(args) -> int:
@@ -207,10 +187,11 @@ def cmd_build(args) -> int:
 
     config, table, level = _campaign(args)
     strategy = pooling.get_strategy(args.strategy)
-    oracle = _qrels(config, args.qrels) if strategy.adaptive else None
+    oracle = config.qrels_set(args.qrels).read() if strategy.adaptive else None
     if strategy.adaptive and args.qrels is None:
         print(f"irbench: warning: {args.strategy} judges as it goes; the qrels set "
-              f"'{config.qrels[0].name}' answers for the assessors (--qrels)", file=sys.stderr)
+              f"'{config.qrels_set().name}' answers for the assessors (--qrels)",
+              file=sys.stderr)
     contributing = _contributing(table, args, config)
     pool = pooling.build_pool(table, args.strategy, contributing=contributing,
                               budget=args.budget, total=args.total, oracle=oracle,
@@ -234,15 +215,15 @@ def cmd_simulate(args) -> int:
     from .. import pooling
 
     config, table, level = _campaign(args)
-    qrels = _qrels(config, args.qrels)
+    qrels = config.qrels_set(args.qrels).read()
     strategies = (tuple(s.strip() for s in args.strategies.split(",") if s)
-                  if args.strategies else pooling.simulation.DEFAULT_STRATEGIES)
+                  if args.strategies else pooling.DEFAULT_STRATEGIES)
     with progress_bar("strategy") as bar:
         sim = pooling.simulate_budgets(table, qrels, measures=tuple(args.measure or ["AP"]),
                                        contributing=_contributing(table, args, config),
                                        per_group=None, seed=args.seed,
                                        relevance_level=level, strategies=strategies,
-                                       params=pooling.simulation.split_params(
+                                       params=pooling.split_params(
                                            strategies, _params(args.param)),
                                        progress=bar)
     print(pooling.format_simulation(sim))
@@ -256,7 +237,7 @@ def _judged_pool(args):
     from .. import pooling
 
     config, table, level = _campaign(args)
-    qrels = _qrels(config, args.qrels)
+    qrels = config.qrels_set(args.qrels).read()
     params = _params(args.param)
     if "k" not in params and config.report.pool_depth:
         params["k"] = config.report.pool_depth
@@ -367,32 +348,26 @@ def _pool_being_judged(args, create: bool = False):
         raise UsageError(f"irbench pool {args.action} needs --name POOL")
     config, table, level = _campaign(args)
     with Store(config.store, wait=args.wait) as store:
-        saved = store.load_pool(args.name)
-        if saved is None and not create:
+        state = _state(store, args.name, table)
+        if state is None and not create:
             raise UsageError(f"no pool '{args.name}' in {config.store} (irbench pool start)")
-        state = None if saved is None else _state(saved, table, store, args.name)
         yield config, table, level, store, state
 
 
-def _state(saved, table, store, name: str):
-    """The pool's state, with the judgments made in the browser since it was saved."""
+def _state(store, name: str, table):
+    """The pool's state, with the judgments made in the browser since it was saved; None if
+    there is no such pool."""
     from ..assess.desk import catch_up
-    from ..pooling import PoolingState
-    from ..pooling.persist import decode_state
+    from ..pooling import load_state
 
-    state = PoolingState.from_dict(decode_state(*saved), table)
-    catch_up(state, store.clicks(name), store.clicks_applied(name))
+    state = load_state(store, name, table)
+    if state is not None:
+        catch_up(state, store.clicks(name), store.clicks_applied(name))
     return state
 
 
-def _save(store, name: str, state, **keywords) -> None:
-    from ..pooling.persist import encode_state
-
-    store.save_pool(name, state.strategy.name, *encode_state(state.to_dict()), **keywords)
-
-
 def cmd_start(args) -> int:
-    from ..pooling import PoolingState
+    from ..pooling import PoolingState, save_state
 
     with _pool_being_judged(args, create=True) as (config, table, level, store, existing):
         if existing is not None:
@@ -401,19 +376,21 @@ def cmd_start(args) -> int:
                              contributing=_contributing(table, args, config),
                              budget=args.budget, total=args.total, seed=args.seed,
                              relevance_level=level, **_params(args.param))
-        _save(store, args.name, state)
+        save_state(store, args.name, state)
     print(f"pool '{args.name}': {args.strategy} (seed {args.seed}) over "
           f"{len(table.runs)} runs; 'irbench pool next' hands out the first batch")
     return 0
 
 
 def cmd_next(args) -> int:
+    from ..pooling import save_state
+
     if not args.out:
         raise UsageError("irbench pool next needs -o FILE (the assessor file)")
     with _pool_being_judged(args) as (_, _, _, store, state):
         batch = state.next_batch(args.batch)
         _write_batch(args.out, batch.pairs())
-        _save(store, args.name, state)
+        save_state(store, args.name, state)
     print(f"pool '{args.name}': {len(batch)} documents to judge in {args.out}"
           + (" (the pool is complete)" if len(batch) == 0 else ""))
     return 0
@@ -421,7 +398,7 @@ def cmd_next(args) -> int:
 
 def cmd_judge(args) -> int:
     from ..ids import id_text
-    from ..pooling import read_assessor_file
+    from ..pooling import read_assessor_file, save_state
 
     if not args.judgments:
         raise UsageError("irbench pool judge needs -j FILE (assessor files)")
@@ -432,8 +409,8 @@ def cmd_judge(args) -> int:
             recorded += state.record(judged)
             rows = [(id_text(q), id_text(d), int(r)) for q, d, r in
                     zip(judged.query_id, judged.doc_id, judged.relevance)]
-            _save(store, args.name, state, judgments=rows, source=str(path),
-                  judge=args.assessor)
+            save_state(store, args.name, state, judgments=rows, source=str(path),
+                       judge=args.assessor)
     print(f"pool '{args.name}': {recorded} new judgments recorded")
     return 0
 

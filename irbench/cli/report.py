@@ -88,31 +88,7 @@ def cmd_report(args) -> int:
         if config.qrels:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
-            from ..report.choices import focus_measure
-            from ..report.exports import export_leaderboard, export_overview, export_significance
-            from ..report.leaderboard import leaderboard, significance
-            from ..report.overview import campaign_overview
-
-            board = leaderboard(config, store, seed=args.seed)
-            if args.table in ("rankings", "groups"):
-                tables = campaign_overview(config, store, board)
-                if tables is None or not (tables.rankings if args.table == "rankings"
-                                          else tables.best_per_group):
-                    raise UsageError(
-                        "no run type (or report.rank_by field) has two values in the store's "
-                        "systems: nothing to rank by" if args.table == "rankings" else
-                        "fewer than two groups in the store's systems: give each system a "
-                        "group: in the config, then 'irbench run CONFIG'")
-                text = export_overview(tables, args.table, args.format)
-            elif args.table == "significance":
-                sig = significance(config, store, board, focus_measure(config), args.seed)
-                if sig is None:
-                    raise UsageError("the significance table needs at least 3 systems with "
-                                     "scores on every topic")
-                text = export_significance(sig, args.format)
-            else:
-                text = export_leaderboard(board, args.format)
-            write_text(args.output, text)
+            write_text(args.output, _exported_table(args, config, store))
             return 0
         with progress_bar("step") as bar:  # as irbench run has
             context = build_context(config, store, seed=args.seed, progress=bar,
@@ -128,6 +104,43 @@ def cmd_report(args) -> int:
             pages = participants(config, store, context)
     path = write_report(context, args.out or default_folder(config), pages,
                         campaign=config.name, config_path=config.path, force=args.force)
+    _write_extras(args, context, path, pages)
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _exported_table(args, config, store) -> str:
+    """The leaderboard, significance or overview table of ``report --format csv|...``."""
+    from ..errors import UsageError
+    from ..report.choices import focus_measure
+    from ..report.exports import export_leaderboard, export_overview, export_significance
+    from ..report.leaderboard import leaderboard, significance
+    from ..report.overview import campaign_overview
+
+    board = leaderboard(config, store, seed=args.seed)
+    if args.table in ("rankings", "groups"):
+        tables = campaign_overview(config, store, board)
+        if tables is None or not (tables.rankings if args.table == "rankings"
+                                  else tables.best_per_group):
+            raise UsageError(
+                "no run type (or report.rank_by field) has two values in the store's "
+                "systems: nothing to rank by" if args.table == "rankings" else
+                "fewer than two groups in the store's systems: give each system a "
+                "group: in the config, then 'irbench run CONFIG'")
+        return export_overview(tables, args.table, args.format)
+    if args.table == "significance":
+        sig = significance(config, store, board, focus_measure(config), args.seed)
+        if sig is None:
+            raise UsageError("the significance table needs at least 3 systems with "
+                             "scores on every topic")
+        return export_significance(sig, args.format)
+    return export_leaderboard(board, args.format)
+
+
+def _write_extras(args, context, path: str, pages) -> None:
+    """The figures (--figures) and the run pages as PDF (--participants-pdf)."""
+    from ..errors import UsageError
+
     if args.figures:
         try:
             os.makedirs(args.figures, exist_ok=True)
@@ -145,8 +158,6 @@ def cmd_report(args) -> int:
         with progress_bar("page") as bar:
             pdfs = print_pages([folder / p.file for p in pages], progress=bar)
         print(f"wrote {len(pdfs)} run page PDFs to {folder}", file=sys.stderr)
-    print(f"wrote {path}", file=sys.stderr)
-    return 0
 
 
 def cmd_analyse(args) -> int:

@@ -74,7 +74,11 @@ def cmd_validate(args) -> int:
         topics = _qrels_topics(config.qrels[0])
     print(f"irbench validate: topic set: {topics.path} ({len(topics)} topics)" if topics else
           "irbench validate: no topic set given: topic ids are not checked", file=sys.stderr)
-    checks = check_submissions(runs, rules, topics, groups)
+    return _print_checks(args, check_submissions(runs, rules, topics, groups), rules, topics)
+
+
+def _print_checks(args, checks, rules, topics) -> int:
+    """Each run's verdict (--format text or json); 1 if any run is rejected."""
     rejected = sum(not c.accepted for c in checks)
     if args.format == "json":
         json.dump({"accepted": len(checks) - rejected, "rejected": rejected,

@@ -10,14 +10,16 @@ stops new calls cleanly; calls in flight finish and are kept.
 
 The requests run as asyncio tasks on an event loop of the run's own: Ctrl-C (or SIGTERM)
 cancels every request in flight at once, whatever its server is doing, and the answers
-already received are folded into the store before the interruption goes on.
+already received are folded into the store before the interruption goes on. What the run
+shares (the judge, its task, caller, rendering, journal, budget, summary and progress) is one
+:class:`JudgingRun`; the store is anything with the two methods of :class:`AnswerStore`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,6 +29,7 @@ from .client import Caller, CallFailed, Reply
 from .journal import Journal
 from .prompts import Rendering, request_sha256
 from .spec import JudgeSpec
+from .tasks import Task, get_task
 
 FOLD_EVERY = 200  # answers between two saves into the store (the journal keeps them between)
 GIVE_UP_AFTER = 20  # requests failing one after another (after their retries) stop judging
@@ -36,6 +39,19 @@ class DocumentSource(Protocol):
     def get_many(self, docnos: list[str], limit: int | None = None) -> list[Any]: ...
 
     def __contains__(self, docno: object) -> bool: ...
+
+
+class AnswerStore(Protocol):
+    """What judging needs of a store (the :class:`irbench.store.Store` has it): the answers
+    it holds for a model's requests, keyed (request sha256, topic, docno), as (label,
+    answer); and keeping answers, asked for a pool (returns notes on answers it stored
+    normalised)."""
+
+    def cached_answers(self, model: str, keys: Sequence[tuple[str, str, str]]
+                       ) -> Mapping[tuple[str, str, str], tuple[int | None, str]]: ...
+
+    def save_answers(self, answers: Sequence[ModelAnswer], pool: str = ""
+                     ) -> Sequence[str] | None: ...
 
 
 @dataclass
@@ -54,6 +70,8 @@ class JudgingSummary:
     completion_tokens: int = 0
     budget_left: int = 0  # pairs not asked because the budget was spent
     leftovers: int = 0  # answers a killed run left in the journal, now folded
+    journal_notes: list[str] = field(default_factory=list)  # answers stored normalised, or
+    # quarantined (:attr:`Journal.notes`), as irbench.judges.run.judge leaves them
 
 
 @dataclass(frozen=True)
@@ -66,18 +84,21 @@ class Pending:
 
 def build_requests(rendering: Rendering, spec: JudgeSpec, pairs: Sequence[tuple[str, str]],
                    statement: Callable[[str], dict[str, str]], documents: DocumentSource,
-                   summary: JudgingSummary) -> list[Pending]:
+                   summary: JudgingSummary, task: Task | None = None) -> list[Pending]:
     """The request of every pair whose document the collection has (the others are listed
-    in ``summary.missing``)."""
+    in ``summary.missing``), rendered over ``task``'s context (the judge's task by
+    default)."""
+    task = task or get_task(spec.task)
     present = {d: d in documents for d in {d for _, d in pairs}}
     wanted = [(q, d) for q, d in pairs if present[d]]
     summary.missing = sorted(d for d, there in present.items() if not there)
     docs = documents.get_many([d for _, d in wanted], limit=rendering.limit)
     out = []
     for (q, d), doc in zip(wanted, docs):
-        messages = rendering.messages(statement(q), d, doc.title, doc.text)
+        messages = rendering.render(task.context_of(statement(q), d, doc.title, doc.text,
+                                                    rendering.limit))
         out.append(Pending(q, d, messages, request_sha256(messages, spec.temperature,
-                                                          spec.max_tokens)))
+                                                          spec.max_tokens, task.name)))
     return out
 
 
@@ -105,12 +126,12 @@ class Budget:
             self.tokens -= reply.prompt_tokens + reply.completion_tokens
 
 
-def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: Any, journal: Journal,
-                *, pool: str = "", budget: Budget, summary: JudgingSummary,
+def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: AnswerStore,
+                journal: Journal, *, pool: str = "", budget: Budget, summary: JudgingSummary,
                 caller: Caller | None = None, progress: Callable[[int], None] = lambda n: None,
-                rendering: Rendering | None = None) -> JudgingSummary:
+                rendering: Rendering | None = None, task: Task | None = None
+                ) -> JudgingSummary:
     """Judge ``requests`` (see the module docstring); returns ``summary`` filled in."""
-    rendering = rendering or spec.prompt.compile()
     summary.asked = len(requests)
     cached = store.cached_answers(spec.model, [(r.sha256, r.query_id, r.doc_id)
                                                for r in requests])
@@ -125,9 +146,11 @@ def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: Any, journa
     todo = [r for r in requests if (r.sha256, r.query_id, r.doc_id) not in cached]
     if not todo:
         return summary
-    caller = caller or Caller(spec)
+    run = JudgingRun(spec=spec, task=task or get_task(spec.task), caller=caller or Caller(spec),
+                     rendering=rendering or spec.prompt.compile(), journal=journal, pool=pool,
+                     budget=budget, summary=summary, progress=progress)
     try:
-        _run(_ask_all(spec, todo, caller, rendering, journal, pool, budget, summary, progress))
+        _run(run.ask_all(todo))
     finally:
         journal.fold()  # what was received, also when interrupted
     return summary
@@ -156,65 +179,81 @@ def _run(work: Coroutine[Any, Any, None]) -> None:
         raise failed[0]
 
 
-async def _ask_all(spec: JudgeSpec, todo: Sequence[Pending], caller: Caller,
-                   rendering: Rendering, journal: Journal, pool: str, budget: Budget,
-                   summary: JudgingSummary, progress: Callable[[int], None]) -> None:
-    queue = iter(todo)
-    in_flight: dict[asyncio.Task, Pending] = {}
-    streak = 0
-    async with caller:
-        try:
-            while True:
-                while len(in_flight) < spec.concurrency and budget.allows():
-                    item = next(queue, None)
-                    if item is None:
+@dataclass(kw_only=True)
+class JudgingRun:
+    """What one judging run shares while its requests are in flight: the judge and its task,
+    the caller, the compiled prompt, the journal the answers go to (asked for ``pool``), the
+    budget, the summary filled in, the progress callback (answers taken) and the count of
+    requests failed in a row (:data:`GIVE_UP_AFTER` of them stop the run)."""
+
+    spec: JudgeSpec
+    task: Task
+    caller: Caller
+    rendering: Rendering
+    journal: Journal
+    budget: Budget
+    summary: JudgingSummary
+    pool: str = ""
+    progress: Callable[[int], None] = lambda n: None
+    streak: int = 0
+
+    async def ask_all(self, todo: Sequence[Pending]) -> None:
+        """Ask for ``todo`` at the judge's concurrency while the budget allows."""
+        queue = iter(todo)
+        in_flight: dict[asyncio.Task, Pending] = {}
+        async with self.caller:
+            try:
+                while True:
+                    while len(in_flight) < self.spec.concurrency and self.budget.allows():
+                        item = next(queue, None)
+                        if item is None:
+                            break
+                        self.budget.take_call()
+                        in_flight[asyncio.ensure_future(self.caller.ask(item.messages))] = item
+                    if not in_flight:
                         break
-                    budget.take_call()
-                    in_flight[asyncio.ensure_future(caller.ask(item.messages))] = item
-                if not in_flight:
-                    break
-                done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    item = in_flight.pop(task)
-                    streak = _take(task, item, spec, rendering, journal, pool, budget,
-                                   summary, streak)
-                    progress(1)
-                if streak >= GIVE_UP_AFTER:
-                    raise JudgeError(f"judge '{spec.name}': {streak} requests in a row failed "
-                                     f"after their retries (last: {summary.failures[-1]}); "
-                                     "what was answered is kept, run again to go on")
-                if len(journal.pending) >= FOLD_EVERY:
-                    journal.fold()
-        finally:  # a fault, a judge error, Ctrl-C: what is in flight is dropped, unpaid
-            for task in in_flight:
-                task.cancel()
-            await asyncio.gather(*in_flight, return_exceptions=True)
-    summary.budget_left = sum(1 for _ in queue)
+                    done, _ = await asyncio.wait(in_flight,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        self.take(task, in_flight.pop(task))
+                        self.progress(1)
+                    self.check_streak()
+                    if len(self.journal.pending) >= FOLD_EVERY:
+                        self.journal.fold()
+            finally:  # a fault, a judge error, Ctrl-C: what is in flight is dropped, unpaid
+                for task in in_flight:
+                    task.cancel()
+                await asyncio.gather(*in_flight, return_exceptions=True)
+        self.summary.budget_left = sum(1 for _ in queue)
 
+    def check_streak(self) -> None:
+        if self.streak >= GIVE_UP_AFTER:
+            raise JudgeError(f"judge '{self.spec.name}': {self.streak} requests in a row "
+                             f"failed after their retries (last: {self.summary.failures[-1]}); "
+                             "what was answered is kept, run again to go on")
 
-def _take(task: asyncio.Task, item: Pending, spec: JudgeSpec, rendering: Rendering,
-          journal: Journal, pool: str, budget: Budget, summary: JudgingSummary,
-          streak: int) -> int:
-    """Record one finished request; returns the count of failures in a row."""
-    try:
-        reply = task.result()
-    except CallFailed as exc:
-        summary.failed += 1
-        if len(summary.failures) < 5:
-            summary.failures.append(f"{item.query_id} {item.doc_id}: {exc}")
-        return streak + 1
-    if reply.note and len(summary.notes) < 5:
-        summary.notes.append(f"{item.query_id} {item.doc_id}: {reply.note}")
-    budget.take_tokens(reply)
-    grade = rendering.grade(reply.content, item.messages)
-    summary.answered += 1
-    summary.unparsed += grade is None
-    summary.prompt_tokens += reply.prompt_tokens
-    summary.completion_tokens += reply.completion_tokens
-    journal.append(ModelAnswer(model=spec.model, prompt_sha256=item.sha256,
-                               query_id=item.query_id, doc_id=item.doc_id, judge=spec.name,
-                               answer=reply.content, relevance=grade,
-                               prompt_tokens=reply.prompt_tokens,
-                               completion_tokens=reply.completion_tokens,
-                               seconds=reply.seconds), pool)
-    return 0
+    def take(self, task: asyncio.Task, item: Pending) -> None:
+        """Record one finished request: its answer into the journal, or its failure."""
+        summary = self.summary
+        try:
+            reply = task.result()
+        except CallFailed as exc:
+            summary.failed += 1
+            if len(summary.failures) < 5:
+                summary.failures.append(f"{item.query_id} {item.doc_id}: {exc}")
+            self.streak += 1
+            return
+        self.streak = 0
+        if reply.note and len(summary.notes) < 5:
+            summary.notes.append(f"{item.query_id} {item.doc_id}: {reply.note}")
+        self.budget.take_tokens(reply)
+        grade = self.task.parse(self.rendering, reply.content, item.messages)
+        summary.answered += 1
+        summary.unparsed += grade is None
+        summary.prompt_tokens += reply.prompt_tokens
+        summary.completion_tokens += reply.completion_tokens
+        self.journal.append(ModelAnswer(
+            model=self.spec.model, prompt_sha256=item.sha256, query_id=item.query_id,
+            doc_id=item.doc_id, judge=self.spec.name, answer=reply.content, relevance=grade,
+            prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+            seconds=reply.seconds), self.pool)

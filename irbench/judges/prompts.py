@@ -33,8 +33,8 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass, fields, replace
+from typing import Any, Protocol
 
 from ..errors import IrbenchError
 from .sandbox import Sandbox, SandboxError, within_time
@@ -81,6 +81,13 @@ PROBE_SECONDS = 0.1  # the longest a label pattern may take over one probe answe
 PROBE_LENGTHS = (*range(4, 33, 4), *(int(48 * 1.5 ** k) for k in range(13)), MAX_ANSWER_CHARS)
 
 
+class Context(Protocol):
+    """What a prompt is rendered over: a judge task's context (:mod:`.tasks`), whose
+    ``names()`` are the names its templates see."""
+
+    def names(self) -> dict[str, str]: ...
+
+
 @dataclass(frozen=True)
 class PromptContext:
     """The names a prompt template sees: the topic's fields and the document's."""
@@ -104,7 +111,7 @@ class PromptContext:
                    text=text[:limit])
 
     def names(self) -> dict[str, str]:
-        return {name: getattr(self, name) for name in CONTEXT_NAMES}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 CONTEXT_NAMES = tuple(f.name for f in fields(PromptContext))
@@ -173,7 +180,7 @@ class Rendering:
         """The chat messages for one (topic, document)."""
         return self.render(PromptContext.of(topic, docno, doc_title, text, self.limit))
 
-    def render(self, context: PromptContext) -> list[dict[str, str]]:
+    def render(self, context: Context) -> list[dict[str, str]]:
         """The chat messages over ``context``."""
         names = context.names()
         out = [{"role": "user", "content": self._rendered("user", self.user, names)}]
@@ -189,11 +196,14 @@ class Rendering:
             raise PromptError(f"{self.names[role]}: {exc}", role.replace("user", "prompt")
                               ) from None
 
-    def try_sample(self) -> None:
-        """Render the templates once over :data:`SAMPLE` (its text as long as the judge
-        sends): a PromptError if they cannot be."""
+    def try_sample(self, sample: Context = SAMPLE) -> None:
+        """Render the templates once over ``sample`` (a judge task's; :data:`SAMPLE` for
+        relevance), its ``text`` as long as the judge sends: a PromptError if they cannot
+        be."""
         words = "A sample passage of the document. " * (self.limit // 34 + 1)
-        self.render(PromptContext(**{**SAMPLE.names(), "text": words[:self.limit]}))
+        if "text" in sample.names():
+            sample = replace(sample, text=words[:self.limit])  # type: ignore[type-var]
+        self.render(sample)
 
     def grade(self, answer: str, messages: Sequence[Mapping[str, Any]] = ()) -> int | None:
         """The grade the answer gives (the last label in its tail that is not an echo of
@@ -344,9 +354,14 @@ def _walk(items: Any, prefix: str, found: list[tuple[str, str]]) -> str:
 
 
 def request_sha256(messages: list[dict[str, str]], temperature: float,
-                   max_tokens: int | None) -> str:
+                   max_tokens: int | None, task: str = "relevance") -> str:
     """The sha256 of a request as the model sees it (messages and sampling settings, as
-    canonical JSON; the model is keyed beside it): the cache key of its answer."""
-    payload = {"messages": messages, "temperature": temperature, "max_tokens": max_tokens}
+    canonical JSON; the model is keyed beside it): the cache key of its answer. A judge task
+    other than relevance is keyed too (its parser reads the answer otherwise); relevance is
+    not, so that the answers cached before tasks are found again."""
+    payload: dict[str, Any] = {"messages": messages, "temperature": temperature,
+                               "max_tokens": max_tokens}
+    if task != "relevance":
+        payload["task"] = task
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

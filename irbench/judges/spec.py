@@ -11,10 +11,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .prompts import BUILT_IN, DEFAULT_LABEL_PATTERN, Prompt, PromptError, check_label_pattern
+from .tasks import DEFAULT_TASK, TASKS, Task, unknown_task
 
-KEYS = ("base_url", "model", "api_key_env", "prompt", "system", "labels", "label_pattern",
-        "temperature", "max_tokens", "concurrency", "retries", "timeout", "backoff",
-        "max_calls", "max_total_tokens", "max_document_chars")
+KEYS = ("base_url", "model", "api_key_env", "task", "prompt", "system", "labels",
+        "label_pattern", "temperature", "max_tokens", "concurrency", "retries", "timeout",
+        "backoff", "max_calls", "max_total_tokens", "max_document_chars")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,7 +30,8 @@ class JudgeSpec:
     for a whole attempt (connecting, headers and body), however slowly a server sends them.
     ``base_url`` holds no credentials, query or fragment (the config check refuses them), so it
     is safe to store and print. ``max_calls`` / ``max_total_tokens``:
-    the budget; judging stops cleanly when it is spent.
+    the budget; judging stops cleanly when it is spent. ``task``: what it labels, a judge
+    task's name (:mod:`.tasks`; relevance unless the config says otherwise).
     """
 
     name: str
@@ -46,12 +48,16 @@ class JudgeSpec:
     backoff: float = 1.0
     max_calls: int | None = None
     max_total_tokens: int | None = None
+    task: str = DEFAULT_TASK
 
     def settings(self) -> str:
         """What the judge is, as canonical JSON for the store: no key, only its variable's
-        name."""
+        name; the task only when it is not relevance (the settings stored before tasks
+        stay the same)."""
         data = asdict(self)
         data["prompt"] = {**data["prompt"], "source": self.prompt_name}
+        if self.task == DEFAULT_TASK:
+            del data["task"]
         return json.dumps(data, sort_keys=True)
 
     def api_key(self) -> str | None:
@@ -87,12 +93,17 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
         ("temperature", float), ("max_tokens", int), ("concurrency", int), ("retries", int),
         ("timeout", float), ("backoff", float), ("max_calls", int),
         ("max_total_tokens", int), ("max_document_chars", int))}
-    prompt = _prompt(value, where, before, read_template, numbers.get("max_document_chars"))
+    task = _task(value, where, before)
+    if task is None:
+        return None
+    prompt = _prompt(value, where, before, read_template, numbers.get("max_document_chars"),
+                     task)
     if before.count or prompt is None:
         return None
     given = {k: v for k, v in numbers.items() if v is not None and k != "max_document_chars"}
     return JudgeSpec(name=name, base_url=str(url).rstrip("/"), model=value["model"],
-                     api_key_env=env, prompt=prompt[0], prompt_name=prompt[1], **given)
+                     api_key_env=env, prompt=prompt[0], prompt_name=prompt[1],
+                     task=task.name, **given)
 
 
 def base_url_problem(url: str) -> str | None:
@@ -155,9 +166,19 @@ def _number(value: dict, key: str, where: tuple, out: _Counter, kind: type) -> A
     return kind(got)
 
 
+def _task(value: dict, where: tuple, out: _Counter) -> Task | None:
+    """The judge's task (``task:``, default relevance), or None with the problem reported."""
+    name = value.get("task", DEFAULT_TASK)
+    if not isinstance(name, str) or name not in TASKS:
+        out.report(where + ("task",), unknown_task(str(name)) if isinstance(name, str)
+                   else f"a judge task's name ({', '.join(TASKS)})")
+        return None
+    return TASKS[name]
+
+
 def _prompt(value: dict, where: tuple, out: _Counter,
             read_template: Callable[[tuple, str], str | None],
-            limit: int | None) -> tuple[Prompt, str] | None:
+            limit: int | None, task: Task) -> tuple[Prompt, str] | None:
     source = value.get("prompt", "umbrela")
     if not isinstance(source, str) or not source.strip():
         out.report(where + ("prompt",), f"a built-in prompt ({', '.join(BUILT_IN)}) or a "
@@ -169,7 +190,7 @@ def _prompt(value: dict, where: tuple, out: _Counter,
     system = value.get("system", "")
     if not isinstance(system, str):
         out.report(where + ("system",), "a string (a Jinja2 template)")
-    labels = value.get("labels", [0, 1, 2, 3])
+    labels = value.get("labels", list(task.labels))
     if not (isinstance(labels, list) and labels and all(
             isinstance(x, int) and not isinstance(x, bool) for x in labels)
             and len(set(labels)) == len(labels)):
@@ -185,7 +206,7 @@ def _prompt(value: dict, where: tuple, out: _Counter,
         prompt = Prompt(user=text, system=system if isinstance(system, str) else "",
                         label_pattern=pattern, labels=tuple(labels),
                         max_document_chars=limit or 8000, source=source)
-        prompt.compile().try_sample()
+        prompt.compile().try_sample(task.sample)
     except PromptError as exc:
         out.report(where + (exc.key,), str(exc))
         return None

@@ -1,17 +1,88 @@
-"""What a judge is asked to label: the holes of a qrels set, or a list of pairs."""
+"""What a judge is asked to label: the documents of a stored pool, the holes of a qrels set,
+or a list of pairs.
+
+Each kind of targets is a small value (:class:`PoolTargets`, :class:`HoleTargets`,
+:class:`PairTargets`) whose ``pairs(config, store)`` gives the (topic, document) pairs to
+judge and the pool they are asked for ("" for none). The run table they need is the config's
+(:meth:`irbench.config.Config.run_table`): a pool being judged numbers its candidates over
+every system, so a missing run file is refused there; the holes of a qrels set are what the
+runs present retrieved, so a missing run is left out there.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, JudgeError
 from ..ids import id_text, ids_text
 from ..trec import Qrels, read_source
 
 if TYPE_CHECKING:  # the pooling package imports scipy (0.6 s of irbench judge --pairs)
     from ..pooling.table import RunTable
+
+Pairs = list[tuple[str, str]]
+
+
+class PoolSource(Protocol):
+    """What targets need of a store (the :class:`irbench.store.Store` has it)."""
+
+    def pool_documents(self, pool: str) -> tuple[list[str], list[str]] | None: ...
+
+    def load_pool(self, name: str) -> tuple[str, bytes] | None: ...
+
+
+@dataclass(frozen=True)
+class PoolTargets:
+    """The documents of the pool ``name``: built (``irbench pool build --name``), or being
+    judged (``irbench pool start``: its planned documents, or those an adaptive strategy has
+    handed out so far)."""
+
+    name: str
+
+    def pairs(self, config: Any, store: PoolSource) -> tuple[Pairs, str]:
+        from ..pooling import load_state
+
+        found = store.pool_documents(self.name)
+        if found is not None:
+            return list(zip(*found)), self.name
+        state = (None if store.load_pool(self.name) is None else
+                 load_state(store, self.name, config.run_table()))
+        if state is None:
+            raise JudgeError(f"no pool '{self.name}' in {config.store} (irbench pool build "
+                             f"--name, or irbench pool start)")
+        return state.model_targets(), self.name
+
+
+@dataclass(frozen=True)
+class HoleTargets:
+    """The documents of the top ``depth`` of every run (on the set's topics) that the qrels
+    set ``qrels`` did not judge."""
+
+    qrels: str
+    depth: int = 10
+
+    def pairs(self, config: Any, store: Any) -> tuple[Pairs, str]:
+        qrels = config.qrels_set(self.qrels).read()
+        table = config.run_table("drop", topics=sorted(set(qrels.query_id.tolist())),
+                                 depth=self.depth)
+        return holes(table, qrels), ""
+
+
+@dataclass(frozen=True)
+class PairTargets:
+    """The pairs of a file of ``topic docno`` lines (:func:`read_pairs`)."""
+
+    source: str | os.PathLike
+
+    def pairs(self, config: Any, store: Any) -> tuple[Pairs, str]:
+        return read_pairs(self.source), ""
+
+
+Targets = PoolTargets | HoleTargets | PairTargets
 
 
 def text(values: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -212,3 +212,31 @@ register(JudgmentKind(
     read_adhoc=_read_qrels, serves=frozenset({"preferences", "none"}),
     default_measures="prefs",
     measures_name="preference", own_measures="the prefs_* measures"))
+
+
+# What the command line may use of this package besides the kinds (tests/test_architecture.py:
+# irbench/cli imports none of its modules, only names this one makes public): labels
+# agreement (the function itself is irbench.agreement), the qrels rules' registry, ir_datasets
+# qrels. Loaded when first asked for (PEP 562), as the kinds' modules are: irbench eval starts
+# without them.
+EXPORTS = {"Agreement": "agreement", "alpha_of": "agreement", "RULES": "rules",
+           "combine": "rules", "rules_phrase": "rules", "is_irds": "irds",
+           "materialise": "irds"}
+
+if TYPE_CHECKING:
+    from .agreement import Agreement as Agreement
+    from .agreement import alpha_of as alpha_of
+    from .irds import is_irds as is_irds
+    from .irds import materialise as materialise
+    from .rules import RULES as RULES
+    from .rules import combine as combine
+    from .rules import rules_phrase as rules_phrase
+
+
+def __getattr__(name: str) -> Any:
+    module = EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -10,6 +10,7 @@ Data flow::
     simulate_budgets(table, qrels, ...) -> BudgetSimulation
     leave_one_out(table, qrels, pool, ...) -> LeaveOneOut
     write_assessor_files(pool, folder) / read_assessor_file(path, pool)
+    load_state(store, name, table) / save_state(store, name, state)   (a pool being judged)
 
 Strategies are looked up in :data:`STRATEGIES` (``describe()`` prints them with references).
 """
@@ -19,8 +20,15 @@ from . import adaptive, depth, fusion, sampling  # noqa: F401  (register the str
 from .assessor import read_assessor_file, write_assessor_files
 from .bias import Coverage, LeaveOneOut, leave_one_out, pool_coverage, unique_documents
 from .build import build_pool
+from .persist import load_state, save_state
 from .pool import Pool, Provenance
-from .simulation import BudgetSimulation, format_simulation, simulate_budgets
+from .simulation import (
+    DEFAULT_STRATEGIES,
+    BudgetSimulation,
+    format_simulation,
+    simulate_budgets,
+    split_params,
+)
 from .state import Batch, Oracle, PoolingState
 from .stats import PoolStats, pool_stats
 from .strategy import STRATEGIES, Param, Strategy, describe, get_strategy, register
@@ -32,5 +40,6 @@ __all__ = [
     "get_strategy", "describe", "PoolingError", "UnknownStrategyError", "JudgmentError",
     "write_assessor_files", "read_assessor_file", "leave_one_out", "LeaveOneOut",
     "unique_documents", "simulate_budgets", "BudgetSimulation", "format_simulation",
-    "pool_stats", "PoolStats", "pool_coverage", "Coverage",
+    "pool_stats", "PoolStats", "pool_coverage", "Coverage", "load_state", "save_state",
+    "DEFAULT_STRATEGIES", "split_params",
 ]

@@ -1,13 +1,54 @@
 """A :class:`~irbench.pooling.PoolingState` as JSON plus an ``.npz`` of its arrays, for the
-store (no pickle: a store may come from someone else)."""
+store (no pickle: a store may come from someone else): :func:`load_state` and
+:func:`save_state`, the one way the command line, the judges and the assessment desk read and
+write a pool being judged."""
 
 from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
+
+from .state import PoolingState
+from .table import RunTable
+
+
+class PoolReader(Protocol):
+    """What :func:`load_state` needs of a store (the :class:`irbench.store.Store` has it)."""
+
+    def load_pool(self, name: str) -> tuple[str, bytes] | None: ...
+
+
+class PoolWriter(Protocol):
+    """What :func:`save_state` needs of a store (the :class:`irbench.store.Store` has it)."""
+
+    def save_pool(self, name: str, strategy: str, state: str, arrays: bytes,
+                  judgments: Sequence[tuple[str, str, int]] = (), source: str = "",
+                  judge: str = "assessor") -> None: ...
+
+
+def load_state(store: PoolReader, name: str, table: RunTable) -> PoolingState | None:
+    """The state of the pool ``name`` being judged, as last saved in ``store``, against
+    ``table`` (the campaign's runs: :meth:`irbench.config.Config.run_table`); None if the store
+    has no such pool. A state saved against other runs is a :class:`PoolingError`. The
+    judgments made in the browser since are the desk's to apply
+    (:func:`irbench.assess.desk.catch_up`)."""
+    saved = store.load_pool(name)
+    if saved is None:
+        return None
+    return PoolingState.from_dict(decode_state(*saved), table)
+
+
+def save_state(store: PoolWriter, name: str, state: PoolingState,
+               judgments: Sequence[tuple[str, str, int]] = (), source: str = "",
+               judge: str = "assessor") -> None:
+    """Save ``state`` as the pool ``name``, with the judgments just recorded in it (by
+    ``judge``, from the file ``source``) in the same transaction."""
+    store.save_pool(name, state.strategy.name, *encode_state(state.to_dict()),
+                    judgments=judgments, source=source, judge=judge)
 
 
 def encode_state(data: dict) -> tuple[str, bytes]:

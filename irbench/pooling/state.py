@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import JudgmentError, PoolingError
-from ..ids import id_bytes
+from ..ids import id_bytes, id_text
 from ..trec import Qrels, display, read_qrels
 from .pool import Pool, make_pool
 from .strategy import get_strategy, resolve_params
@@ -405,6 +405,16 @@ class PoolingState:
         """The campaign qrels so far: judged documents with their value, pooled but unsampled
         documents with -1 (sampling strategies); pending documents are left out."""
         return self.pool().qrels(self.judgments(), name=name)
+
+    def model_targets(self) -> list[tuple[str, str]]:
+        """The (topic, document) pairs a model judge can label ahead of the assessors, as the
+        store keeps ids (:func:`irbench.ids.id_text`), sorted: the whole planned pool of a
+        static strategy; what an adaptive one has handed out so far."""
+        wanted = self.eligible if not self.strategy.adaptive else self.status != OPEN
+        cands = np.flatnonzero(wanted)
+        topics = self.table.topics[self.table.cand_topic[cands]]
+        docs = self.table.docs[self.table.cand_doc[cands]]
+        return sorted((id_text(q), id_text(d)) for q, d in zip(topics.tolist(), docs.tolist()))
 
     # ---- persistence -------------------------------------------------------------------------
 

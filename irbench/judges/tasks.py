@@ -1,0 +1,88 @@
+"""Judge tasks: what a model judge is asked to label, one registry.
+
+A :class:`Task` names
+
+* its ``unit``: the fields of one item it judges (a topic and a document today, the one unit
+  the targets give: :mod:`.targets`);
+* its ``labels``: the labels a judge of it gives unless its config lists others (``labels:``),
+  whole numbers as the store keeps them;
+* its prompt ``context``: the dataclass a prompt template sees (its fields are the template's
+  names) and how it is built for one item, and the ``sample`` the config check renders a
+  template over;
+* its answer ``parse``: the label an answer gives, or None.
+
+``relevance`` (UMBRELA's graded relevance of a document to a topic) is the one member. A judge
+names its task in the config (``task:``, default ``relevance``); :func:`irbench.judges.run.judge`
+looks it up here by name. The next task is one module (its context dataclass and its parser)
+plus one :func:`register` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import JudgeError
+from .prompts import SAMPLE, Context, PromptContext, Rendering
+
+PAIR = ("topic", "document")  # the unit the targets give: (topic, document) pairs
+DEFAULT_TASK = "relevance"
+
+# (topic fields, docno, the document's title, its text, max characters of text) -> context
+ContextOf = Callable[[Mapping[str, str], str, str, str, int], Context]
+# (the compiled prompt, the answer, the request's messages) -> the label, or None
+Parse = Callable[[Rendering, str, Sequence[Mapping[str, Any]]], "int | None"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task:
+    """One kind of judging (see the module docstring)."""
+
+    name: str
+    description: str
+    unit: tuple[str, ...]
+    labels: tuple[int, ...]
+    context: type  # the dataclass of the template's names
+    context_of: ContextOf
+    sample: Context
+    parse: Parse
+
+
+TASKS: dict[str, Task] = {}
+
+
+def register(task: Task) -> Task:
+    """Add a task; a second task of the same name is a bug (ValueError)."""
+    if task.name in TASKS:
+        raise ValueError(f"judge task {task.name!r} registered twice")
+    TASKS[task.name] = task
+    return task
+
+
+def unknown_task(name: str) -> str:
+    """Why ``name`` is no task: the tasks, and the closest name."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(TASKS), n=1)
+    return (f"unknown task '{name}' (tasks: {', '.join(TASKS)}"
+            + (f"; did you mean '{close[0]}'?)" if close else ")"))
+
+
+def get_task(name: str) -> Task:
+    """The task called ``name``; a :class:`JudgeError` naming the close match if none."""
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise JudgeError(unknown_task(name)) from None
+
+
+def _grade(rendering: Rendering, answer: str, messages: Sequence[Mapping[str, Any]]
+           ) -> int | None:
+    return rendering.grade(answer, messages)
+
+
+register(Task(
+    name=DEFAULT_TASK, description="how relevant a document is to a topic (UMBRELA's 0-3)",
+    unit=PAIR, labels=(0, 1, 2, 3), context=PromptContext, context_of=PromptContext.of,
+    sample=SAMPLE, parse=_grade))
