@@ -347,3 +347,15 @@ def test_every_command_function_is_short():
             if node.name.startswith("cmd_") and length > MAX_COMMAND_LINES:
                 long[f"{module}.{node.name}"] = length
     assert long == {}
+
+
+def test_one_writer_of_judgments():
+    """Every producer of judgments (files judged into a pool, imported qrels, model judges,
+    the browser) writes through Store.record_judgments: one INSERT INTO judgments."""
+    import re
+
+    insert = re.compile(r"INSERT\s+(?:OR\s+\w+\s+)?INTO\s+judgments\b", re.IGNORECASE)
+    sites = [f"{path.relative_to(PACKAGE.parent)}:{text.count(chr(10), 0, m.start()) + 1}"
+             for path in sorted(PACKAGE.rglob("*.py")) for text in [path.read_text()]
+             for m in insert.finditer(text)]
+    assert len(sites) == 1 and sites[0].startswith("irbench/store/judging.py:"), sites

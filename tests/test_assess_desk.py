@@ -65,7 +65,7 @@ def test_the_rules_for_a_document_labelled_twice(config):
         desk.judge(BOB, a.query_id, a.doc_id, 0, 1.0)
         assert desk.state.relevance[cand] == 1  # a second assessor never changes the pool's
         clicks = store.clicks("web")
-        assert [(c[2], c[3]) for c in clicks] == [(2, "ann"), (1, "ann"), (0, "bob")]
+        assert [(c.relevance, c.judge) for c in clicks] == [(2, "ann"), (1, "ann"), (0, "bob")]
         assert desk.next_for(BOB).doc_id != a.doc_id
 
 
@@ -212,7 +212,7 @@ def test_clicks_queued_together_are_one_commit_in_the_order_made(config):
             pass  # the block's end waits for everything queued
         assert all(f.result() is None for f in done) and writer.commits == 1
         clicks = store.clicks("web")
-        assert [(c[1], c[2]) for c in clicks] == [(f"d{i}", i % 3) for i in range(5)] + [
+        assert [(c.doc_id, c.relevance) for c in clicks] == [(f"d{i}", i % 3) for i in range(5)] + [
             ("d5", 1)]
         assert store.clicks_applied("web") == 5
 

@@ -73,7 +73,7 @@ def test_a_latin1_docno_is_served_judged_undone_and_stored_by_the_desk(config):
         again = desk.undo(ANN)
         assert again.doc_id == SHOWN and again.previous == 2
         desk.judge(ANN, again.query_id, "caf\udce9", 1, 1.0)  # the surrogate a JSON \udce9 gives
-        assert [(c[1], c[2]) for c in store.clicks("web")] == [(SHOWN, 2), (SHOWN, 1)]
+        assert [(c.doc_id, c.relevance) for c in store.clicks("web")] == [(SHOWN, 2), (SHOWN, 1)]
         assert desk.state.relevance[desk.state.candidate(b"401", LATIN1)] == 1
     with opened(load_config(config), "web", None, 0.0) as (desk, _, _):  # a restart
         assert desk.progress(ANN)["judged"] == 1
@@ -179,7 +179,7 @@ def test_a_latin1_docno_never_leaves_an_assessor_stuck_on_the_server(config, tmp
     assert b"eve\\x1b]0;owned\\x07\\u202e" in shown
     assert b"\x1b" not in shown and "\u202e".encode() not in shown and b"Traceback" not in shown
     with Store(str(cfg.store)) as store:
-        assert [(c[1], c[2]) for c in store.clicks("web")][:2] == [(SHOWN, 2), (SHOWN, 1)]
+        assert [(c.doc_id, c.relevance) for c in store.clicks("web")][:2] == [(SHOWN, 2), (SHOWN, 1)]
 
 
 # -- 2. skips never complete a pool

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -81,22 +81,22 @@ def candidate(state: PoolingState, query_id: str, doc_id: str) -> int:
     return -1
 
 
-def catch_up(state: PoolingState, clicks: list[tuple], applied: int) -> None:
+def catch_up(state: PoolingState, clicks: Sequence[Click], applied: int) -> None:
     """Apply to a loaded ``state`` the browser clicks made after it was saved (``clicks`` as
     :meth:`Store.clicks` gives them, ``applied`` of them in the state), by the desk's rules:
     a pending document takes its first label; its first assessor's later label replaces it;
     anyone else's is a second label, not the pool's."""
     first: dict[int, str] = {}
-    for i, (query_id, doc_id, relevance, judge, *_) in enumerate(clicks):
-        cand = candidate(state, query_id, doc_id)
+    for i, click in enumerate(clicks):
+        cand = candidate(state, click.query_id, click.doc_id)
         if cand < 0:
             continue
         if i >= applied:
             if state.status[cand] == PENDING:
-                state.judge(cand, int(relevance))
-            elif first.get(cand) == judge and state.status[cand] == JUDGED:
-                state.relabel(cand, int(relevance))
-        first.setdefault(cand, judge)
+                state.judge(cand, int(click.relevance))
+            elif first.get(cand) == click.judge and state.status[cand] == JUDGED:
+                state.relabel(cand, int(click.relevance))
+        first.setdefault(cand, click.judge)
 
 
 class Desk:
@@ -130,19 +130,20 @@ class Desk:
 
     # -- restoring from the store
 
-    def replay(self, clicks: list[tuple]) -> None:
+    def replay(self, clicks: Sequence[Click]) -> None:
         """Who judged what, from the store's clicks (after a restart). A document judged
         before any click (``irbench pool judge -j FILE``) keeps that label as the pool's."""
         for cand in np.flatnonzero(self.state.status == JUDGED).tolist():
             self.judges[cand] = [OUTSIDE]
-        firsts = {(q, d) for q, d, *_ in clicks}
+        firsts = {(c.query_id, c.doc_id) for c in clicks}
         for q, d in firsts:  # ... unless the browser judged it first
             cand = candidate(self.state, q, d)
             if cand >= 0 and self.judges.get(cand) == [OUTSIDE]:
                 del self.judges[cand]
         self.clicks = len(clicks)
-        for query_id, doc_id, relevance, judge, *_ in clicks:
-            cand = candidate(self.state, query_id, doc_id)
+        for click in clicks:
+            judge, relevance = click.judge, click.relevance
+            cand = candidate(self.state, click.query_id, click.doc_id)
             if cand < 0:
                 continue
             self.labels[(judge, cand)] = int(relevance)

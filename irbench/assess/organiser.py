@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import statistics
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -13,13 +14,14 @@ from ..errors import EvaluationError
 from ..evaluation import evaluate
 from ..judgments.agreement import agreement
 from ..pooling.state import JUDGED
+from ..store import Click
 from ..trec import Qrels, read_qrels
 from .desk import Desk
 
 MEASURE = "AP"
 
 
-def organiser_view(desk: Desk, clicks: list[tuple], assessors: list) -> dict:
+def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list) -> dict:
     """The organiser page's values (see the module docstring); ``clicks`` as
     :meth:`Store.clicks` gives them."""
     progress = desk.progress()
@@ -27,12 +29,12 @@ def organiser_view(desk: Desk, clicks: list[tuple], assessors: list) -> dict:
     for a in assessors:
         if a.role != "assessor":
             continue
-        mine = [c for c in clicks if c[3] == a.name]
-        suggested = [c for c in mine if c[4] is not None]
+        mine = [c for c in clicks if c.judge == a.name]
+        suggested = [c for c in mine if c.suggested is not None]
         rows.append({
             "name": a.name, "topics": ", ".join(a.topics) or "all", "judged": len(mine),
-            "seconds": f"{statistics.median(c[5] or 0.0 for c in mine):.1f}" if mine else "-",
-            "kept": (f"{sum(c[2] == c[4] for c in suggested)} of {len(suggested)}"
+            "seconds": f"{statistics.median(c.seconds or 0.0 for c in mine):.1f}" if mine else "-",
+            "kept": (f"{sum(c.relevance == c.suggested for c in suggested)} of {len(suggested)}"
                      if suggested else "-")})
     board, note = _leaderboard(desk)
     return {**progress, "strategy": desk.state.strategy.name, "clicks": len(clicks),
@@ -40,12 +42,12 @@ def organiser_view(desk: Desk, clicks: list[tuple], assessors: list) -> dict:
             "leaderboard": board, "leaderboard_note": note}
 
 
-def _agreement(clicks: list[tuple]) -> str:
+def _agreement(clicks: Sequence[Click]) -> str:
     """Agreement of the first two assessors of each document judged by two (each one's latest
     label): the measures of ``irbench agreement``."""
     labels: dict[tuple[str, str], dict[str, int]] = {}
-    for query_id, doc_id, relevance, judge, *_ in clicks:
-        labels.setdefault((query_id, doc_id), {})[judge] = relevance
+    for c in clicks:
+        labels.setdefault((c.query_id, c.doc_id), {})[c.judge] = c.relevance
     twice = [(pair, list(by.values())[:2]) for pair, by in labels.items() if len(by) >= 2]
     if not twice:
         return "no document has been judged by two assessors yet"

@@ -12,9 +12,10 @@ sha256 of the qrels, the evaluation options as canonical JSON, the irbench versi
 it, so results of an old version of a file are never shown under the system's name.
 
 The package: ``schema.py`` (the migrations), ``connection.py`` (the file lock, transactions,
-damage), ``records.py`` (what the runner hands over), ``reads.py``, ``pools.py`` and
-``judging.py`` (reads, pools and analyses, judgments with their judges, mixed into
-:class:`Store`), and here the runner's bookkeeping.
+damage), ``records.py`` (what the runner hands over; a judgment row, :class:`Judgment`),
+``reads.py``, ``pools.py``, ``judging.py`` and ``assessing.py`` (reads, pools and analyses,
+judgments with their judges and their one writer, the browser's assessors and clicks, mixed
+into :class:`Store`), and here the runner's bookkeeping.
 """
 
 from __future__ import annotations
@@ -31,15 +32,24 @@ import numpy as np
 from ..errors import StoreError
 from .assessing import Assessing, Assessor, Click
 from .connection import Connection, Transaction, connect, remove_strays
-from .judging import Judged, Judging, ModelAnswer
+from .judging import Judging, ModelAnswer
 from .pools import Pools
 from .reads import Reads
-from .records import PROFILE_PREFIX, Evaluated, FileFacts, QrelsRecord, SystemRecord
+from .records import (
+    ASSESSED,
+    JUDGMENT_FIELDS,
+    PROFILE_PREFIX,
+    Evaluated,
+    FileFacts,
+    Judgment,
+    QrelsRecord,
+    SystemRecord,
+)
 from .schema import MIGRATIONS
 
-__all__ = ["MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT", "Assessor", "Click", "Evaluated",
-           "FileFacts", "Judged",
-           "ModelAnswer", "QrelsRecord", "Store", "SystemRecord"]
+__all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT",
+           "Assessor", "Click", "Evaluated", "FileFacts", "Judgment", "ModelAnswer",
+           "QrelsRecord", "Store", "SystemRecord"]
 
 
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default

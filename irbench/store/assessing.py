@@ -3,8 +3,14 @@ sha256 only), the clicks and the pool's state."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .records import ASSESSED, JUDGMENT_FIELDS, Judgment
+
+Click = Judgment  # a judgment made in the browser: the desk gives its query_id, doc_id,
+                  # relevance, judge, suggested and seconds; save_clicks the rest
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,24 +24,16 @@ class Assessor:
     pool: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class Click:
-    """One judgment made in the browser."""
-
-    query_id: str
-    doc_id: str
-    relevance: int
-    judge: str
-    suggested: int | None  # the model's label shown as a suggestion, or None
-    seconds: float  # from showing the document to the click
-
-
 class Assessing:
     """Tokens and clicks (mixed into Store)."""
 
     con: Any
 
     def transaction(self) -> Any: ...  # the Store's
+
+    def record_judgments(self, rows: Sequence[Judgment], *,
+                         once_per: Sequence[str] = ()) -> int:  # Judging's (before Assessing)
+        raise NotImplementedError
 
     def add_assessor(self, assessor: Assessor, token_sha256: str) -> None:
         """Add (or give a new token to) an assessor."""
@@ -63,21 +61,16 @@ class Assessing:
         return [Assessor(name=r[0], role=r[1], topics=tuple(r[2] or ()), pool=r[3])
                 for r in rows]
 
-    def save_clicks(self, pool: str, clicks: list[Click]) -> None:
-        """Judgments made in the browser, in the order given (one statement; the caller's
-        transaction makes a group of them one commit). The pool's state is saved at hand-outs
-        (:meth:`save_pool_state`); the clicks made since are applied again when it is loaded
-        (:func:`irbench.assess.desk.catch_up`)."""
-        if not clicks:
-            return
-        rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(clicks))
-        params = [value for c in clicks for value in (
-            pool, c.query_id, c.doc_id, c.relevance, c.judge, c.suggested, c.seconds)]
-        self.con.execute(
-            "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
-            "judged_at, judge, judge_kind, suggested, seconds) "
-            "SELECT c0, c1, c2, c3, NULL, 'assess', now(), c4, 'human', c5, c6 "
-            f"FROM (VALUES {rows}) AS v(c0, c1, c2, c3, c4, c5, c6)", params)
+    def save_clicks(self, pool: str, clicks: Sequence[Judgment]) -> None:
+        """Judgments made in the browser, in the order given, as judgments of ``pool`` by
+        humans from source ``assess`` (one statement, :meth:`Store.record_judgments`; the
+        caller's transaction makes a group of them one commit). The pool's state is saved at
+        hand-outs (:meth:`save_pool_state`); the clicks made since are applied again when it
+        is loaded (:func:`irbench.assess.desk.catch_up`)."""
+        self.record_judgments([Judgment(
+            pool=pool, query_id=c.query_id, doc_id=c.doc_id, relevance=c.relevance,
+            judge=c.judge, judge_kind="human", source=ASSESSED, suggested=c.suggested,
+            seconds=c.seconds) for c in clicks])
 
     def save_pool_state(self, pool: str, strategy: str, state: str, arrays: bytes,
                         clicks_applied: int) -> None:
@@ -91,13 +84,12 @@ class Assessing:
                                [pool]).fetchone()
         return 0 if row is None else int(row[0])
 
-    def clicks(self, pool: str) -> list[tuple]:
-        """(query_id, doc_id, relevance, judge, suggested, seconds, judged_at) of every
-        judgment made in the browser for ``pool``, in the order made."""
-        return self.con.execute(
-            "SELECT query_id, doc_id, relevance, judge, suggested, seconds, judged_at "
-            "FROM judgments WHERE pool = ? AND source = 'assess' ORDER BY judged_at, rowid",
-            [pool]).fetchall()
+    def clicks(self, pool: str) -> list[Judgment]:
+        """Every judgment made in the browser for ``pool``, in the order made."""
+        rows = self.con.execute(
+            f"SELECT {', '.join(JUDGMENT_FIELDS)} FROM judgments WHERE pool = ? AND "
+            "source = ? ORDER BY judged_at, rowid", [pool, ASSESSED]).fetchall()
+        return [Judgment(**dict(zip(JUDGMENT_FIELDS, row))) for row in rows]
 
     def model_labels(self) -> dict[tuple[str, str], int]:
         """{(topic, doc): the label a model judge gave it (the latest)}."""

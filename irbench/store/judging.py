@@ -5,6 +5,10 @@ config, or the name given to imported qrels), the judge's kind (``human`` or ``m
 when it was made; a model's judgment also carries the model, the sha256 of the request it was
 asked (:func:`irbench.judges.prompts.request_sha256`) and its raw answer. Several judges may
 label one (topic, document); the qrels rules (:mod:`irbench.judgments.rules`) choose among them.
+Each row is a :class:`~irbench.store.records.Judgment`, and :meth:`Judging.record_judgments`
+is the one writer of the table: files judged into a pool and imported qrels
+(:meth:`Judging.record_judged`, :meth:`Judging.replace_judged`), model judges
+(:meth:`Judging.save_answers`) and the browser (:meth:`Store.save_clicks`) all go through it.
 
 ``model_answers`` is the cache of every answer a model gave, parsed or not, keyed by (model,
 request sha256, topic, document): a request is never paid for twice.
@@ -16,29 +20,21 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from ..errors import StoreValueError
 from ..ids import id_text
+from .records import JUDGMENT_FIELDS, Judgment
 
-JUDGMENT_FIELDS = ("pool", "query_id", "doc_id", "relevance", "batch", "source", "judged_at",
-                   "judge", "judge_kind", "model", "prompt_sha256", "answer")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Judged:
-    """Judgments to record, by one judge: equal-length columns."""
-
-    query_id: Sequence[str]
-    doc_id: Sequence[str]
-    relevance: Sequence[int]
-    judge: str
-    judge_kind: str = "human"
-    pool: str = ""
-    source: str = ""
+WRITTEN = tuple(name for name in JUDGMENT_FIELDS if name != "judged_at")  # judged_at: now()
+_SQL_TYPES = {"relevance": "INTEGER", "batch": "INTEGER", "suggested": "INTEGER",
+              "seconds": "DOUBLE"}  # every other column VARCHAR
+FROM_FILE = ("pool", "query_id", "doc_id", "source", "judge")  # a file's label: once
+ONE_ANSWER = ("judge", "prompt_sha256", "query_id", "doc_id")  # a model's judgment: once
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,8 +61,26 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEYS = ("model", "prompt_sha256", "judge")
 
 
-def _ids(values: Sequence[str | bytes]) -> list[str]:
-    return [id_text(v) for v in values]
+def _from_file(rows: Sequence[Judgment]) -> Sequence[Judgment]:
+    """``rows`` as labels read from a file are stored: ids, pool, source and judge by
+    :func:`irbench.ids.id_text`, relevance a whole number. The rows themselves when they are
+    so already (a file of valid UTF-8 ids: checked a column at a time)."""
+    texts = ("query_id", "doc_id", "pool", "source", "judge")
+    if all(_all_text(list(map(attrgetter(name), rows))) for name in texts) and all(
+            type(relevance) is int for relevance in map(attrgetter("relevance"), rows)):
+        return rows
+    return [replace(row, query_id=id_text(row.query_id), doc_id=id_text(row.doc_id),
+                    relevance=int(row.relevance), judge=id_text(row.judge),
+                    pool=id_text(row.pool), source=id_text(row.source)) for row in rows]
+
+
+def _all_text(values: list) -> bool:
+    """Whether every value is text that is valid UTF-8 (id_text keeps it as it is)."""
+    try:
+        "".join(values).encode("utf-8")
+        return True
+    except (TypeError, UnicodeEncodeError):
+        return False
 
 
 def _shown(value: object) -> str:
@@ -149,38 +163,76 @@ class Judging:
 
     def transaction(self) -> Any: ...  # the Store's
 
-    def record_judged(self, judged: Judged) -> int:
-        """Record ``judged`` in one transaction; a (pool, topic, document) this judge already
-        labelled from the same source is not recorded again. Returns how many were new."""
-        if not len(judged.query_id):
+    def record_judgments(self, rows: Sequence[Judgment], *, once_per: Sequence[str] = (),
+                         new_batch: bool = False) -> int:
+        """Record ``rows`` in the order given (one statement: the caller's transaction, if
+        one is open, makes it part of a larger commit), each judged now(). ``once_per``: the
+        columns that identify a judgment already made (:data:`FROM_FILE`,
+        :data:`ONE_ANSWER`): a row whose values in them equal those of a stored row, or of an
+        earlier row given, is not recorded; empty, every row is (the browser's clicks).
+        ``new_batch``: each row in the next batch of its pool (a file's labels), not its own
+        ``batch``. Returns how many were recorded. The only writer of ``judgments``."""
+        if unknown := [name for name in once_per if name not in WRITTEN]:
+            raise ValueError(f"not columns of judgments: {unknown}")
+        if not rows:
             return 0
-        pool, source, judge = _ids((judged.pool, judged.source, judged.judge))
-        with self.transaction():
-            before = self._count()
-            self.con.execute(
-                "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
-                "judged_at, judge, judge_kind) "
-                "SELECT ?, n.q, n.d, n.r, (SELECT coalesce(max(batch), 0) + 1 FROM judgments "
-                "WHERE pool = ?), ?, now(), ?, ? FROM "
-                "(SELECT DISTINCT ON (q, d) * FROM (SELECT unnest(?::VARCHAR[]) AS q, "
-                "unnest(?::VARCHAR[]) AS d, unnest(?::INTEGER[]) AS r)) AS n "
-                "WHERE NOT EXISTS (SELECT 1 FROM judgments j WHERE j.pool = ? AND "
-                "j.query_id = n.q AND j.doc_id = n.d AND j.source = ? AND j.judge = ?)",
-                [pool, pool, source, judge, judged.judge_kind,
-                 _ids(judged.query_id), _ids(judged.doc_id),
-                 [int(r) for r in judged.relevance], pool, source, judge])
-            return self._count() - before
+        columns = {name: list(map(attrgetter(name), rows)) for name in WRITTEN}
+        if once_per:  # the first row given with each key (a dict keeps the last: built backwards)
+            keys = list(zip(*(columns[name] for name in once_per)))
+            first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+            if len(first) < len(keys):
+                keep = sorted(first.values())
+                columns = {name: [values[i] for i in keep] for name, values in columns.items()}
+        n = len(columns["query_id"])
+        selected, params = ["unnest(range(?)) AS i"], list[Any]([n])
+        for name, values in columns.items():
+            sql_type = _SQL_TYPES.get(name, "VARCHAR")
+            if values.count(values[0]) == n:  # one value: not a list of n
+                selected.append(f"?::{sql_type} AS {name}")
+                params.append(values[0])
+            else:
+                selected.append(f"unnest(?::{sql_type}[]) AS {name}")
+                params.append(values)
+        given = f"SELECT {', '.join(selected)}"
+        if new_batch:  # the pool's batches so far + 1 (1 for a pool without any)
+            given = ("SELECT g.* REPLACE (coalesce(b.next, 1) AS batch) FROM "
+                     f"({given}) g LEFT JOIN (SELECT pool, max(batch) + 1 AS next FROM "
+                     "judgments GROUP BY pool) b ON b.pool = g.pool")
+        where = " AND ".join(f"j.{name} = n.{name}" for name in once_per)
+        if where:
+            where = f"WHERE NOT EXISTS (SELECT 1 FROM judgments j WHERE {where}) "
+        names = ", ".join(WRITTEN)
+        row = self.con.execute(
+            f"INSERT INTO judgments ({names}, judged_at) SELECT {names}, now() "
+            f"FROM ({given}) n {where}ORDER BY n.i", params).fetchone()
+        return int(row[0])
 
-    def replace_judged(self, judged: Judged) -> tuple[int, int, int, int]:
-        """Make ``judged`` the labels its judge has from its source (a qrels file imported
-        again, corrected): a label that changed replaces the one stored, a pair the file no
-        longer has is removed, one it adds is recorded, in one transaction. Returns (new,
+    def record_judged(self, rows: Sequence[Judgment]) -> int:
+        """Record labels read from a file (an assessor's file judged into a pool, a qrels
+        file imported) as the next batch of their pool; a (pool, topic, document) their
+        judge already labelled from the same source is not recorded again. Ids, pool,
+        source and judge as :func:`irbench.ids.id_text` gives them, relevance a whole
+        number. Returns how many were new."""
+        return self.record_judgments(_from_file(rows), once_per=FROM_FILE, new_batch=True)
+
+    def replace_judged(self, rows: Sequence[Judgment]) -> tuple[int, int, int, int]:
+        """Make ``rows`` (labels of one judge from one source, for one pool) the labels that
+        judge has from that source (a qrels file imported again, corrected): a label that
+        changed replaces the one stored, a pair the file no longer has is removed, one it
+        adds is recorded (:meth:`record_judged`), in one transaction. Returns (new,
         replaced, unchanged, removed)."""
+        rows = _from_file(rows)
+        if not rows:
+            return 0, 0, 0, 0
+        mine = [rows[0].pool, rows[0].source, rows[0].judge]
+        for name, value in zip(("pool", "source", "judge"), mine):
+            values = list(map(attrgetter(name), rows))
+            if values.count(value) != len(values):
+                raise ValueError(f"replace_judged: rows of one {name}")
         given = ("SELECT DISTINCT ON (q, d) * FROM (SELECT unnest(?::VARCHAR[]) AS q, "
                  "unnest(?::VARCHAR[]) AS d, unnest(?::INTEGER[]) AS r)")
-        columns = [_ids(judged.query_id), _ids(judged.doc_id),
-                   [int(r) for r in judged.relevance]]
-        mine = _ids((judged.pool, judged.source, judged.judge))
+        columns = [list(map(attrgetter(name), rows)) for name in ("query_id", "doc_id",
+                                                                  "relevance")]
         with self.transaction():
             row = self.con.execute(
                 f"WITH n AS ({given}), o AS (SELECT DISTINCT ON (query_id, doc_id) query_id "
@@ -195,11 +247,8 @@ class Judging:
                     f"DELETE FROM judgments j WHERE pool = ? AND source = ? AND judge = ? "
                     f"AND NOT EXISTS (SELECT 1 FROM ({given}) n WHERE n.q = j.query_id AND "
                     "n.d = j.doc_id AND n.r = j.relevance)", [*mine, *columns])
-            self.record_judged(judged)
+            self.record_judged(rows)
         return int(row[0]), int(row[1]), int(row[2]), int(row[3])
-
-    def _count(self) -> int:
-        return self.con.execute("SELECT count(*) FROM judgments").fetchone()[0]
 
     def remember_judge(self, name: str, kind: str, model: str, base_url: str,
                        settings: str) -> None:
@@ -240,6 +289,7 @@ class Judging:
             "model", "prompt_sha256", "query_id", "doc_id", "judge", "answer", "relevance",
             "prompt_tokens", "completion_tokens", "seconds")}
         changed: list[str] = []
+        judgments: list[Judgment] = []  # of the answers parsed
         pool = id_text(pool)
         for given in answers:
             a, notes = storable_answer(given)
@@ -248,6 +298,11 @@ class Judging:
                                + "; ".join(notes))
             for name, values in columns.items():
                 values.append(getattr(a, name))
+            if a.relevance is not None:
+                judgments.append(Judgment(
+                    pool=pool, query_id=a.query_id, doc_id=a.doc_id, relevance=a.relevance,
+                    judge=a.judge, judge_kind="model", source=f"model:{a.model}",
+                    model=a.model, prompt_sha256=a.prompt_sha256, answer=a.answer))
         table = {name: np.array(values, dtype=object) for name, values in columns.items()}
         with self.transaction():  # BEGIN first: DuckDB registers on a finished result only
             self.con.register("irbench_answers", table)
@@ -257,18 +312,9 @@ class Judging:
                     "judge, answer, CAST(relevance AS INTEGER), CAST(prompt_tokens AS BIGINT), "
                     "CAST(completion_tokens AS BIGINT), CAST(seconds AS DOUBLE), now() "
                     "FROM irbench_answers ON CONFLICT DO NOTHING")
-                self.con.execute(
-                    "INSERT INTO judgments (pool, query_id, doc_id, relevance, batch, source, "
-                    "judged_at, judge, judge_kind, model, prompt_sha256, answer) "
-                    "SELECT DISTINCT ON (a.judge, a.prompt_sha256, a.query_id, a.doc_id) "
-                    "?, a.query_id, a.doc_id, CAST(a.relevance AS INTEGER), NULL, "
-                    "'model:' || a.model, now(), a.judge, 'model', a.model, a.prompt_sha256, "
-                    "a.answer FROM irbench_answers a WHERE a.relevance IS NOT NULL AND NOT "
-                    "EXISTS (SELECT 1 FROM judgments j WHERE j.judge = a.judge AND "
-                    "j.prompt_sha256 = a.prompt_sha256 AND j.query_id = a.query_id AND "
-                    "j.doc_id = a.doc_id)", [pool])
             finally:
                 self.con.unregister("irbench_answers")
+            self.record_judgments(judgments, once_per=ONE_ANSWER)
         return changed
 
     def judgment_columns(self, pool: str | None = None, judges: Sequence[str] = ()

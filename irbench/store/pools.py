@@ -10,8 +10,8 @@ import numpy as np
 from ..errors import OutputError, StoreError
 from ..files import replacing_folder, replacing_name
 from ..ids import ids_text
-from .judging import Judged
 from .reads import sql_string, view_sql
+from .records import Judgment
 
 
 class Pools:
@@ -23,7 +23,7 @@ class Pools:
 
     def _insert_columns(self, verb: str, table: str, rows: dict) -> None: ...  # the Store's
 
-    def record_judged(self, judged: Judged) -> int:  # Judging's (before Pools in Store)
+    def record_judged(self, rows: Sequence[Judgment]) -> int:  # Judging's (before Pools)
         raise NotImplementedError
 
     def load_pool(self, name: str) -> tuple[str, bytes] | None:
@@ -46,9 +46,9 @@ class Pools:
                 [name, strategy, state, arrays])
             if judgments:  # idempotent per (pool, topic, document, file, judge): a file
                 # given again (after a crash, or by habit) records nothing twice
-                q, d, r = (list(column) for column in zip(*judgments))
-                self.record_judged(Judged(query_id=q, doc_id=d, relevance=r, judge=judge,
-                                          pool=name, source=source))
+                self.record_judged([Judgment(query_id=q, doc_id=d, relevance=r, judge=judge,
+                                             pool=name, source=source)
+                                    for q, d, r in judgments])
 
     def save_built_pool(self, name: str, strategy: str, params: str, seed: int,
                         docs: dict, provenance: dict) -> None:

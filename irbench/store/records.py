@@ -1,10 +1,12 @@
 """What the runner hands the store: one (system, qrels set)'s values, one system's outcome,
-a qrels set's facts, a file's facts."""
+a qrels set's facts, a file's facts; and one row of ``judgments``, as every producer of
+judgments writes it and every reader gets it back."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from datetime import datetime
 from typing import NamedTuple
 
 import numpy as np
@@ -85,3 +87,35 @@ class SystemRecord:
     validation: str | None = None
     problems: str | None = None
     fields: dict | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Judgment:
+    """One row of ``judgments``: a label given to (topic, document) by one judge.
+
+    Each producer fills what it knows: an assessor's file judged into a pool or an imported
+    qrels file (``source`` the file, ``batch`` the pool's batch), a model judge (``judge_kind``
+    ``model``, ``source`` ``model:<model>``, the model, the sha256 of its request and its raw
+    answer), the browser (``source`` :data:`ASSESSED`, the model's label shown as a
+    ``suggested`` one, the ``seconds`` from showing the document to the click).
+    :meth:`Store.record_judgments` writes them; ``judged_at`` is the store's, set when
+    recorded (given back on reads)."""
+
+    query_id: str
+    doc_id: str
+    relevance: int
+    judge: str
+    judge_kind: str = "human"        # human or model
+    pool: str = ""                   # the pool judged; '' for judgments not made for one
+    source: str = ""                 # the file, 'model:<model>' or ASSESSED
+    batch: int | None = None         # a file's batch of its pool, else None
+    model: str | None = None
+    prompt_sha256: str | None = None  # of the request the model was asked
+    answer: str | None = None         # the model's raw answer
+    suggested: int | None = None      # the label shown as a suggestion in the browser
+    seconds: float | None = None      # in the browser: from showing the document to the click
+    judged_at: datetime | None = None
+
+
+JUDGMENT_FIELDS = tuple(f.name for f in fields(Judgment))  # the columns of ``judgments``
+ASSESSED = "assess"  # the source of a judgment made in the browser (``irbench assess``)
