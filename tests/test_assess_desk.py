@@ -47,7 +47,7 @@ def test_topics_holds_and_the_order_of_the_strategy(config):
             desk.judge(ANN, "403" if other.query_id != "403" else "402", other.doc_id, 1, 1.0)
         desk.judge(ANN, a.query_id, a.doc_id, 2, 3.5)
         assert desk.next_for(ANN) != a
-        assert desk.progress(ANN)["judged"] == 1
+        assert desk.progress(ANN).judged == 1
 
 
 def test_the_rules_for_a_document_labelled_twice(config):
@@ -93,7 +93,7 @@ def test_an_adaptive_pool_hands_out_as_it_goes_until_its_budget(config):
         while (item := desk.next_for(ALL)) is not None:
             desk.judge(ALL, item.query_id, item.doc_id, count % 2, 0.1)
             count += 1
-        assert count == 6 and desk.progress(ALL)["done"]  # 3 topics x budget 2
+        assert count == 6 and desk.progress(ALL).done  # 3 topics x budget 2
 
 
 def test_a_name_belongs_to_one_pool(config, capsys):
@@ -147,7 +147,7 @@ def test_the_pool_commands_see_the_clicks_made_since_the_state_was_saved(config,
                      str(tmp_path / "b.txt"), "--batch", "1"]) == 0
     with opened(load_config(config), "web", None, 0.0) as (desk, _, _):
         cand = desk.state.candidate(relabelled[0].encode(), relabelled[1].encode())
-        assert desk.state.relevance[cand] == 0 and desk.progress(ALL)["judged"] == 2
+        assert desk.state.relevance[cand] == 0 and desk.progress(ALL).judged == 2
 
 
 def test_without_the_assess_extra_a_message_not_a_traceback(config, capsys, monkeypatch):
@@ -167,13 +167,13 @@ def test_the_provisional_leaderboard_scores_the_topics_judged_to_the_end(config)
     cfg = _start(config, "mtf", "--budget", "2")
     with opened(cfg, "web", None, 0.0) as (desk, store, _):
         view = organiser_view(desk, store.clicks("web"), [])
-        assert view["leaderboard"] == [] and "no topic" in view["leaderboard_note"]
+        assert view.leaderboard == () and "no topic" in view.leaderboard_note
         count = 0
         while (item := desk.next_for(ALL)) is not None:
             desk.judge(ALL, item.query_id, item.doc_id, (count + 1) % 2, 0.1)
             count += 1
         view = organiser_view(desk, store.clicks("web"), [])
-        assert view["leaderboard_note"].startswith("3 of 3 topics judged to the end")
+        assert view.leaderboard_note.startswith("3 of 3 topics judged to the end")
 
         def expected() -> dict[str, float]:
             qrels = desk.state.qrels()
@@ -181,14 +181,14 @@ def test_the_provisional_leaderboard_scores_the_topics_judged_to_the_end(config)
                              4)
                     for n, run in zip(desk.state.table.runs, desk.state.table.sources)}
 
-        assert {n: float(v) for n, v in view["leaderboard"]} == pytest.approx(expected(),
+        assert {n: float(v) for n, v in view.leaderboard} == pytest.approx(expected(),
                                                                               abs=1e-12)
         assert organiser_view(desk, store.clicks("web"), []) == view  # cached: no change
         item = desk.undo(ALL)  # a label of a topic judged to the end changed: the board too
         desk.judge(ALL, item.query_id, item.doc_id, 1 - item.previous, 0.1)
         again = organiser_view(desk, store.clicks("web"), [])
-        assert again["leaderboard"] != view["leaderboard"]
-        assert {n: float(v) for n, v in again["leaderboard"]} == pytest.approx(expected(),
+        assert again.leaderboard != view.leaderboard
+        assert {n: float(v) for n, v in again.leaderboard} == pytest.approx(expected(),
                                                                                abs=1e-12)
 
 

@@ -76,7 +76,7 @@ def test_a_latin1_docno_is_served_judged_undone_and_stored_by_the_desk(config):
         assert [(c.doc_id, c.relevance) for c in store.clicks("web")] == [(SHOWN, 2), (SHOWN, 1)]
         assert desk.state.relevance[desk.state.candidate(b"401", LATIN1)] == 1
     with opened(load_config(config), "web", None, 0.0) as (desk, _, _):  # a restart
-        assert desk.progress(ANN)["judged"] == 1
+        assert desk.progress(ANN).judged == 1
         assert desk.undo(ANN).doc_id == SHOWN
 
 
@@ -204,15 +204,15 @@ def test_skips_never_hand_out_an_mtf_pool(config):
         assert item.skipped and len(set(seen)) == step
         assert seen[:step] == seen[step:2 * step]  # round and round, oldest skip first
         progress = desk.progress(ALL)
-        assert (progress["judged"], progress["total"], progress["skipped"]) == (0, step, step)
-        assert not progress["done"] and not desk.state.complete
+        assert (progress.judged, progress.total, progress.skipped) == (0, step, step)
+        assert not progress.done and not desk.state.complete
         count = 0
         while item is not None:
             desk.judge(ALL, item.query_id, item.doc_id, count % 2, 0.1)
             count += 1
             item = desk.next_for(ALL)
         progress = desk.progress(ALL)
-        assert progress["done"] and desk.state.complete and progress["skipped"] == 0
+        assert progress.done and desk.state.complete and progress.skipped == 0
         assert desk.state.judged_total == desk.state.handed_total == count
 
 
@@ -245,23 +245,23 @@ def test_skips_on_a_depth_pool_go_to_the_end_or_to_another_assessor(config):
         other = desk.next_for(DAN)  # another assessor of the topic takes it at once
         assert (other.query_id, other.doc_id) == first and not other.skipped
         desk.judge(DAN, *first, 1, 0.1)
-        total = desk.progress(ANN)["total"]
+        total = desk.progress(ANN).total
         order = []
         for _ in range(total - 1):  # ann skips every other document of 401
             order.append((item.query_id, item.doc_id))
             item = desk.skip(ANN, item.query_id, item.doc_id)
         assert item.skipped and (item.query_id, item.doc_id) == order[0]
         progress = desk.progress(ANN)
-        assert (progress["judged"], progress["skipped"], progress["done"]) == (1, total - 1,
+        assert (progress.judged, progress.skipped, progress.done) == (1, total - 1,
                                                                               False)
-        assert desk.progress()["skipped"] == total - 1  # the organiser's view counts them
+        assert desk.progress().skipped == total - 1  # the organiser's view counts them
         judged = []
         while item is not None:
             judged.append((item.query_id, item.doc_id))
             desk.judge(ANN, item.query_id, item.doc_id, 0, 0.1)
             item = desk.next_for(ANN)
         assert judged == order  # in the order skipped
-        assert desk.progress(ANN)["judged"] == total and desk.progress(ANN)["skipped"] == 0
+        assert desk.progress(ANN).judged == total and desk.progress(ANN).skipped == 0
 
 
 # -- 3. names and 4. topics

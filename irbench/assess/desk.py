@@ -37,7 +37,6 @@ import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,22 +44,7 @@ from ..errors import JudgmentError
 from ..ids import id_candidates, id_text
 from ..pooling.state import JUDGED, PENDING, PoolingState
 from ..store import Assessor, Click
-
-
-@dataclass(frozen=True)
-class Item:
-    """A document to judge as the assessor's page shows it."""
-
-    query_id: str
-    doc_id: str
-    topic: dict[str, str]  # query_id, title, description, narrative
-    title: str
-    text: str
-    suggestion: int | None  # a model judge's label, or None
-    again: bool  # the assessor judged it already (undo): their label is ``previous``
-    previous: int | None
-    skipped: bool = False  # the assessor skipped it before: nothing else of theirs is left
-
+from .contexts import Item, Progress, TopicProgress
 
 OUTSIDE = "\0outside"  # the first judge of a document judged before the browser (a file)
 
@@ -326,10 +310,9 @@ class Desk:
             saved = self.save_state(self.state, self.clicks)
         saved.result()
 
-    def progress(self, who: Assessor | None = None) -> dict:
-        """{"judged", "total" (handed out or judged), "skipped" (pending documents skipped:
-        by the assessor, or by anyone with None), "topics": [{query_id, judged, total}],
-        "done"} over the assessor's topics (all with None)."""
+    def progress(self, who: Assessor | None = None) -> Progress:
+        """How far the judging is over the assessor's topics (all with None): skips counted
+        of pending documents skipped by the assessor (by anyone with None)."""
         with self.lock:
             mine = self._mine(who) if who else np.ones(len(self.state.status), dtype=bool)
             status, topic = self.state.status, self.state.table.cand_topic
@@ -337,10 +320,10 @@ class Desk:
             judged = np.bincount(topic[mine & (status == JUDGED)],
                                  minlength=len(self.topics))
             total = np.bincount(topic[seen], minlength=len(self.topics))
-            rows = [{"query_id": q, "judged": int(j), "total": int(t)}
-                    for q, j, t in zip(self.topics, judged, total) if t]
+            rows = tuple(TopicProgress(query_id=q, judged=int(j), total=int(t))
+                         for q, j, t in zip(self.topics, judged, total) if t)
             aside = {c for name, cands in self.skipped.items()
                      if who is None or name == who.name for c in cands}
             skipped = sum(1 for c in aside if mine[c] and status[c] == PENDING)
-            return {"judged": int(judged.sum()), "total": int(total.sum()), "skipped": skipped,
-                    "topics": rows, "done": self.state.complete}
+            return Progress(judged=int(judged.sum()), total=int(total.sum()), skipped=skipped,
+                            topics=rows, done=bool(self.state.complete))

@@ -16,12 +16,13 @@ from ..judgments.agreement import agreement
 from ..pooling.state import JUDGED
 from ..store import Click
 from ..trec import Qrels, read_qrels
+from .contexts import AssessorRow, OrganiserView
 from .desk import Desk
 
 MEASURE = "AP"
 
 
-def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list) -> dict:
+def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list) -> OrganiserView:
     """The organiser page's values (see the module docstring); ``clicks`` as
     :meth:`Store.clicks` gives them."""
     progress = desk.progress()
@@ -31,15 +32,18 @@ def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list) -> dict
             continue
         mine = [c for c in clicks if c.judge == a.name]
         suggested = [c for c in mine if c.suggested is not None]
-        rows.append({
-            "name": a.name, "topics": ", ".join(a.topics) or "all", "judged": len(mine),
-            "seconds": f"{statistics.median(c.seconds or 0.0 for c in mine):.1f}" if mine else "-",
-            "kept": (f"{sum(c.relevance == c.suggested for c in suggested)} of {len(suggested)}"
-                     if suggested else "-")})
+        rows.append(AssessorRow(
+            name=a.name, topics=", ".join(a.topics) or "all", judged=len(mine),
+            seconds=(f"{statistics.median(c.seconds or 0.0 for c in mine):.1f}" if mine
+                     else "-"),
+            kept=(f"{sum(c.relevance == c.suggested for c in suggested)} of {len(suggested)}"
+                  if suggested else "-")))
     board, note = _leaderboard(desk)
-    return {**progress, "strategy": desk.state.strategy.name, "clicks": len(clicks),
-            "assessors": rows, "agreement": _agreement(clicks), "measure": MEASURE,
-            "leaderboard": board, "leaderboard_note": note}
+    return OrganiserView(
+        judged=progress.judged, total=progress.total, skipped=progress.skipped,
+        topics=progress.topics, done=progress.done, strategy=desk.state.strategy.name,
+        clicks=len(clicks), assessors=tuple(rows), agreement=_agreement(clicks),
+        measure=MEASURE, leaderboard=tuple(board), leaderboard_note=note)
 
 
 def _agreement(clicks: Sequence[Click]) -> str:

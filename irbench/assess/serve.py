@@ -12,13 +12,12 @@ from contextlib import contextmanager
 
 from starlette.applications import Starlette
 
-from ..config import priority_order
 from ..documents import open_documents
 from ..errors import IrbenchError
 from ..escaping import terminal
 from ..ids import id_text
-from ..pooling import PoolingState, build_table
-from ..pooling.persist import decode_state, encode_state
+from ..pooling import PoolingState, load_state
+from ..pooling.persist import encode_state
 from ..store import Assessor, Store
 from ..topics import read_topics
 from .app import Gate, build_app, token_sha256
@@ -45,8 +44,7 @@ def add_assessor(config, pool: str, name: str, topics: tuple[str, ...], role: st
     if topics and role != "assessor":
         raise AssessError("--topics is for assessors: an organiser sees every topic")
     if topics:
-        _runs_present(config)
-        table = build_table(priority_order(config.systems))
+        table = config.run_table()  # MissingRunsError naming each missing run file
         check_topics(topics, [id_text(t) for t in table.topics], pool)
     token = secrets.token_urlsafe(24)
     with Store(config.store, wait=wait) as store:
@@ -75,15 +73,13 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
     if config.documents is None or config.topics is None:
         raise AssessError(f"{config.path}: assessors read the documents and the topics: give "
                           "collection.documents and collection.topics")
-    _runs_present(config)
-    table = build_table(priority_order(config.systems))
+    table = config.run_table()  # MissingRunsError naming each missing run file
     topics = read_topics(config.topics)
     with Store(config.store, wait=wait) as store, open_documents(config.documents) as docs:
-        saved = store.load_pool(pool)
-        if saved is None:
+        state = load_state(store, pool, table)
+        if state is None:
             raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "
                               f"{config.path} --name {pool})")
-        state = PoolingState.from_dict(decode_state(*saved), table)
         clicks = store.clicks(pool)
         catch_up(state, clicks, store.clicks_applied(pool))
 
@@ -105,13 +101,6 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
                         overlap=overlap, seed=state.seed)
             desk.replay(clicks)
             yield desk, store, docs
-
-
-def _runs_present(config) -> None:
-    missing = [config.missing_runs[s.name] for s in config.systems
-               if s.name in config.missing_runs]
-    if missing:
-        raise AssessError("run files missing: " + "; ".join(missing))
 
 
 def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
