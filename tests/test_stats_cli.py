@@ -16,7 +16,13 @@ from campaigns import make_campaign
 from irbench import stats as S
 from irbench.cli import compare as compare_cli
 from irbench.config import load_config
-from irbench.errors import EvaluationError, NotStoredError, StatisticsError, UsageError
+from irbench.errors import (
+    EvaluationError,
+    NotStoredError,
+    StatisticsError,
+    UnknownQrelsSetError,
+    UsageError,
+)
 from irbench.runner import run_campaign
 from irbench.store import Store
 
@@ -132,7 +138,7 @@ def test_baseline_from_the_config(campaign, capsys):
 def test_user_errors(campaign, capsys):
     with pytest.raises(UsageError, match="baseline 'nope' is not among the compared systems"):
         run(capsys, campaign, "--baseline", "nope")
-    with pytest.raises(UsageError, match="no qrels set 'deep'"):
+    with pytest.raises(UnknownQrelsSetError, match="no qrels set 'deep'"):
         run(capsys, campaign, "--qrels", "deep")
     with pytest.raises(NotStoredError, match="measure 'ERR@20' is in none of the suites of "
                        ".*add it to a suite under suites: and run 'irbench run "):

@@ -211,11 +211,8 @@ def _store_for(config: Config, wait: float | None) -> Store:
 
 def cmd_scores(args) -> int:
     config = load_config(args.config, strict=False)
-    qrels = args.qrels or (config.qrels[0].name if config.qrels else None)
-    if qrels not in [q.name for q in config.qrels]:
-        raise UsageError(f"no qrels set '{args.qrels}' in {args.config} "
-                         f"(it has {', '.join(q.name for q in config.qrels)})")
-    spec = next(q for q in config.qrels if q.name == qrels)
+    spec = config.qrels_set(args.qrels)
+    qrels: str | None = spec.name
     asked = [parse_measure(m) for m in args.measure]
     measures = [str(m) for m in asked] or [str(m) for m in spec.measures(config.measures)]
     if args.format == "parquet" and not args.output:

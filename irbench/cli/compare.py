@@ -129,16 +129,12 @@ def _baseline(args, config, order: list[str]) -> str | None:
 
 def cmd_compare(args) -> int:
     config = load_config(args.config, strict=False)
-    names = [q.name for q in config.qrels]
-    qrels = args.qrels or (names[0] if names else None)
-    if qrels not in names:
-        raise UsageError(f"no qrels set '{args.qrels}' in {args.config} "
-                         f"(it has {', '.join(names) or 'none'})")
+    spec = config.qrels_set(args.qrels)
+    qrels = spec.name
     asked = [parse_measure(m) for m in args.measure]
     if not asked:
         if not config.measures:
             raise UsageError(f"{args.config} declares no measure; give --measure")
-        spec = next(q for q in config.qrels if q.name == qrels)
         asked = [(spec.measures(config.measures) or config.measures)[0]]
     measures = [str(m) for m in asked]
     declared = [s.name for s in config.systems]
