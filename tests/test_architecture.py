@@ -359,3 +359,31 @@ def test_one_writer_of_judgments():
              for path in sorted(PACKAGE.rglob("*.py")) for text in [path.read_text()]
              for m in insert.finditer(text)]
     assert len(sites) == 1 and sites[0].startswith("irbench/store/judging.py:"), sites
+
+
+def test_every_jinja_environment_is_strict():
+    """Every Jinja2 environment irbench makes (the report, the desk, the judges' sandbox)
+    refuses an undefined name: a template reading a name its documented context lacks is an
+    error, never an empty string (the contexts are checked against the templates by the report's
+    contract tests and tests/test_assess_structure.py)."""
+    made, lenient = [], []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if not (name.endswith("Environment") or (
+                    name == "__init__" and isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Call)
+                    and getattr(func.value.func, "id", "") == "super"
+                    and "Environment" in path.read_text())):
+                continue
+            if name == "__init__" and not any(k.arg == "autoescape" for k in node.keywords):
+                continue  # a super().__init__ of something else
+            made.append(f"{module}:{node.lineno}")
+            strict = [k for k in node.keywords if k.arg == "undefined"
+                      and ast.unparse(k.value).endswith("StrictUndefined")]
+            if not strict:
+                lenient.append(f"{module}:{node.lineno}")
+    assert len(made) >= 3 and lenient == [], (made, lenient)
