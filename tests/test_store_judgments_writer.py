@@ -17,13 +17,14 @@ from irbench.store import ASSESSED, JUDGMENT_FIELDS, Click, Judgment, ModelAnswe
 
 @pytest.fixture
 def spied(monkeypatch):
-    """Every call of Store.record_judgments: (its rows, its once_per, how many it recorded)."""
-    calls: list[tuple[list[Judgment], tuple[str, ...], int]] = []
+    """Every call of Store.record_judgments: (its rows or columns, its once_per, how many it
+    recorded)."""
+    calls: list[tuple[object, tuple[str, ...], int]] = []
     real = Store.record_judgments
 
     def spy(self, rows, **options):
         recorded = real(self, rows, **options)
-        calls.append((list(rows), tuple(options.get("once_per", ())), recorded))
+        calls.append((rows, tuple(options.get("once_per", ())), recorded))
         return recorded
 
     monkeypatch.setattr(Store, "record_judgments", spy)
@@ -192,3 +193,49 @@ def test_model_answers_make_one_judgment_per_judge_request_and_pair(tmp_path):
                                judge_kind="model", pool=p, source="model:m", model="m",
                                prompt_sha256="a" * 64, answer="1")
                       for j, p in (("j", "p"), ("k", "other"))]
+
+
+def _table(store: Store) -> list[tuple]:
+    """Every stored row but judged_at (the store's clock), in the order recorded."""
+    names = [n for n in JUDGMENT_FIELDS if n != "judged_at"]
+    return store.con.execute(f"SELECT {', '.join(names)} FROM judgments "
+                             "ORDER BY judged_at, rowid").fetchall()
+
+
+@pytest.mark.timeout(60)
+def test_columns_and_rows_store_the_same_table(tmp_path):
+    """JudgmentColumns (numpy arrays and one-value columns) and the same Judgment rows give
+    the same stored table: once_per keeps the first row of each key and skips those stored,
+    new_batch numbers the pool's batches, rows in the order given, odd ids as id_text."""
+    import numpy as np
+
+    from irbench.store import JudgmentColumns
+
+    rows = [Judgment(query_id=q, doc_id=d, relevance=r, judge="ann", pool="p", source="f",
+                     seconds=s, model=m)
+            for q, d, r, s, m in [("2", "b", 1, 0.5, None), ("1", "a", 0, 1.0, "x"),
+                                  ("2", "b", 2, 0.5, None), ("1", "\udcff", 3, None, "y"),
+                                  ("3", "c", 1, 2.0, None)]]
+    columns = JudgmentColumns(
+        length=5, query_id=np.array([r.query_id for r in rows], dtype="U"),
+        doc_id=np.array([r.doc_id for r in rows], dtype=object),
+        relevance=np.array([r.relevance for r in rows]), judge="ann", pool="p", source="f",
+        seconds=np.array([r.seconds for r in rows], dtype=object),
+        model=np.array([r.model for r in rows], dtype=object))
+    assert JudgmentColumns.from_rows(rows).judge == "ann"  # one value: a scalar
+    tables = []
+    for given in (rows, columns):
+        with Store(str(tmp_path / f"{len(tables)}.duckdb")) as store:
+            counts = [store.record_judged(given), store.record_judged(given),
+                      store.record_judgments(  # (2, b, 2): the one key not stored
+                          given[:3] if isinstance(given, list) else JudgmentColumns.from_rows(
+                              rows[:3]), once_per=("query_id", "doc_id", "relevance")),
+                      store.record_judgments(given[:1] if isinstance(given, list) else
+                                             JudgmentColumns.from_rows(rows[:1]))]
+            tables.append((counts, _table(store)))
+    assert tables[0] == tables[1]
+    counts, table = tables[0]
+    assert counts == [4, 0, 1, 1]
+    assert [(q, d, r, batch) for q, d, r, _, _, _, _, batch, *_ in table] == [
+        ("2", "b", 1, 1), ("1", "a", 0, 1), ("1", "\\xff", 3, 1), ("3", "c", 1, 1),
+        ("2", "b", 2, None), ("2", "b", 1, None)]

@@ -178,18 +178,17 @@ def _import(args, config) -> int:
     again, changed, replaces that judge's labels from it."""
     from ..escaping import terminal
     from ..ids import ids_text
-    from ..store import Judgment, Store
+    from ..store import JudgmentColumns, Store
     from ..trec import read_qrels
 
     if not args.as_:
         raise UsageError("irbench qrels --import FILE needs --as NAME (the judge's name)")
     qrels = read_qrels(args.import_)
     with Store(config.store, wait=args.wait) as store:
-        new, replaced, same, removed = store.replace_judged([Judgment(
-            query_id=q, doc_id=d, relevance=r, judge=args.as_, judge_kind=args.kind,
-            source=str(args.import_)) for q, d, r in zip(
-                ids_text(qrels.query_id).tolist(), ids_text(qrels.doc_id).tolist(),
-                qrels.relevance.tolist())])
+        new, replaced, same, removed = store.replace_judged(JudgmentColumns(
+            length=len(qrels), query_id=ids_text(qrels.query_id),
+            doc_id=ids_text(qrels.doc_id), relevance=qrels.relevance, judge=args.as_,
+            judge_kind=args.kind, source=str(args.import_)))
     what = f"judgments by '{terminal(args.as_)}' from {terminal(str(args.import_))}"
     if not (same or replaced or removed):
         print(f"{new:,} {what} recorded")

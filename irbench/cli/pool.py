@@ -397,7 +397,6 @@ def cmd_next(args) -> int:
 
 
 def cmd_judge(args) -> int:
-    from ..ids import id_text
     from ..pooling import read_assessor_file, save_state
 
     if not args.judgments:
@@ -407,9 +406,7 @@ def cmd_judge(args) -> int:
         for path in args.judgments:  # each file is recorded whole, or not at all
             judged = read_assessor_file(path)
             recorded += state.record(judged)
-            rows = [(id_text(q), id_text(d), int(r)) for q, d, r in
-                    zip(judged.query_id, judged.doc_id, judged.relevance)]
-            save_state(store, args.name, state, judgments=rows, source=str(path),
+            save_state(store, args.name, state, judgments=judged, source=str(path),
                        judge=args.assessor)
     print(f"pool '{args.name}': {recorded} new judgments recorded")
     return 0

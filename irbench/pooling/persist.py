@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..trec import Qrels
 from .state import PoolingState
 from .table import RunTable
 
@@ -26,7 +27,7 @@ class PoolWriter(Protocol):
     """What :func:`save_state` needs of a store (the :class:`irbench.store.Store` has it)."""
 
     def save_pool(self, name: str, strategy: str, state: str, arrays: bytes,
-                  judgments: Sequence[tuple[str, str, int]] = (), source: str = "",
+                  judgments: Sequence[tuple[str, str, int]] | Qrels = (), source: str = "",
                   judge: str = "assessor") -> None: ...
 
 
@@ -43,7 +44,7 @@ def load_state(store: PoolReader, name: str, table: RunTable) -> PoolingState | 
 
 
 def save_state(store: PoolWriter, name: str, state: PoolingState,
-               judgments: Sequence[tuple[str, str, int]] = (), source: str = "",
+               judgments: Sequence[tuple[str, str, int]] | Qrels = (), source: str = "",
                judge: str = "assessor") -> None:
     """Save ``state`` as the pool ``name``, with the judgments just recorded in it (by
     ``judge``, from the file ``source``) in the same transaction."""

@@ -42,14 +42,15 @@ from .records import (
     Evaluated,
     FileFacts,
     Judgment,
+    JudgmentColumns,
     QrelsRecord,
     SystemRecord,
 )
 from .schema import MIGRATIONS
 
 __all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT",
-           "Assessor", "Click", "Evaluated", "FileFacts", "Judgment", "ModelAnswer",
-           "QrelsRecord", "Store", "SystemRecord"]
+           "Assessor", "Click", "Evaluated", "FileFacts", "Judgment", "JudgmentColumns",
+           "ModelAnswer", "QrelsRecord", "Store", "SystemRecord"]
 
 
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default

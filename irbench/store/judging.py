@@ -19,18 +19,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from ..errors import StoreValueError
-from ..ids import id_text
-from .records import JUDGMENT_FIELDS, Judgment
+from ..ids import id_text, ids_text
+from .records import WRITTEN_FIELDS, Judgment, JudgmentColumns
 
-WRITTEN = tuple(name for name in JUDGMENT_FIELDS if name != "judged_at")  # judged_at: now()
+WRITTEN = WRITTEN_FIELDS  # judged_at: now()
 _SQL_TYPES = {"relevance": "INTEGER", "batch": "INTEGER", "suggested": "INTEGER",
               "seconds": "DOUBLE"}  # every other column VARCHAR
 FROM_FILE = ("pool", "query_id", "doc_id", "source", "judge")  # a file's label: once
@@ -59,19 +59,46 @@ MAX_TOKENS = 2**31 - 1  # a token count above this (a server's error: no answer 
 MIN_RELEVANCE, MAX_RELEVANCE = -(2**31), 2**31 - 1  # the INTEGER column
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEYS = ("model", "prompt_sha256", "judge")
+_GIVEN = "irbench_judgments"  # the registered columns record_judgments reads
+_LABELS = "irbench_labels"  # those replace_judged compares
 
 
-def _from_file(rows: Sequence[Judgment]) -> Sequence[Judgment]:
+def _from_file(rows: JudgmentColumns) -> JudgmentColumns:
     """``rows`` as labels read from a file are stored: ids, pool, source and judge by
-    :func:`irbench.ids.id_text`, relevance a whole number. The rows themselves when they are
-    so already (a file of valid UTF-8 ids: checked a column at a time)."""
-    texts = ("query_id", "doc_id", "pool", "source", "judge")
-    if all(_all_text(list(map(attrgetter(name), rows))) for name in texts) and all(
-            type(relevance) is int for relevance in map(attrgetter("relevance"), rows)):
-        return rows
-    return [replace(row, query_id=id_text(row.query_id), doc_id=id_text(row.doc_id),
-                    relevance=int(row.relevance), judge=id_text(row.judge),
-                    pool=id_text(row.pool), source=id_text(row.source)) for row in rows]
+    :func:`irbench.ids.id_text`, relevance a whole number. A column is kept as it is when it
+    is so already (valid UTF-8 text; whole numbers): checked a column at a time."""
+    changed: dict[str, Any] = {}
+    for name in ("query_id", "doc_id", "pool", "source", "judge"):
+        value = getattr(rows, name)
+        if not isinstance(value, np.ndarray):
+            changed[name] = id_text(value)
+        elif not _all_text(value.tolist()):
+            changed[name] = ids_text(value)
+    relevance = rows.relevance
+    if not isinstance(relevance, np.ndarray):
+        changed["relevance"] = int(relevance)  # type: ignore[arg-type]
+    elif relevance.dtype.kind not in "iu":
+        changed["relevance"] = np.array([int(r) for r in relevance.tolist()] + [None],
+                                        dtype=object)[:-1]
+    return replace(rows, **changed) if changed else rows
+
+
+@contextmanager
+def _registered(con: Any, name: str) -> Iterator[None]:
+    """Unregister the table ``name`` after the block; after a failed statement (the
+    transaction aborted: DuckDB refuses to unregister then) the rollback drops it, and the
+    statement's error is the one raised."""
+    try:
+        yield
+    except BaseException:
+        with suppress(Exception):
+            con.unregister(name)
+        raise
+    con.unregister(name)
+
+
+def _columns(rows: Sequence[Judgment] | JudgmentColumns) -> JudgmentColumns:
+    return rows if isinstance(rows, JudgmentColumns) else JudgmentColumns.from_rows(rows)
 
 
 def _all_text(values: list) -> bool:
@@ -163,37 +190,43 @@ class Judging:
 
     def transaction(self) -> Any: ...  # the Store's
 
-    def record_judgments(self, rows: Sequence[Judgment], *, once_per: Sequence[str] = (),
-                         new_batch: bool = False) -> int:
-        """Record ``rows`` in the order given (one statement: the caller's transaction, if
-        one is open, makes it part of a larger commit), each judged now(). ``once_per``: the
-        columns that identify a judgment already made (:data:`FROM_FILE`,
-        :data:`ONE_ANSWER`): a row whose values in them equal those of a stored row, or of an
-        earlier row given, is not recorded; empty, every row is (the browser's clicks).
-        ``new_batch``: each row in the next batch of its pool (a file's labels), not its own
-        ``batch``. Returns how many were recorded. The only writer of ``judgments``."""
+    def record_judgments(self, rows: Sequence[Judgment] | JudgmentColumns, *,
+                         once_per: Sequence[str] = (), new_batch: bool = False) -> int:
+        """Record ``rows`` (:class:`Judgment` records, or :class:`JudgmentColumns`) in the
+        order given (one statement: the caller's transaction, if one is open, makes it part
+        of a larger commit), each judged now(). ``once_per``: the columns that identify a
+        judgment already made (:data:`FROM_FILE`, :data:`ONE_ANSWER`): a row whose values in
+        them equal those of a stored row, or of an earlier row given, is not recorded; empty,
+        every row is (the browser's clicks). ``new_batch``: each row in the next batch of its
+        pool (a file's labels), not its own ``batch``. Returns how many were recorded. The
+        only writer of ``judgments``: array columns are read as a registered table, a column
+        with one value for all rows as a parameter."""
         if unknown := [name for name in once_per if name not in WRITTEN]:
             raise ValueError(f"not columns of judgments: {unknown}")
-        if not rows:
+        columns = _columns(rows)
+        if not len(columns):
             return 0
-        columns = {name: list(map(attrgetter(name), rows)) for name in WRITTEN}
-        if once_per:  # the first row given with each key (a dict keeps the last: built backwards)
-            keys = list(zip(*(columns[name] for name in once_per)))
-            first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
-            if len(first) < len(keys):
-                keep = sorted(first.values())
-                columns = {name: [values[i] for i in keep] for name, values in columns.items()}
-        n = len(columns["query_id"])
-        selected, params = ["unnest(range(?)) AS i"], list[Any]([n])
-        for name, values in columns.items():
+        table: dict[str, np.ndarray] = {}
+        selected, params = [], list[Any]()
+        for name in WRITTEN:
             sql_type = _SQL_TYPES.get(name, "VARCHAR")
-            if values.count(values[0]) == n:  # one value: not a list of n
-                selected.append(f"?::{sql_type} AS {name}")
-                params.append(values[0])
+            value = getattr(columns, name)
+            if isinstance(value, np.ndarray):
+                table[name] = value.astype(object) if value.dtype.kind in "US" else value
+                selected.append(f"CAST(r.{name} AS {sql_type}) AS {name}")
             else:
-                selected.append(f"unnest(?::{sql_type}[]) AS {name}")
-                params.append(values)
-        given = f"SELECT {', '.join(selected)}"
+                selected.append(f"?::{sql_type} AS {name}")
+                params.append(value.item() if isinstance(value, np.generic) else value)
+        given = f"SELECT r.i, {', '.join(selected)} FROM "
+        if table:
+            table["i"] = np.arange(len(columns))
+            given += f"{_GIVEN} r"
+        else:  # every column one value: no table to register
+            given += "range(?) r(i)"
+            params.append(len(columns))
+        if once_per:  # the first row given with each key
+            given += (f" QUALIFY row_number() OVER (PARTITION BY {', '.join(once_per)} "
+                      "ORDER BY r.i) = 1")
         if new_batch:  # the pool's batches so far + 1 (1 for a pool without any)
             given = ("SELECT g.* REPLACE (coalesce(b.next, 1) AS batch) FROM "
                      f"({given}) g LEFT JOIN (SELECT pool, max(batch) + 1 AS next FROM "
@@ -202,52 +235,71 @@ class Judging:
         if where:
             where = f"WHERE NOT EXISTS (SELECT 1 FROM judgments j WHERE {where}) "
         names = ", ".join(WRITTEN)
-        row = self.con.execute(
+        row = self._with_table(_GIVEN, table, (
             f"INSERT INTO judgments ({names}, judged_at) SELECT {names}, now() "
-            f"FROM ({given}) n {where}ORDER BY n.i", params).fetchone()
+            f"FROM ({given}) n {where}ORDER BY n.i"), params)
         return int(row[0])
 
-    def record_judged(self, rows: Sequence[Judgment]) -> int:
+    def _with_table(self, name: str, table: dict[str, np.ndarray], sql: str,
+                    params: list) -> Any:
+        """The first row of ``sql`` reading the numpy columns ``table`` (none: nothing
+        registered) as the table ``name``."""
+        if not table:
+            return self.con.execute(sql, params).fetchall()[0]
+        with self.transaction():  # BEGIN first: DuckDB registers on a finished result only
+            self.con.register(name, table)
+            with _registered(self.con, name):  # fetched to the end: likewise to unregister
+                return self.con.execute(sql, params).fetchall()[0]
+
+    def record_judged(self, rows: Sequence[Judgment] | JudgmentColumns) -> int:
         """Record labels read from a file (an assessor's file judged into a pool, a qrels
         file imported) as the next batch of their pool; a (pool, topic, document) their
         judge already labelled from the same source is not recorded again. Ids, pool,
         source and judge as :func:`irbench.ids.id_text` gives them, relevance a whole
         number. Returns how many were new."""
-        return self.record_judgments(_from_file(rows), once_per=FROM_FILE, new_batch=True)
+        return self.record_judgments(_from_file(_columns(rows)), once_per=FROM_FILE,
+                                     new_batch=True)
 
-    def replace_judged(self, rows: Sequence[Judgment]) -> tuple[int, int, int, int]:
+    def replace_judged(self, rows: Sequence[Judgment] | JudgmentColumns
+                       ) -> tuple[int, int, int, int]:
         """Make ``rows`` (labels of one judge from one source, for one pool) the labels that
         judge has from that source (a qrels file imported again, corrected): a label that
         changed replaces the one stored, a pair the file no longer has is removed, one it
         adds is recorded (:meth:`record_judged`), in one transaction. Returns (new,
         replaced, unchanged, removed)."""
-        rows = _from_file(rows)
-        if not rows:
+        columns = _from_file(_columns(rows))
+        if not len(columns):
             return 0, 0, 0, 0
-        mine = [rows[0].pool, rows[0].source, rows[0].judge]
-        for name, value in zip(("pool", "source", "judge"), mine):
-            values = list(map(attrgetter(name), rows))
-            if values.count(value) != len(values):
-                raise ValueError(f"replace_judged: rows of one {name}")
-        given = ("SELECT DISTINCT ON (q, d) * FROM (SELECT unnest(?::VARCHAR[]) AS q, "
-                 "unnest(?::VARCHAR[]) AS d, unnest(?::INTEGER[]) AS r)")
-        columns = [list(map(attrgetter(name), rows)) for name in ("query_id", "doc_id",
-                                                                  "relevance")]
-        with self.transaction():
-            row = self.con.execute(
-                f"WITH n AS ({given}), o AS (SELECT DISTINCT ON (query_id, doc_id) query_id "
-                "AS q, doc_id AS d, relevance AS r FROM judgments WHERE pool = ? AND "
-                "source = ? AND judge = ? ORDER BY query_id, doc_id, judged_at DESC) "
-                "SELECT count(*) FILTER (WHERE o.q IS NULL), count(*) FILTER (WHERE n.q IS NOT "
-                "NULL AND o.q IS NOT NULL AND n.r IS DISTINCT FROM o.r), count(*) FILTER "
-                "(WHERE n.r = o.r), count(*) FILTER (WHERE n.q IS NULL) "
-                "FROM n FULL JOIN o ON n.q = o.q AND n.d = o.d", [*columns, *mine]).fetchone()
-            if row[1] or row[3]:
-                self.con.execute(
-                    f"DELETE FROM judgments j WHERE pool = ? AND source = ? AND judge = ? "
-                    f"AND NOT EXISTS (SELECT 1 FROM ({given}) n WHERE n.q = j.query_id AND "
-                    "n.d = j.doc_id AND n.r = j.relevance)", [*mine, *columns])
-            self.record_judged(rows)
+        mine = []
+        for name in ("pool", "source", "judge"):
+            value = getattr(columns, name)
+            if isinstance(value, np.ndarray):
+                if not (value == value[0]).all():
+                    raise ValueError(f"replace_judged: rows of one {name}")
+                value = value[0]
+            mine.append(value)
+        labels = {"q": columns.query_id, "d": columns.doc_id, "r": columns.relevance}
+        labels = {k: v if isinstance(v, np.ndarray) else np.full(len(columns), v, dtype=object)
+                  for k, v in labels.items()}
+        given = (f"SELECT DISTINCT ON (q, d) * FROM (SELECT CAST(q AS VARCHAR) AS q, "
+                 f"CAST(d AS VARCHAR) AS d, CAST(r AS INTEGER) AS r FROM {_LABELS})")
+        with self.transaction():  # BEGIN first: DuckDB registers on a finished result only
+            self.con.register(_LABELS, labels)
+            with _registered(self.con, _LABELS):
+                row = self.con.execute(
+                    f"WITH n AS ({given}), o AS (SELECT DISTINCT ON (query_id, doc_id) "
+                    "query_id AS q, doc_id AS d, relevance AS r FROM judgments WHERE pool = ? "
+                    "AND source = ? AND judge = ? ORDER BY query_id, doc_id, judged_at DESC) "
+                    "SELECT count(*) FILTER (WHERE o.q IS NULL), count(*) FILTER (WHERE n.q IS "
+                    "NOT NULL AND o.q IS NOT NULL AND n.r IS DISTINCT FROM o.r), count(*) "
+                    "FILTER (WHERE n.r = o.r), count(*) FILTER (WHERE n.q IS NULL) "
+                    "FROM n FULL JOIN o ON n.q = o.q AND n.d = o.d", mine).fetchall()[0]
+                if row[1] or row[3]:
+                    self.con.execute(
+                        "DELETE FROM judgments j WHERE pool = ? AND source = ? AND judge = ? "
+                        f"AND NOT EXISTS (SELECT 1 FROM ({given}) n WHERE n.q = j.query_id "
+                        "AND n.d = j.doc_id AND n.r = j.relevance)", mine)
+            self.record_judged(columns)
         return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
     def remember_judge(self, name: str, kind: str, model: str, base_url: str,

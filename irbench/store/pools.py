@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -11,7 +11,17 @@ from ..errors import OutputError, StoreError
 from ..files import replacing_folder, replacing_name
 from ..ids import ids_text
 from .reads import sql_string, view_sql
-from .records import Judgment
+from .records import Judgment, JudgmentColumns
+
+
+class Labels(Protocol):
+    """Labels as columns (a :class:`irbench.trec.Qrels` has them)."""
+
+    query_id: np.ndarray
+    doc_id: np.ndarray
+    relevance: np.ndarray
+
+    def __len__(self) -> int: ...
 
 
 class Pools:
@@ -23,7 +33,8 @@ class Pools:
 
     def _insert_columns(self, verb: str, table: str, rows: dict) -> None: ...  # the Store's
 
-    def record_judged(self, rows: Sequence[Judgment]) -> int:  # Judging's (before Pools)
+    def record_judged(self, rows: Sequence[Judgment] | JudgmentColumns
+                      ) -> int:  # Judging's (before Pools)
         raise NotImplementedError
 
     def load_pool(self, name: str) -> tuple[str, bytes] | None:
@@ -33,10 +44,12 @@ class Pools:
         return None if row is None else (row[0], bytes(row[1]))
 
     def save_pool(self, name: str, strategy: str, state: str, arrays: bytes,
-                  judgments: Sequence[tuple[str, str, int]] = (), source: str = "",
+                  judgments: Sequence[tuple[str, str, int]] | Labels = (), source: str = "",
                   judge: str = "assessor") -> None:
         """Save a pool's state and the judgments just recorded (by assessor ``judge``, from
-        file ``source``), in one transaction."""
+        file ``source``): (topic, document, relevance) rows, or columns ``query_id``,
+        ``doc_id`` (bytes or text) and ``relevance`` (a :class:`irbench.trec.Qrels` read from
+        the file), in one transaction."""
         with self.transaction():
             self.con.execute(
                 "INSERT INTO pools (name, strategy, state, arrays, created_at, updated_at) "
@@ -44,11 +57,17 @@ class Pools:
                 "UPDATE SET strategy = excluded.strategy, state = excluded.state, "
                 "arrays = excluded.arrays, updated_at = now()",
                 [name, strategy, state, arrays])
-            if judgments:  # idempotent per (pool, topic, document, file, judge): a file
-                # given again (after a crash, or by habit) records nothing twice
-                self.record_judged([Judgment(query_id=q, doc_id=d, relevance=r, judge=judge,
-                                             pool=name, source=source)
-                                    for q, d, r in judgments])
+            if len(judgments):  # idempotent per (pool, topic, document, file, judge): a
+                # file given again (after a crash, or by habit) records nothing twice
+                if isinstance(judgments, Sequence):
+                    self.record_judged([Judgment(query_id=q, doc_id=d, relevance=r,
+                                                 judge=judge, pool=name, source=source)
+                                        for q, d, r in judgments])
+                else:
+                    self.record_judged(JudgmentColumns(
+                        length=len(judgments), query_id=ids_text(judgments.query_id),
+                        doc_id=ids_text(judgments.doc_id), relevance=judgments.relevance,
+                        judge=judge, pool=name, source=source))
 
     def save_built_pool(self, name: str, strategy: str, params: str, seed: int,
                         docs: dict, provenance: dict) -> None:

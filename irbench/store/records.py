@@ -119,3 +119,56 @@ class Judgment:
 
 JUDGMENT_FIELDS = tuple(f.name for f in fields(Judgment))  # the columns of ``judgments``
 ASSESSED = "assess"  # the source of a judgment made in the browser (``irbench assess``)
+
+
+Column = np.ndarray | str | int | float | None  # one value per row, or one value for all
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgmentColumns:
+    """Rows of ``judgments`` as columns, one per field of :class:`Judgment` (but
+    ``judged_at``, the store's): each a numpy array of ``length`` values, or one value (a
+    scalar) that every row has. What :meth:`Store.record_judgments` writes; the bulk producers
+    (a qrels file imported, an assessor's file judged into a pool) build it from their
+    columns, the small ones from their :class:`Judgment` rows (:meth:`from_rows`)."""
+
+    length: int
+    query_id: Column
+    doc_id: Column
+    relevance: Column
+    judge: Column
+    judge_kind: Column = "human"
+    pool: Column = ""
+    source: Column = ""
+    batch: Column = None
+    model: Column = None
+    prompt_sha256: Column = None
+    answer: Column = None
+    suggested: Column = None
+    seconds: Column = None
+
+    def __post_init__(self) -> None:
+        for name in WRITTEN_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray) and value.shape != (self.length,):
+                raise ValueError(f"JudgmentColumns: {name} has shape {value.shape}, not "
+                                 f"({self.length},)")
+
+    def __len__(self) -> int:
+        return self.length
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Judgment]) -> JudgmentColumns:
+        """``rows`` as columns: a field with one value in every row as that value, any other
+        as an object array of the rows' values in order."""
+        columns: dict[str, Column] = {}
+        for name in WRITTEN_FIELDS:
+            values = [getattr(row, name) for row in rows]
+            if values and values.count(values[0]) == len(values):
+                columns[name] = values[0]
+            else:
+                columns[name] = np.array(values + [None], dtype=object)[:-1]  # never 2-d
+        return cls(length=len(rows), **columns)
+
+
+WRITTEN_FIELDS = tuple(name for name in JUDGMENT_FIELDS if name != "judged_at")
