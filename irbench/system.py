@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from .registry import Registry
 from .trec import Loaded, Run, is_url, open_binary, read_run, read_url, url_stat
 
 
@@ -70,15 +71,12 @@ class RunSource:
         return read_run(Loaded(path, self.read(path)), name=name)
 
 
-SOURCES: dict[str, RunSource] = {}
+SOURCES: Registry[RunSource] = Registry("run source")
 
 
 def register_source(source: RunSource) -> RunSource:
     """Add a source of runs; a second source of the same name is a bug (ValueError)."""
-    if source.name in SOURCES:
-        raise ValueError(f"run source {source.name!r} registered twice")
-    SOURCES[source.name] = source
-    return source
+    return SOURCES.add(source)
 
 
 def source_of(path: str) -> RunSource:

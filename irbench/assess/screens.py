@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..registry import Registry
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 
@@ -50,21 +52,18 @@ class Screen:
     folder: Path = TEMPLATES
 
 
-SCREENS: dict[str, Screen] = {}
+SCREENS: Registry[Screen] = Registry("assessment screen")
 
 
 def register(screen: Screen) -> Screen:
     """Add ``screen``; a second screen of the same name, or at the same path, is a bug
     (ValueError)."""
-    if screen.name in SCREENS:
-        raise ValueError(f"assessment screen {screen.name!r} registered twice")
     if screen.path and (not screen.path.startswith("/") or screen.path.endswith("/")):
         raise ValueError(f"screen {screen.name!r}: a path is '' or '/name', not "
                          f"{screen.path!r}")
-    taken = {s.path: s.name for s in SCREENS.values()}
+    taken = {s.path: s.name for s in SCREENS.values() if s.name != screen.name}
     if screen.path in taken:
         raise ValueError(f"screen {screen.name!r}: path {screen.path!r} is screen "
                          f"{taken[screen.path]!r}'s")
-    SCREENS[screen.name] = screen
-    return screen
+    return SCREENS.add(screen)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import JudgeError
+from ..registry import Registry
 from .prompts import SAMPLE, Context, PromptContext, Rendering
 
 PAIR = ("topic", "document")  # the unit the targets give: (topic, document) pairs
@@ -49,24 +50,19 @@ class Task:
     parse: Parse
 
 
-TASKS: dict[str, Task] = {}
+TASKS: Registry[Task] = Registry("judge task")
 
 
 def register(task: Task) -> Task:
     """Add a task; a second task of the same name is a bug (ValueError)."""
-    if task.name in TASKS:
-        raise ValueError(f"judge task {task.name!r} registered twice")
-    TASKS[task.name] = task
-    return task
+    return TASKS.add(task)
 
 
 def unknown_task(name: str) -> str:
     """Why ``name`` is no task: the tasks, and the closest name."""
-    import difflib
-
-    close = difflib.get_close_matches(name, list(TASKS), n=1)
+    close = TASKS.closest(name)
     return (f"unknown task '{name}' (tasks: {', '.join(TASKS)}"
-            + (f"; did you mean '{close[0]}'?)" if close else ")"))
+            + (f"; did you mean '{close}'?)" if close else ")"))
 
 
 def get_task(name: str) -> Task:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..measures import Measure
 from ..ranked import EvalOptions, PreparedQrels, Ranked
+from ..registry import Registry
 from ..trec import Qrels, Run, read_qrels
 
 
@@ -85,16 +86,13 @@ class JudgmentKind:
         return f"a {self.measures_name} qrels set"
 
 
-KINDS: dict[str, JudgmentKind] = {}
+KINDS: Registry[JudgmentKind] = Registry("judgment kind")
 DEFAULT_KIND = "adhoc"
 
 
 def register(kind: JudgmentKind) -> JudgmentKind:
     """Add a kind; a second kind with the same name is a bug."""
-    if kind.name in KINDS:
-        raise ValueError(f"judgment kind {kind.name!r} registered twice")
-    KINDS[kind.name] = kind
-    return kind
+    return KINDS.add(kind)
 
 
 def kind(name: str) -> JudgmentKind:

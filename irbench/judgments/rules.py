@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..registry import Registry
+
 
 @dataclass(frozen=True)
 class Labels:
@@ -51,16 +53,13 @@ class Rule:
     choose: Callable[[Labels], np.ndarray]
 
 
-REGISTRY: dict[str, Rule] = {}
+REGISTRY: Registry[Rule] = Registry("qrels rule")
 RULES = REGISTRY.keys()  # the names, in registration order; always the registry's own
 
 
 def register(rule: Rule) -> Rule:
     """Add a rule; a second rule of the same name is a bug (ValueError)."""
-    if rule.name in REGISTRY:
-        raise ValueError(f"qrels rule {rule.name!r} registered twice")
-    REGISTRY[rule.name] = rule
-    return rule
+    return REGISTRY.add(rule)
 
 
 def rule(name: str) -> Rule:
@@ -68,10 +67,8 @@ def rule(name: str) -> Rule:
     try:
         return REGISTRY[name]
     except KeyError:
-        import difflib
-
-        close = difflib.get_close_matches(str(name), list(REGISTRY), n=1)
-        hint = f"; did you mean {close[0]}?" if close else ""
+        close = REGISTRY.closest(name)
+        hint = f"; did you mean {close}?" if close else ""
         raise ValueError(f"no rule {name!r} ({', '.join(RULES)}{hint})") from None
 
 

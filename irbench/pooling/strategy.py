@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import PoolingError, UnknownStrategyError
+from ..registry import Registry
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class Strategy:
     fixed: dict = field(default_factory=dict)  # parameter values implied by the name
 
 
-STRATEGIES: dict[str, Strategy] = {}
+STRATEGIES: Registry[Strategy] = Registry("pooling strategy")
 
 #: Parameters every strategy takes (besides its own).
 COMMON_PARAMS = {
@@ -78,14 +79,11 @@ COMMON_PARAMS = {
 
 def register(strategy: Strategy) -> Strategy:
     """Add ``strategy`` to :data:`STRATEGIES`; a second strategy of the same name is a bug."""
-    if strategy.name in STRATEGIES:
-        raise ValueError(f"pooling strategy {strategy.name!r} is already registered")
     if strategy.scope not in ("topic", "global"):
         raise ValueError(f"scope must be 'topic' or 'global', not {strategy.scope!r}")
     if (strategy.plan is None) == (strategy.policy is None):
         raise ValueError("a strategy has either a plan (static) or a policy (adaptive)")
-    STRATEGIES[strategy.name] = strategy
-    return strategy
+    return STRATEGIES.add(strategy)
 
 
 def get_strategy(name: str) -> Strategy:
@@ -93,8 +91,8 @@ def get_strategy(name: str) -> Strategy:
     try:
         return STRATEGIES[name]
     except KeyError:
-        close = difflib.get_close_matches(str(name), STRATEGIES, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        close = STRATEGIES.closest(name)
+        hint = f" (did you mean {close}?)" if close else ""
         raise UnknownStrategyError(f"unknown pooling strategy {name!r}{hint}; known: "
                                    f"{', '.join(sorted(STRATEGIES))}") from None
 
