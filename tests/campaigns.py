@@ -89,3 +89,20 @@ def hold_store(path: str) -> subprocess.Popen:
 def release(holder: subprocess.Popen) -> None:
     holder.stdin.close()
     assert holder.wait(timeout=60) == 0
+
+
+def simulated_with_judge(folder: Path, judges: dict, *, groups: int, topics: int, depth: int,
+                         seed: int) -> Path:
+    """``irbench simulate`` a campaign into ``folder`` (documents included) and declare
+    ``judges`` (the config's ``judges:`` mapping) in its config; returns the config's path."""
+    import yaml
+
+    from irbench import cli
+
+    assert cli.main(["simulate", str(folder), "--groups", str(groups), "--topics", str(topics),
+                     "--pool-depth", str(depth), "--seed", str(seed)]) == 0
+    config = folder / "campaign.yaml"
+    data = yaml.safe_load(config.read_text())
+    data["judges"] = judges
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    return config

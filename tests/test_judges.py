@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from campaigns import simulated_with_judge
 from chat_server import ChatServer, Fault, rule_simulated
 
 from irbench import cli
@@ -114,16 +115,10 @@ def server():
 def campaign(tmp_path, server, monkeypatch):
     monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("STANDIN_KEY", "sk-test-123")
-    folder = tmp_path / "camp"
-    assert cli.main(["simulate", str(folder), "--groups", "3", "--topics", "6",
-                     "--pool-depth", "10", "--seed", "3"]) == 0
-    config = folder / "campaign.yaml"
-    data = yaml.safe_load(config.read_text())
-    data["judges"] = {"standin": {"base_url": server.base_url, "model": "stand-in-8b",
-                                  "api_key_env": "STANDIN_KEY", "concurrency": 4,
-                                  "backoff": 0, "retries": 3}}
-    config.write_text(yaml.safe_dump(data, sort_keys=False))
-    return config
+    judge = {"base_url": server.base_url, "model": "stand-in-8b", "api_key_env": "STANDIN_KEY",
+             "concurrency": 4, "backoff": 0, "retries": 3}
+    return simulated_with_judge(tmp_path / "camp", {"standin": judge}, groups=3, topics=6,
+                                depth=10, seed=3)
 
 
 def _judge(config, *extra) -> int:

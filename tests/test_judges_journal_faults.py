@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from campaigns import simulated_with_judge
 from chat_server import ChatServer, rule_simulated
 
 from irbench import cli
@@ -34,16 +34,10 @@ def server():
 @pytest.fixture
 def campaign(tmp_path, server, monkeypatch):
     monkeypatch.setenv("STANDIN_KEY", KEY)
-    folder = tmp_path / "camp"
-    assert cli.main(["simulate", str(folder), "--groups", "3", "--topics", "6",
-                     "--pool-depth", "10", "--seed", "3"]) == 0
-    config = folder / "campaign.yaml"
-    data = yaml.safe_load(config.read_text())
-    data["judges"] = {"standin": {"base_url": server.base_url, "model": "stand-in-8b",
-                                  "api_key_env": "STANDIN_KEY", "concurrency": 2,
-                                  "backoff": 0, "retries": 1}}
-    config.write_text(yaml.safe_dump(data, sort_keys=False))
-    return config
+    judge = {"base_url": server.base_url, "model": "stand-in-8b", "api_key_env": "STANDIN_KEY",
+             "concurrency": 2, "backoff": 0, "retries": 1}
+    return simulated_with_judge(tmp_path / "camp", {"standin": judge}, groups=3, topics=6,
+                                depth=10, seed=3)
 
 
 def _store(config: Path) -> str:

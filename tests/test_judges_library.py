@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 import httpx
 import pytest
 import yaml
+from campaigns import simulated_with_judge
 from chat_server import ChatServer, rule_simulated
 
 from irbench import cli
@@ -40,16 +41,10 @@ def server():
 def campaign(tmp_path, server, monkeypatch):
     monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("STANDIN_KEY", "sk-test-123")
-    folder = tmp_path / "camp"
-    assert cli.main(["simulate", str(folder), "--groups", "2", "--topics", "4",
-                     "--pool-depth", "5", "--seed", "5"]) == 0
-    config = folder / "campaign.yaml"
-    data = yaml.safe_load(config.read_text())
-    data["judges"] = {"standin": {"base_url": server.base_url, "model": "stand-in-8b",
-                                  "api_key_env": "STANDIN_KEY", "concurrency": 4,
-                                  "backoff": 0, "retries": 2}}
-    config.write_text(yaml.safe_dump(data, sort_keys=False))
-    return config
+    judge = {"base_url": server.base_url, "model": "stand-in-8b", "api_key_env": "STANDIN_KEY",
+             "concurrency": 4, "backoff": 0, "retries": 2}
+    return simulated_with_judge(tmp_path / "camp", {"standin": judge}, groups=2, topics=4,
+                                depth=5, seed=5)
 
 
 def _stored(config) -> list[tuple]:
