@@ -204,7 +204,10 @@ def test_a_gzip_bomb_of_one_unclosed_doc_is_read_in_bounded_memory(tmp_path):
     *problems, peak = done.stdout.splitlines()
     assert problems == [f"{path}:5: a document longer than {formats.MAX_DOCUMENT_BYTES:,} bytes "
                         "(its </DOC> missing?): not read"]
-    assert int(peak.split()[1]) < 3 * formats.MAX_DOCUMENT_BYTES + (200 << 20)
+    # the open document is held at most twice (what was carried, and it with the next chunk):
+    # 360 MiB here; 612 MiB seen once in a loaded CI run (huge pages count whole in the RSS).
+    # Far below the 3.8 GB before, and bounded by the cap, not by the file
+    assert int(peak.split()[1]) < 4 * formats.MAX_DOCUMENT_BYTES + (200 << 20)
 
 
 # ---- reading only what a prompt sends -------------------------------------------------------
