@@ -403,7 +403,14 @@ def test_irbench_judge_never_writes_or_prints_the_key(tmp_path):
         server.fail(Fault.ECHO_AUTH, status=401, times=10**6)
         runs.append(subprocess.run(_judge_command(config, pairs), env=_env(),
                                    capture_output=True, timeout=120))
-    first, second = runs
+    # the report (its embedded config, the judges it names) is built with the key set too
+    for command in (["run", str(config)],
+                    ["report", str(config), "--out", str(config.parent / "report")]):
+        runs.append(subprocess.run([sys.executable, "-m", "irbench", *command], env=_env(),
+                                   capture_output=True, timeout=300))
+        assert runs[-1].returncode == 0, runs[-1].stderr
+    assert (config.parent / "report" / "index.html").exists()
+    first, second = runs[:2]
     assert first.returncode == 0 and b"2 new answers" in first.stdout
     assert b"2 failed" in first.stdout and b"failed: " in first.stderr
     assert b"server error 500" in first.stderr
