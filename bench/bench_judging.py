@@ -389,7 +389,8 @@ def table(runs: dict, levels: list[int], n: int) -> list[str]:
 def where_time_goes(runs: dict, levels: list[int], n: int) -> list[str]:
     """A line per concurrency from the medians: what irbench adds over the raw client."""
     out = ["judge_pairs − raw, split (the journal appends and folds run in the main thread "
-           "while up to 2c requests are in flight, so at c > 1 they partly overlap the HTTP "
+           "while up to c requests are in flight on the event loop, so at c > 1 they partly "
+           "overlap the HTTP "
            "phase, whose difference can come out below zero):", ""]
     for c in levels:
         lib, raw = runs["irbench", c], runs["raw", c]
