@@ -85,21 +85,15 @@ class PairTargets:
 Targets = PoolTargets | HoleTargets | PairTargets
 
 
-def text(values: np.ndarray) -> np.ndarray:
-    """Ids as str (the readers give bytes), by :func:`irbench.ids.ids_text`: bytes that are
-    not UTF-8 as ``\\xNN``, as the store keeps them."""
-    return ids_text(values)
-
-
 def holes(table: RunTable, qrels: Qrels) -> list[tuple[str, str]]:
     """The (topic, document) pairs of ``table`` (its runs cut to the depth wanted, on the
     qrels' topics) that ``qrels`` did not judge, by topic then document: the hole-filling
     design (MacAvaney and Soldaini, 2023)."""
-    topics = text(table.topics)[table.cand_topic].astype(str)
-    docs = text(table.docs)[table.cand_doc].astype(str)
+    topics = ids_text(table.topics)[table.cand_topic].astype(str)
+    docs = ids_text(table.docs)[table.cand_doc].astype(str)
     keys = np.char.add(np.char.add(topics, "\t"), docs)
-    judged = np.char.add(np.char.add(text(qrels.query_id).astype(str), "\t"),
-                         text(qrels.doc_id).astype(str))
+    judged = np.char.add(np.char.add(ids_text(qrels.query_id).astype(str), "\t"),
+                         ids_text(qrels.doc_id).astype(str))
     keep = ~np.isin(keys, judged)
     order = np.lexsort((docs[keep], topics[keep]))
     return list(zip(topics[keep][order].tolist(), docs[keep][order].tolist()))

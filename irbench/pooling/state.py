@@ -555,12 +555,14 @@ def _looked_up(table: RunTable, query_id: np.ndarray, doc_id: np.ndarray
     escaped = np.flatnonzero((cand < 0) & ((np.char.find(query_id, b"\\x") >= 0)
                                           | (np.char.find(doc_id, b"\\x") >= 0)))
     if len(escaped):  # rare: only ids written with escapes, one by one
-        q = np.array([id_bytes(x.decode("utf-8", "surrogateescape"))
-                      for x in query_id[escaped].tolist()], dtype=object).astype(bytes)
-        d = np.array([id_bytes(x.decode("utf-8", "surrogateescape"))
-                      for x in doc_id[escaped].tolist()], dtype=object).astype(bytes)
-        again_topic = table.topic_lookup(q)
-        again = table.lookup(again_topic, d)
+        again_topic = table.topic_lookup(_unescaped(query_id[escaped]))
+        again = table.lookup(again_topic, _unescaped(doc_id[escaped]))
         found = again >= 0
         topic[escaped[found]], cand[escaped[found]] = again_topic[found], again[found]
     return topic, cand
+
+
+def _unescaped(ids: np.ndarray) -> np.ndarray:
+    """The bytes each id written as :func:`irbench.ids.id_text` stands for."""
+    return np.array([id_bytes(x.decode("utf-8", "surrogateescape")) for x in ids.tolist()],
+                    dtype=object).astype(bytes)
