@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import JudgeError
 from ..escaping import terminal
-from ..store.judging import MAX_TOKENS
+from ..store.judging import token_count
 from .spec import JudgeSpec
 
 FATAL = (401, 403, 404, 405)  # the judge's key, model or URL: no request can succeed
@@ -41,7 +41,6 @@ RETRY_AFTER_CAP = 60.0  # seconds: a server asking for longer is waited on this 
 MAX_RESPONSE_BYTES = 8 << 20  # an answer's bytes, as sent and as decompressed: more fails it
 MAX_ERROR_BYTES = 64 << 10  # what is read of an error's body, for its message
 MAX_SHOWN = 200  # characters of a server's text in a message
-TOKENS_BOUND = MAX_TOKENS + 1  # a usage count is a whole number below this, else unknown (0)
 ACCEPT_ENCODING = "gzip, deflate"  # the encodings _Inflater undoes within the cap
 
 Sleep = Callable[[float], Awaitable[Any]]
@@ -263,7 +262,7 @@ class Caller:
         counts, notes = [], []
         for name in ("prompt_tokens", "completion_tokens"):
             value = usage.get(name)
-            count = _token_count(value)
+            count = token_count(value)
             if count is None:
                 notes.append(f"usage {name} {self.shown(repr(value)[:40])} is not a whole "
                              f"number from 0 to 2^31: counted as 0")
@@ -298,19 +297,6 @@ class _Inflater:
             raise CallFailed("the answer's compressed body is damaged") from None
         self.retry_raw = False
         return out
-
-
-def _token_count(value: Any) -> int | None:
-    """A usage count: a whole number in [0, TOKENS_BOUND); 0 when absent; None when not one."""
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float):
-        if not value.is_integer():  # also inf and nan
-            return None
-        value = int(value)
-    return value if 0 <= value < TOKENS_BOUND else None
 
 
 def _retry_after(value: str | None) -> float | None:

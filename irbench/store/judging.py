@@ -125,17 +125,28 @@ def storable_text(text: str) -> str:
         return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def token_count(value: object) -> int | None:
+    """A model's usage count as irbench keeps it: a whole number from 0 to
+    :data:`MAX_TOKENS`; 0 when absent; None when it is not one (a server's error: counted as
+    0, with a note). The one rule of the judge client and of the journal's fold."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float):
+        if not value.is_integer():  # also inf and nan
+            return None
+        value = int(value)
+    return value if 0 <= value <= MAX_TOKENS else None
+
+
 def _tokens(value: object, name: str, notes: list[str]) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        notes.append(f"{name} {_shown(value)} is not a number: stored as 0")
+    count = token_count(value)
+    if count is None:
+        notes.append(f"{name} {_shown(value)} is not a whole number from 0 to {MAX_TOKENS:,}: "
+                     "stored as 0")
         return 0
-    if value < 0:
-        notes.append(f"{name} {_shown(value)} is below 0: stored as 0")
-        return 0
-    if value > MAX_TOKENS:
-        notes.append(f"{name} {_shown(value)} is above {MAX_TOKENS:,}: stored as 0")
-        return 0
-    return int(value)
+    return count
 
 
 def storable_answer(answer: ModelAnswer) -> tuple[ModelAnswer, list[str]]:
