@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from irbench import cli
-from irbench.assess.serve import opened
+from irbench.assess.serve import DeskOptions, opened
 from irbench.assess.writer import WriteFailed, Writer
 from irbench.config import load_config
 from irbench.errors import JudgmentError, StoreError
@@ -36,7 +36,7 @@ def _start(path, strategy: str = "depth", *extra: str):
 
 def test_topics_holds_and_the_order_of_the_strategy(config):
     cfg = _start(config, "depth", "--param", "k=3")
-    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, _, _):
         a = desk.next_for(ANN)
         assert a.query_id == "401" and not a.again
         assert desk.next_for(ANN) == a  # two tabs: the same document
@@ -52,7 +52,8 @@ def test_topics_holds_and_the_order_of_the_strategy(config):
 
 def test_the_rules_for_a_document_labelled_twice(config):
     cfg = _start(config, "depth", "--param", "k=3")
-    with opened(cfg, "web", None, 1.0) as (desk, store, _):  # every document judged twice
+    twice = DeskOptions(overlap=1.0)  # every document judged twice
+    with opened(cfg, "web", None, twice) as (desk, store, _):
         a = desk.next_for(ANN)
         desk.judge(ANN, a.query_id, a.doc_id, 2, 1.0)
         again = desk.undo(ANN)  # the same assessor: the latest label is the pool's
@@ -60,25 +61,26 @@ def test_the_rules_for_a_document_labelled_twice(config):
         desk.judge(ANN, a.query_id, a.doc_id, 1, 1.0)
         cand = desk.state.candidate(a.query_id.encode(), a.doc_id.encode())
         assert desk.state.relevance[cand] == 1
-        second = desk.next_for(BOB)  # the overlap: bob gets ann's document first
+        bob = Assessor(name="bob", role="assessor", topics=("401",), pool="web")
+        second = desk.next_for(bob)  # the overlap: bob gets ann's document first
         assert (second.query_id, second.doc_id) == (a.query_id, a.doc_id)
-        desk.judge(BOB, a.query_id, a.doc_id, 0, 1.0)
+        desk.judge(bob, a.query_id, a.doc_id, 0, 1.0)
         assert desk.state.relevance[cand] == 1  # a second assessor never changes the pool's
         clicks = store.clicks("web")
         assert [(c.relevance, c.judge) for c in clicks] == [(2, "ann"), (1, "ann"), (0, "bob")]
-        assert desk.next_for(BOB).doc_id != a.doc_id
+        assert desk.next_for(bob).doc_id != a.doc_id
 
 
 def test_a_restart_goes_on_from_the_store(config):
     cfg = _start(config, "mtf", "--budget", "4")
-    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, _, _):
         judged = []
         for _ in range(3):
             item = desk.next_for(ALL)
             desk.judge(ALL, item.query_id, item.doc_id, 1, 0.5)
             judged.append((item.query_id, item.doc_id))
         before = desk.progress(ALL)
-    with opened(load_config(config), "web", None, 0.0) as (desk, _, _):
+    with opened(load_config(config), "web", None, DeskOptions(overlap=0.0)) as (desk, _, _):
         assert desk.progress(ALL) == before
         again = desk.undo(ALL)  # the last judgment, found in the store
         assert (again.query_id, again.doc_id) == judged[-1] and again.previous == 1
@@ -88,7 +90,7 @@ def test_a_restart_goes_on_from_the_store(config):
 
 def test_an_adaptive_pool_hands_out_as_it_goes_until_its_budget(config):
     cfg = _start(config, "mtf", "--budget", "2")
-    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, _, _):
         count = 0
         while (item := desk.next_for(ALL)) is not None:
             desk.judge(ALL, item.query_id, item.doc_id, count % 2, 0.1)
@@ -115,7 +117,7 @@ def test_a_label_from_an_assessor_file_stays_the_pools(config, tmp_path):
     q, _, d, _ = batch.read_text().splitlines()[0].split()
     batch.write_text(f"{q} 0 {d} 2\n")
     assert cli.main(["pool", "judge", str(config), "--name", "web", "-j", str(batch)]) == 0
-    with opened(cfg, "web", None, 1.0) as (desk, _, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=1.0)) as (desk, _, _):
         cand = desk.state.candidate(q.encode(), d.encode())
         for _ in range(2):  # not handed to anyone: refused, however often
             with pytest.raises(JudgmentError):
@@ -133,7 +135,7 @@ def test_the_pool_commands_see_the_clicks_made_since_the_state_was_saved(config,
     """A server killed before it saved the state again: irbench pool status/next apply the
     clicks stored since (and a click is never applied twice)."""
     cfg = _start(config, "depth", "--param", "k=3")
-    with opened(cfg, "web", None, 0.0) as (desk, _, _):  # left without a checkpoint
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, _, _):  # left without a checkpoint
         for _ in range(2):
             item = desk.next_for(ALL)
             desk.judge(ALL, item.query_id, item.doc_id, 1, 0.2)
@@ -145,7 +147,7 @@ def test_the_pool_commands_see_the_clicks_made_since_the_state_was_saved(config,
     assert ", 2 judged," in capsys.readouterr().out
     assert cli.main(["pool", "next", str(config), "--name", "web", "-o",
                      str(tmp_path / "b.txt"), "--batch", "1"]) == 0
-    with opened(load_config(config), "web", None, 0.0) as (desk, _, _):
+    with opened(load_config(config), "web", None, DeskOptions(overlap=0.0)) as (desk, _, _):
         cand = desk.state.candidate(relabelled[0].encode(), relabelled[1].encode())
         assert desk.state.relevance[cand] == 0 and desk.progress(ALL).judged == 2
 
@@ -165,7 +167,7 @@ def test_the_provisional_leaderboard_scores_the_topics_judged_to_the_end(config)
     from irbench.assess.organiser import organiser_view
 
     cfg = _start(config, "mtf", "--budget", "2")
-    with opened(cfg, "web", None, 0.0) as (desk, store, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, store, _):
         view = organiser_view(desk, store.clicks("web"), [])
         assert view.leaderboard == () and "no topic" in view.leaderboard_note
         count = 0
@@ -241,7 +243,7 @@ def test_a_failed_write_refuses_every_judgment_after_it(config, monkeypatch):
 
 def test_the_desk_says_when_the_store_cannot_be_written(config, monkeypatch):
     cfg = _start(config, "depth", "--param", "k=3")
-    with opened(cfg, "web", None, 0.0) as (desk, store, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, store, _):
         item = desk.next_for(ALL)
 
         def full(*args):

@@ -9,10 +9,17 @@ clicks it has applied), and loading it applies the clicks made since (:func:`cat
 server killed at any moment loses nothing acknowledged, and a restarted one continues from the
 store. A click costs one row in the store, not a copy of the state.
 
-* **Next document**: the first pending document (in the order the strategy handed them out) of
-  the assessor's topics that no other assessor holds; when none is pending, the strategy's
-  next step (for MTF and bandits, chosen from the judgments made so far). An assessor holds one
-  document at a time (two tabs show the same one).
+* **Topic by topic**: an assessor keeps a topic until nothing of it is left for them (its
+  documents judged, its budget spent, or, for a strategy spending one budget across topics,
+  its priority no longer the top), then takes the next topic they may judge: one no other
+  assessor holds first (the strategy's choice among them: :meth:`PoolingState.next_topics`),
+  then one shared with another assessor. Adaptive strategies (MTF, bandits) hand out
+  ``batch`` documents of the assessor's topic at a time, chosen from the judgments made so
+  far; static ones hand out their plan at once. An assessor holds one document at a time
+  (two tabs show the same one).
+* **An order that tells nothing**: within a topic, the pending documents come in a seeded
+  shuffle (``order="shuffle"``, by the pool's seed: the same on every restart) or by docno
+  (``order="docno"``), never by rank or run; second labels the same way.
 * **Rules**: the first label of a document is the pool's; an assessor's later label of the same
   document (undo, another tab) replaces it. A second assessor's label of an overlap document
   (``overlap``: that fraction of documents, drawn by the seed, is judged twice when another
@@ -94,11 +101,15 @@ class Desk:
                  document: Callable[[str], tuple[str, str]],
                  statement: Callable[[str], dict[str, str]],
                  suggestions: dict[tuple[str, str], int],
-                 overlap: float = 0.0, seed: int = 0):
+                 overlap: float = 0.0, seed: int = 0, order: str = "shuffle",
+                 batch: int = 10):
         self.state, self.save, self.save_state = state, save, save_state
         self.document, self.statement, self.suggestions = document, statement, suggestions
         self.clicks = 0  # clicks recorded in the store for this pool
-        self.overlap, self.seed = overlap, seed
+        self.overlap, self.seed, self.batch = overlap, seed, batch
+        self.key = order_key(state, order, seed)  # per candidate: its place in the order
+        self.topic_of: dict[str, int] = {}  # assessor -> the topic they hold (its index)
+        self.people: dict[str, Assessor] = {}  # assessor -> as last seen (their topics)
         self.lock = threading.Lock()
         self.held: dict[str, int] = {}          # assessor -> candidate on their page
         self.last: dict[str, list[int]] = {}    # assessor -> candidates judged, in order
@@ -111,12 +122,19 @@ class Desk:
         self.board: tuple | None = None  # the organiser's leaderboard, with what it rests on
         self.topics = [text(t) for t in state.table.topics]
         self._wanted: dict[tuple[str, ...], np.ndarray] = {}  # topics -> mask per candidate
+        topic = state.table.cand_topic
+        by = np.argsort(topic, kind="stable")
+        cuts = np.searchsorted(topic[by], np.arange(len(self.topics) + 1))
+        self._in: list[np.ndarray] = [by[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
     # -- restoring from the store
 
-    def replay(self, clicks: Sequence[Click]) -> None:
-        """Who judged what, from the store's clicks (after a restart). A document judged
-        before any click (``irbench pool judge -j FILE``) keeps that label as the pool's."""
+    def replay(self, clicks: Sequence[Click], people: Sequence[Assessor] = ()) -> None:
+        """Who judged what, from the store's clicks (after a restart), and who holds which
+        topic (the one of their last click), among ``people`` (the pool's assessors). A
+        document judged before any click (``irbench pool judge -j FILE``) keeps that label as
+        the pool's."""
+        self.people.update((a.name, a) for a in people if a.role == "assessor")
         for cand in np.flatnonzero(self.state.status == JUDGED).tolist():
             self.judges[cand] = [OUTSIDE]
         firsts = {(c.query_id, c.doc_id) for c in clicks}
@@ -132,6 +150,7 @@ class Desk:
                 continue
             self.labels[(judge, cand)] = int(relevance)
             self.last.setdefault(judge, []).append(cand)
+            self.topic_of[judge] = int(self.state.table.cand_topic[cand])  # their last
             if judge not in self.judges.setdefault(cand, []):
                 self.judges[cand].append(judge)
         self.second = {c for c, names in self.judges.items()
@@ -141,6 +160,7 @@ class Desk:
 
     def next_for(self, who: Assessor) -> Item | None:
         with self.lock:
+            self.people[who.name] = who
             if who.name in self.redo:  # undone: judged again before anything else
                 back = self.redo[who.name]
                 return self._item(back, who, previous=self.labels.get((who.name, back)),
@@ -158,52 +178,109 @@ class Desk:
         """Per candidate: whether its topic is the assessor's."""
         found = self._wanted.get(who.topics)
         if found is None:
-            topic = self.state.table.cand_topic
-            chosen = set(who.topics)
-            wanted = np.array([not chosen or t in chosen for t in self.topics], dtype=bool)
-            found = self._wanted[who.topics] = wanted[topic]
+            found = self._wanted[who.topics] = self._my_topics(who)[self.state.table.cand_topic]
         return found
 
+    def _my_topics(self, who: Assessor) -> np.ndarray:
+        """Per topic: whether it is the assessor's."""
+        chosen = set(who.topics)
+        return np.array([not chosen or t in chosen for t in self.topics], dtype=bool)
+
     def _choose(self, who: Assessor) -> int | None:
-        """What the assessor judges next: a second label wanted, else the first pending
-        document, documents they skipped last (the one skipped longest ago first); only when
-        nothing of their topics is pending, skipped or not, the strategy's next step."""
-        mine = self._mine(who)
-        taken = np.zeros(len(mine), dtype=bool)
+        """What the assessor judges next: in the topic they hold (:meth:`_in_topic`), else in
+        the next topic they may take: one nobody else holds first, the strategy's choice among
+        them (:meth:`PoolingState.next_topics`), then one another assessor holds."""
+        taken = np.zeros(len(self.state.status), dtype=bool)
         taken[[c for a, c in self.held.items() if a != who.name]] = True
-        skipped = self.skipped.get(who.name, {})
-        aside = np.zeros(len(mine), dtype=bool)
-        aside[list(skipped)] = True
-        for _ in range(2):  # what is there, else the strategy's next step
-            found = self._first(who, mine, taken | aside)
+        held = self.topic_of.get(who.name)
+        mine = self._my_topics(who)
+        if held is not None and mine[held]:
+            found = self._in_topic(who, held, taken)
             if found is not None:
                 return found
-            later = self._first(who, mine, taken)  # only skipped ones are left
-            if later is not None:
-                return next((c for c in skipped if self._open_to(who, c, mine, taken)),
-                            later)
-            if self.state.done or len(self.state.next_batch()) == 0:
+        others = self._held_topics(who)
+        status, topic = self.state.status, self.state.table.cand_topic
+        waiting = np.zeros(len(self.topics), dtype=bool)  # something handed out, for them
+        waiting[topic[(status == PENDING) & ~taken]] = True
+        waiting[[topic[c] for c in self.second if self.judges[c][0] != who.name]] = True
+        free = mine & ~others
+        order = [*np.flatnonzero(free & waiting).tolist(),
+                 *self.state.next_topics(free & ~waiting).tolist(),
+                 *np.flatnonzero(mine & others & waiting).tolist()]  # second labels only
+        for t in order:
+            if t != held:
+                found = self._in_topic(who, t, taken, shared=bool(others[t]))
+                if found is not None:
+                    self.topic_of[who.name] = t
+                    return found
+        self.topic_of.pop(who.name, None)
+        return None
+
+    def _held_topics(self, who: Assessor) -> np.ndarray:
+        """Per topic: whether another assessor holds it (and may still judge it)."""
+        held = np.zeros(len(self.topics), dtype=bool)
+        for name, t in self.topic_of.items():
+            other = self.people.get(name)
+            if name != who.name and other is not None and self._my_topics(other)[t]:
+                held[t] = True
+        return held
+
+    def release(self, name: str) -> None:
+        """``name`` no longer judges (revoked): their document and topic go back to the
+        others."""
+        with self.lock:
+            self.held.pop(name, None)
+            self.redo.pop(name, None)
+            self.topic_of.pop(name, None)
+            self.people.pop(name, None)
+
+    def _in_topic(self, who: Assessor, t: int, taken: np.ndarray, shared: bool = False
+                  ) -> int | None:
+        """The assessor's next document of topic ``t``: a second label wanted, else a pending
+        document nobody holds (in the desk's order), else one they skipped (the one skipped
+        longest ago); only when none of these is left, the strategy hands out more (if the
+        topic may still have some: :meth:`_more`) and the search starts again. In a topic
+        another assessor holds (``shared``), second labels only."""
+        cands = self._in[t]
+        skipped = self.skipped.get(who.name, {})
+        aside = np.fromiter(skipped, dtype=np.int64, count=len(skipped))
+        topic = self.state.table.cand_topic
+        for _ in range(2):
+            second = np.array([c for c in self.second if topic[c] == t and not taken[c]
+                               and self.judges[c][0] != who.name], dtype=np.int64)
+            pending = cands[(self.state.status[cands] == PENDING) & ~taken[cands]]
+            if shared:
+                pending = pending[:0]
+            for left in (second, pending):
+                fresh = left[~np.isin(left, aside)]
+                if len(fresh):
+                    return int(fresh[np.argmin(self.key[fresh])])
+            if len(second) or len(pending):  # only what they skipped is left
+                left = set(second.tolist()) | set(pending.tolist())
+                return next(c for c in skipped if c in left)
+            if shared or not self._more(who, t):
                 return None
-            self.save_state(self.state, self.clicks)  # hand-outs: the state is saved
         return None
 
-    def _first(self, who: Assessor, mine: np.ndarray, taken: np.ndarray) -> int | None:
-        second = [c for c in self.second
-                  if self.judges[c][0] != who.name and mine[c] and not taken[c]]
-        if second:
-            return min(second, key=lambda c: self.state.step[c])
-        pending = np.flatnonzero((self.state.status == PENDING) & mine & ~taken)
-        if len(pending):
-            return int(pending[np.argmin(self.state.step[pending])])
-        return None
-
-    def _open_to(self, who: Assessor, cand: int, mine: np.ndarray, taken: np.ndarray) -> bool:
-        """Whether ``cand`` is one :meth:`_first` may give ``who``."""
-        if not mine[cand] or taken[cand]:
+    def _more(self, who: Assessor, t: int) -> bool:
+        """Hand out more documents of topic ``t`` if the strategy has some for it now (the
+        state is saved then); whether it did."""
+        state = self.state
+        if not state.open_topics()[t]:
             return False
-        if cand in self.second:
-            return self.judges[cand][0] != who.name
-        return bool(self.state.status[cand] == PENDING)
+        if state.strategy.adaptive:
+            allowed = np.zeros(len(self.topics), dtype=bool)
+            allowed[t] = True
+            if state.strategy.scope == "global":  # while its priority is the top one
+                if t not in state.next_topics(self._my_topics(who)).tolist():
+                    return False
+            handed = state.next_batch(self.batch, topics=allowed)
+        else:  # a plan: handed out at once (the order within a topic is the desk's)
+            handed = state.next_batch()
+        if len(handed) == 0:
+            return False
+        self.save_state(state, self.clicks)  # hand-outs: the state is saved
+        return True
 
     def _overlap(self, cand: int) -> bool:
         """Whether this document is one of the ``overlap`` fraction judged twice (a hash of
@@ -311,19 +388,42 @@ class Desk:
         saved.result()
 
     def progress(self, who: Assessor | None = None) -> Progress:
-        """How far the judging is over the assessor's topics (all with None): skips counted
-        of pending documents skipped by the assessor (by anyone with None)."""
+        """How far the judging is over the assessor's topics (all with None): per topic, its
+        documents judged of its share of the pool (:meth:`PoolingState.planned`: what it was
+        handed and may still be handed); skips counted of pending documents skipped by the
+        assessor (by anyone with None)."""
         with self.lock:
-            mine = self._mine(who) if who else np.ones(len(self.state.status), dtype=bool)
-            status, topic = self.state.status, self.state.table.cand_topic
-            seen = mine & (status != 0)
-            judged = np.bincount(topic[mine & (status == JUDGED)],
-                                 minlength=len(self.topics))
-            total = np.bincount(topic[seen], minlength=len(self.topics))
+            state = self.state
+            mine = self._mine(who) if who else np.ones(len(state.status), dtype=bool)
+            mine_t = self._my_topics(who) if who else np.ones(len(self.topics), dtype=bool)
+            status, topic = state.status, state.table.cand_topic
+            judged = np.bincount(topic[mine & (status == JUDGED)], minlength=len(self.topics))
+            total = np.where(mine_t, np.maximum(state.planned(), judged), 0)
             rows = tuple(TopicProgress(query_id=q, judged=int(j), total=int(t))
                          for q, j, t in zip(self.topics, judged, total) if t)
             aside = {c for name, cands in self.skipped.items()
                      if who is None or name == who.name for c in cands}
             skipped = sum(1 for c in aside if mine[c] and status[c] == PENDING)
+            held = self.topic_of.get(who.name) if who else None
+            current = None if held is None else TopicProgress(
+                query_id=self.topics[held], judged=int(judged[held]), total=int(total[held]))
+            left = (status == PENDING) & mine
+            second = any(mine[c] and (who is None or self.judges[c][0] != who.name)
+                         for c in self.second)
+            finished = not (left.any() or second or (state.open_topics() & mine_t).any())
             return Progress(judged=int(judged.sum()), total=int(total.sum()), skipped=skipped,
-                            topics=rows, done=bool(self.state.complete))
+                            topics=rows, done=bool(state.complete), current=current,
+                            finished=finished)
+
+
+def order_key(state: PoolingState, order: str, seed: int) -> np.ndarray:
+    """Per candidate, its place in the order documents of a topic are judged in: a shuffle
+    drawn from ``seed`` (the pool's, recorded with it) or the docno's place; never a rank."""
+    table = state.table
+    if order == "shuffle":
+        return np.random.default_rng([seed, 37]).permutation(table.num_candidates)
+    if order == "docno":
+        place = np.empty(len(table.docs), dtype=np.int64)
+        place[np.argsort(table.docs, kind="stable")] = np.arange(len(table.docs))
+        return place[table.cand_doc]
+    raise ValueError(f"order is 'shuffle' or 'docno', not {order!r}")

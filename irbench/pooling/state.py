@@ -154,39 +154,70 @@ class PoolingState:
     def complete_topics(self) -> np.ndarray:
         """(T,) whether each topic is judged to the end: nothing pending and nothing more to
         hand out for it (its budget spent or its candidates exhausted)."""
-        table = self.table
-        pending = np.bincount(table.cand_topic[self.status == PENDING],
-                              minlength=table.num_topics) > 0
+        pending = np.bincount(self.table.cand_topic[self.status == PENDING],
+                              minlength=self.table.num_topics) > 0
+        return ~pending & ~self.open_topics()
+
+    def open_topics(self) -> np.ndarray:
+        """(T,) whether each topic can still be handed documents (budget left, candidates
+        left)."""
         room = self._topic_room() > 0
         if self.strategy.adaptive:
             more = room & self.alive.any(axis=0)
         else:
             open_ = self.eligible & (self.status == OPEN)
-            more = (np.bincount(table.cand_topic[open_], minlength=table.num_topics) > 0) & room
+            more = (np.bincount(self.table.cand_topic[open_],
+                                minlength=self.table.num_topics) > 0) & room
         if self._total_room() == 0:
             more[:] = False
-        return ~pending & ~more
+        return more
+
+    def planned(self) -> np.ndarray:
+        """(T,) each topic's share of the pool as far as it can be known now: what it was
+        handed, plus what it may still be handed (its budget left, capped by its candidates
+        left and the total budget left)."""
+        open_ = np.bincount(self.table.cand_topic[self.eligible & (self.status == OPEN)],
+                            minlength=self.table.num_topics)
+        more = np.minimum(np.minimum(self._topic_room(), open_), self._total_room())
+        return self.handed + np.where(self.open_topics(), more, 0)
+
+    def next_topics(self, allowed: np.ndarray) -> np.ndarray:
+        """The topics, among ``allowed`` ((T,) bool) that can still be handed documents, to be
+        judged next, first first: for a strategy spending one budget across topics (scope
+        ``global``), only those at the policy's top priority level; the topics handed the
+        fewest documents first, then in the pool's order. Draws nothing from the seed."""
+        act = np.flatnonzero(allowed & self.open_topics())
+        if len(act) and self.strategy.adaptive and self.strategy.scope == "global" \
+                and not self.policy.random:
+            live = np.where(self.alive[:, act], self.policy.scores(self.rng)[:, act], -np.inf)
+            level = self.policy.priority_level(live.max(axis=0))
+            act = act[level == level.max()]
+        return act[np.argsort(self.handed[act], kind="stable")]
 
     # ---- handing out -----------------------------------------------------------------------
 
-    def next_batch(self, n: int | None = None) -> Batch:
+    def next_batch(self, n: int | None = None, *, topics: np.ndarray | None = None) -> Batch:
         """Hand out up to ``n`` documents to judge (None: as many as the budgets allow; for
-        adaptive strategies that is one step, a document for each topic with room)."""
+        adaptive strategies that is one step, a document for each topic with room).
+        ``topics``, a (T,) bool mask: only those topics are handed documents (the assessment
+        desk, judging topic by topic, asks for one topic's)."""
         if n is not None and (isinstance(n, bool) or n < 1):
             raise PoolingError(f"a batch needs n >= 1 documents (got {n!r})")
+        allowed = np.ones(self.table.num_topics, dtype=bool) if topics is None else \
+            np.asarray(topics, dtype=bool)
         if self.strategy.adaptive:
             limit = self.table.num_topics if n is None else int(n)
             got: list[np.ndarray] = []
             count = 0
             while count < limit:
-                cands = self._adaptive_step(limit - count)
+                cands = self._adaptive_step(limit - count, allowed)
                 if len(cands) == 0:
                     break
                 got.append(cands)
                 count += len(cands)
             cands = np.concatenate(got) if got else np.zeros(0, dtype=np.int64)
         else:
-            cands = self._static_batch(_UNLIMITED if n is None else int(n))
+            cands = self._static_batch(_UNLIMITED if n is None else int(n), allowed)
         return self._batch(cands)
 
     def _hand_out(self, cands: np.ndarray) -> None:
@@ -201,9 +232,12 @@ class PoolingState:
         np.add.at(self.handed, topic, 1)
         self.status[cands] = PENDING
 
-    def _static_batch(self, n: int) -> np.ndarray:
+    def _static_batch(self, n: int, allowed: np.ndarray | None = None) -> np.ndarray:
         table = self.table
-        cands = np.flatnonzero(self.eligible & (self.status == OPEN))
+        open_ = self.eligible & (self.status == OPEN)
+        if allowed is not None:
+            open_ &= allowed[table.cand_topic]
+        cands = np.flatnonzero(open_)
         topic = table.cand_topic[cands]
         o = np.lexsort((cands, self.priority[cands], topic))
         cands, topic = cands[o], topic[o]
@@ -216,11 +250,14 @@ class PoolingState:
         self._hand_out(cands)
         return cands
 
-    def _adaptive_step(self, limit: int) -> np.ndarray:
-        """One judging step: up to one document for each topic with room (all topics at once)."""
+    def _adaptive_step(self, limit: int, allowed: np.ndarray | None = None) -> np.ndarray:
+        """One judging step: up to one document for each topic with room (all topics at once;
+        only the ``allowed`` ones when given)."""
         table = self.table
         T = table.num_topics
         room = self._topic_room() > 0
+        if allowed is not None:
+            room &= allowed
         act = np.flatnonzero(room & self.alive.any(axis=0))
         limit = min(limit, self._total_room())
         if len(act) == 0 or limit == 0:
