@@ -166,7 +166,7 @@ def test_judge_by_keyboard_undo_reload_and_resume(server, browser, tmp_path):
     page.keyboard.press("0")
     _wait_answered(page, 5)
     _wait_judged(page, 2)
-    expect(page.locator("#topic-progress")).to_have_text(re.compile(r"^\(\d+ of \d+ judged\)$"))
+    expect(page.locator("#topic-progress")).to_have_text(re.compile(r"^\d+ of \d+ for this topic$"))
     before = page.text_content("#doc-title")
     page.keyboard.press("s")  # skip: another document, nothing judged
     _wait_answered(page, 6)

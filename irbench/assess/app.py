@@ -123,8 +123,8 @@ def render(folder: Path, template: str, context: Any) -> HTMLResponse:
 
 def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
               preselect: bool, organiser_view: Callable[[], OrganiserView],
-              export: Callable[[], str], screens: Iterable[Screen] | None = None
-              ) -> Starlette:
+              export: Callable[[], str], screens: Iterable[Screen] | None = None,
+              names: tuple[str, ...] = ()) -> Starlette:
     """The Starlette app (see the module docstring), with ``screens`` (default: every
     registered one) mounted; an assessor opening ``/`` gets the first."""
     mounted = list(SCREENS.values() if screens is None else screens)
@@ -134,7 +134,8 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
         async def page(request: Request) -> Response:
             who: Assessor = request.user.assessor
             visit = Visit(title=title, who=who.name, nonce=nonce_of(request),
-                          csrf=gate.csrf(request), levels=levels, preselect=preselect)
+                          csrf=gate.csrf(request), levels=levels, preselect=preselect,
+                          names=names)
             return render(screen.folder, screen.template, screen.page(visit))
         return page
 

@@ -74,9 +74,23 @@ class AssessorRow:
 
     name: str = _f("the assessor's name (checked by people.check_name)")
     topics: str = _f("their topics, comma-separated, or 'all'")
-    judged: int = _f("their judgments in the browser")
+    judged: int = _f("documents they judged in the browser (a document judged again after "
+                     "an undo counts once)")
+    holds: str = _f("the topic they hold now, or '-'")
     seconds: str = _f("median seconds per judgment, printed, or '-'")
     kept: str = _f("'K of N': how often they kept a model's suggestion, or '-'")
+
+
+@dataclass(frozen=True, kw_only=True)
+class OrganiserTopic:
+    """One topic on the organiser's page."""
+
+    query_id: str = _f("the topic's id")
+    judged: int = _f("its documents judged")
+    total: int = _f("its share of the pool, as the desk's progress gives it (0: none yet)")
+    budget: str = _f("its budget (documents it may be handed), printed, or 'unlimited'")
+    held_by: str = _f("the assessors holding it now, comma-separated, or '-'")
+    judged_by: str = _f("'name N, ...': documents of it each assessor judged, or '-'")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,10 +101,14 @@ class OrganiserView:
     judged: int = _f("documents judged")
     total: int = _f("documents handed out or judged")
     skipped: int = _f("pending documents someone skipped")
-    topics: tuple[TopicProgress, ...] = _f("per topic with a document handed out")
+    topics: tuple[OrganiserTopic, ...] = _f("every topic of the pool, in the pool's order")
     done: bool = _f("the pool is complete")
     strategy: str = _f("the pool's strategy")
-    clicks: int = _f("judgments made in the browser")
+    total_budget: str = _f("the pool's budget over all topics, printed, or 'unlimited'")
+    judgments: int = _f("judgments made in the browser: documents judged, per assessor (a "
+                        "document judged again after an undo counts once)")
+    clicks: int = _f("labels given in the browser (a judgment changed after an undo counts "
+                     "each time)")
     assessors: tuple[AssessorRow, ...] = _f("the assessors (not the organisers), by name")
     agreement: str = _f("agreement on the documents judged twice, in a sentence")
     measure: str = _f("the leaderboard's measure")
@@ -114,6 +132,14 @@ class SignInPage:
 
 
 @dataclass(frozen=True, kw_only=True)
+class LevelKey:
+    """A relevance level's button on the assessor's page."""
+
+    level: int = _f("the level, and the key that gives it")
+    name: str = _f("its name ('not relevant', from --levels or the defaults), or ''")
+
+
+@dataclass(frozen=True, kw_only=True)
 class AssessorPage:
     """``assess.html``: the relevance screen (the document and topic arrive by the calls)."""
 
@@ -121,9 +147,10 @@ class AssessorPage:
     nonce: str = _f("the CSP nonce of the page's script and style")
     csrf: str = _f("the CSRF token the page's calls send")
     who: str = _f("the assessor's name")
-    levels: tuple[int, ...] = _f("the relevance levels, one button and key each")
-    config: dict[str, Any] = _f("the page script's settings as JSON: levels, preselect (a "
-                                "model's label kept by Enter)")
+    keys: tuple[LevelKey, ...] = _f("the relevance levels, one button and key each")
+    config: dict[str, Any] = _f("the page script's settings as JSON: levels, names (level "
+                                "-> its name, '' none), preselect (a model's label kept by "
+                                "Enter)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,5 +166,5 @@ class OrganiserPage:
 PAGES: dict[str, type] = {"signin.html": SignInPage, "organiser.html": OrganiserPage}
 
 #: Every context type (the contract test checks each field is documented).
-CONTEXT_TYPES = (Item, TopicProgress, Progress, ItemAnswer, AssessorRow, OrganiserView,
-                 SignInPage, AssessorPage, OrganiserPage)
+CONTEXT_TYPES = (Item, TopicProgress, Progress, ItemAnswer, AssessorRow, OrganiserTopic,
+                 OrganiserView, SignInPage, LevelKey, AssessorPage, OrganiserPage)

@@ -1,11 +1,13 @@
-"""What the organiser's page shows: progress per topic and assessor, judging speed, how often a
-model's suggestion was kept, agreement on the documents judged twice, and a provisional
-leaderboard on the topics judged to the end."""
+"""What the organiser's page shows: progress per topic (its budget, who holds it, who judged
+how many of its documents) and per assessor (documents judged, not clicks: an undo and a new
+label count once), judging speed, how often a model's suggestion was kept, agreement on the
+documents judged twice, and a provisional leaderboard on the topics judged to the end."""
 
 from __future__ import annotations
 
 import hashlib
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,7 +18,7 @@ from ..judgments.agreement import agreement
 from ..pooling.state import JUDGED
 from ..store import Click
 from ..trec import Qrels, read_qrels
-from .contexts import AssessorRow, OrganiserView
+from .contexts import AssessorRow, OrganiserTopic, OrganiserView
 from .desk import Desk
 
 MEASURE = "AP"
@@ -24,26 +26,53 @@ MEASURE = "AP"
 
 def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list) -> OrganiserView:
     """The organiser page's values (see the module docstring); ``clicks`` as
-    :meth:`Store.clicks` gives them."""
+    :meth:`Store.clicks` gives them. A judgment is a document an assessor judged, however
+    often (an undo and a new label is one judgment, two clicks)."""
     progress = desk.progress()
+    latest = {(c.judge, c.query_id, c.doc_id): c for c in clicks}  # each one's last label
+    with desk.lock:
+        holds = {name: desk.topics[t] for name, t in desk.topic_of.items()}
+        budget, total_budget = desk.state.budget.tolist(), desk.state.total
+        candidates = len(desk.state.status)
     rows = []
     for a in assessors:
         if a.role != "assessor":
             continue
         mine = [c for c in clicks if c.judge == a.name]
-        suggested = [c for c in mine if c.suggested is not None]
+        judged = [c for (judge, _, _), c in latest.items() if judge == a.name]
+        suggested = [c for c in judged if c.suggested is not None]
         rows.append(AssessorRow(
-            name=a.name, topics=", ".join(a.topics) or "all", judged=len(mine),
+            name=a.name, topics=", ".join(a.topics) or "all", judged=len(judged),
+            holds=holds.get(a.name, "-"),
             seconds=(f"{statistics.median(c.seconds or 0.0 for c in mine):.1f}" if mine
                      else "-"),
             kept=(f"{sum(c.relevance == c.suggested for c in suggested)} of {len(suggested)}"
                   if suggested else "-")))
     board, note = _leaderboard(desk)
+    shares = {t.query_id: t for t in progress.topics}
+    per_topic: dict[str, Counter] = {}
+    for judge, query_id, _ in latest:
+        per_topic.setdefault(query_id, Counter())[judge] += 1
+    topics = []
+    for query_id, cap in zip(desk.topics, budget):
+        by, share = per_topic.get(query_id, Counter()), shares.get(query_id)
+        topics.append(OrganiserTopic(
+            query_id=query_id, judged=share.judged if share else 0,
+            total=share.total if share else 0, budget=_budget(cap, candidates),
+            held_by=", ".join(sorted(n for n, t in holds.items() if t == query_id)) or "-",
+            judged_by=", ".join(f"{n} {k}" for n, k in sorted(by.items())) or "-"))
     return OrganiserView(
         judged=progress.judged, total=progress.total, skipped=progress.skipped,
-        topics=progress.topics, done=progress.done, strategy=desk.state.strategy.name,
+        topics=tuple(topics), done=progress.done, strategy=desk.state.strategy.name,
+        total_budget=_budget(total_budget, candidates), judgments=len(latest),
         clicks=len(clicks), assessors=tuple(rows), agreement=_agreement(clicks),
         measure=MEASURE, leaderboard=tuple(board), leaderboard_note=note)
+
+
+def _budget(cap: int | None, candidates: int) -> str:
+    """A budget as the page prints it: 'unlimited' for none, or one above every candidate of
+    the pool (it caps nothing; the pool's state keeps "none" as such a number)."""
+    return "unlimited" if cap is None or cap > candidates else str(cap)
 
 
 def _agreement(clicks: Sequence[Click]) -> str:

@@ -33,6 +33,7 @@ class Visit:
     csrf: str  # the CSRF token its calls send (X-CSRF-Token)
     levels: tuple[int, ...]  # the labels the server was started with (--levels)
     preselect: bool  # a model's label is preselected (--preselect)
+    names: tuple[str, ...] = ()  # the levels' names, by level ('' none; --levels 0:not,...)
 
 
 @dataclass(frozen=True, kw_only=True)

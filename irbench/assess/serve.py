@@ -105,7 +105,8 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
 
 def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
                    levels: tuple[int, ...], preselect: bool,
-                   screens: Iterable[Screen] | None = None) -> Starlette:
+                   screens: Iterable[Screen] | None = None,
+                   names: tuple[str, ...] = ()) -> Starlette:
     """The app serving ``pool`` (:func:`~irbench.assess.app.build_app`) over an open desk and
     store (:func:`opened`): the assessors' tokens as the store holds them now, the
     organiser's view and the qrels export read under the desk's lock."""
@@ -128,16 +129,17 @@ def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
 
     return build_app(desk, Gate(lookup, port), title=config.name, levels=levels,
                      preselect=preselect, organiser_view=view, export=export,
-                     screens=screens)
+                     screens=screens, names=names)
 
 
 def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect: bool,
-          wait: float | None, url: str, levels: tuple[int, ...]) -> int:
+          wait: float | None, url: str, levels: tuple[int, ...],
+          names: tuple[str, ...] = ()) -> int:
     import uvicorn  # the assess extra
 
     with opened(config, pool, wait, overlap) as (desk, store, _):
         app = assessment_app(config, pool, desk, store, port=port, levels=levels,
-                             preselect=preselect)
+                             preselect=preselect, names=names)
         with desk.lock:
             people = store.assessors(pool)
         print(f"irbench assess: pool '{terminal(pool)}' at {terminal(url)}", flush=True)

@@ -35,7 +35,8 @@ def add_parsers(sub) -> None:
                    help="fraction of documents judged by two assessors, for agreement "
                    "(default 0.1)")
     p.add_argument("--levels", default="0,1,2", metavar="LIST",
-                   help="the relevance levels, one key each (default 0,1,2)")
+                   help="the relevance levels, one key each, with their names: "
+                   "0:not relevant,1:relevant,2:highly relevant (default 0,1,2, named so)")
     p.add_argument("--preselect", action="store_true",
                    help="preselect a model judge's label (default: shown as a suggestion only)")
     add_wait(p)
@@ -50,18 +51,15 @@ def cmd_assess(args) -> int:
         raise UsageError("irbench assess needs the assess extra: pip install "
                          "'irbench[assess]' (Starlette and uvicorn)") from None
     from ..assess.people import split_topics
+    from ..assess.relevance import parse_levels
     from ..assess.serve import add_assessor, serve
     from ..config import load_config
 
     config = load_config(args.config, strict=False)
     if not 0 <= args.overlap <= 1:
         raise UsageError("--overlap is a fraction between 0 and 1")
-    try:
-        levels = tuple(sorted({int(x) for x in args.levels.split(",") if x.strip()}))
-    except ValueError:
-        levels = ()
-    if not levels or levels[0] < 0 or levels[-1] > 9:
-        raise UsageError("--levels is a list of levels from 0 to 9 (one key each), e.g. 0,1,2")
+    named = parse_levels(args.levels)  # OptionError: what is wrong with it
+    levels, names = tuple(named), tuple(named.values())
     url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"
     if args.add_assessor is not None:  # "" too: refused by name, never a server started
         topics = split_topics(args.topics)
@@ -77,4 +75,5 @@ def cmd_assess(args) -> int:
               "machine can try the pages (each still needs a token); put a reverse proxy with "
               "TLS and request timeouts (Caddy, nginx) in front of it", file=sys.stderr)
     return serve(config, args.pool, host=args.host, port=args.port, overlap=args.overlap,
-                 preselect=args.preselect, wait=args.wait, url=url, levels=levels)
+                 preselect=args.preselect, wait=args.wait, url=url, levels=levels,
+                 names=names)

@@ -1,0 +1,287 @@
+"""The assessor's and organiser's pages for a day's work (issue 37) as a person uses them: a
+real uvicorn server (``python -m irbench assess``) driven by Playwright on Debian's Chromium.
+The keys carry the levels' names (``--levels``), the docno is shown, the keyboard scrolls a
+long document without judging, the finished page shows no document nor keys and says whether
+all is judged or to come back later, the organiser's page counts judgments (not clicks) and
+shows the budget per topic and who holds which topic. Screenshots at 1366x768, 1920x1080 and a
+tablet (820x1180) go to the test's folder and to ``$IRBENCH_SHOTS`` (default
+/work/notes/shots when that folder's parent exists). Skipped where Chromium is missing."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from irbench import cli
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra")
+expect = playwright.expect
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian "
+                                "package 'chromium')")
+ROOT = Path(__file__).resolve().parents[1]
+LEVELS = "0:not relevant,1:related,2:<b>highly</b> relevant"
+SIZES = {"1366": (1366, 768), "1920": (1920, 1080), "tablet": (820, 1180)}
+LONG = "".join(f"Line {i} of a long document, read by scrolling.\n" for i in range(300))
+
+
+def _shots() -> Path | None:
+    """Where the screenshots are copied for a person to look at (None: nowhere)."""
+    given = os.environ.get("IRBENCH_SHOTS")
+    if given:
+        return Path(given)
+    return Path("/work/notes/shots") if Path("/work/notes").is_dir() else None
+
+
+def _shot(page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    shots = _shots()
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, shots / path.name)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``irbench assess`` in a process of its own, with the levels named."""
+
+    def __init__(self, config: Path, env: dict):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "irbench", "assess", str(config), "--pool", "web",
+             "--port", str(self.port), "--overlap", "0", "--levels", LEVELS], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        first = self.proc.stdout.readline()  # printed once the store and documents are open
+        assert "irbench assess: pool 'web' at" in first, first + self.proc.stdout.read()
+        deadline = time.monotonic() + 30
+        while True:  # then uvicorn binds the port
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not listen"
+                time.sleep(0.05)
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.stdout.read()
+
+
+@pytest.fixture
+def server(tmp_path, capsys):
+    """Pool 'web' (depth 3, a budget of 4 per topic) of long documents; ann and bob both judge
+    topic 401 only, org is the organiser."""
+    folder = tmp_path / "camp"
+    assert cli.main(["simulate", str(folder), "--groups", "3", "--topics", "3",
+                     "--pool-depth", "5", "--seed", "4"]) == 0
+    docs = folder / "documents.sgml.gz"
+    text = gzip.decompress(docs.read_bytes()).decode().replace("</TEXT>", LONG + "</TEXT>")
+    docs.write_bytes(gzip.compress(text.encode(), mtime=0))
+    config = folder / "campaign.yaml"
+    assert cli.main(["pool", "start", str(config), "--name", "web", "--strategy", "depth",
+                     "--param", "k=3", "--budget", "4"]) == 0
+    links = {}
+    for name, extra in (("ann", ["--topics", "401"]), ("bob", ["--topics", "401"]),
+                        ("org", ["--organiser"])):
+        capsys.readouterr()
+        assert cli.main(["assess", str(config), "--pool", "web", "--add-assessor", name,
+                         *extra]) == 0
+        links[name] = capsys.readouterr().out.strip().rsplit(" ", 1)[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    srv = Server(config, env)
+    srv.links = {k: v.replace("8765", str(srv.port)) for k, v in links.items()}
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def _open(browser, link: str, size: str = "1366", wait_document: bool = True):
+    width, height = SIZES[size]
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(link)
+    page.wait_for_url(link.split("?", 1)[0])  # the sign-in page refreshes to the root
+    page.wait_for_load_state()
+    expect(page.locator("body")).to_have_attribute("data-answered", "1")
+    if wait_document:
+        expect(page.locator("#doc-text")).not_to_be_empty()
+    page.errors = errors
+    return page
+
+
+def _answered(page, n: int) -> None:
+    # locator assertions wait without evaluating strings (the pages' CSP forbids eval)
+    expect(page.locator("body")).to_have_attribute("data-answered", str(n))
+
+
+def _scroll_top(page) -> int:
+    return page.locator("#doc-text").evaluate("t => t.scrollTop")
+
+
+def _qrels(browser, server) -> list[str]:
+    org = browser.new_page()
+    org.goto(server.links["org"])
+    org.wait_for_url(server.url)
+    response = org.request.get(server.url + "qrels")
+    assert response.status == 200
+    return response.text().splitlines()
+
+
+@pytest.mark.timeout(180)
+def test_named_keys_the_docno_and_keys_that_scroll_without_judging(server, browser):
+    page = _open(browser, server.links["ann"])
+    keys = [" ".join(b.inner_text().split()) for b in page.locator("button.level").all()]
+    assert keys == ["0 not relevant", "1 related", "2 <b>highly</b> relevant"]  # as text
+    assert page.locator("button.level b").count() == 0
+    docno = page.text_content("#doc-id")
+    assert re.fullmatch(r"SIM-\d{8}", docno) and page.locator("#doc-id").is_visible()
+    assert page.text_content("#topic-id") == "401"
+    expect(page.locator("#topic-progress")).to_have_text(re.compile(r"^0 of 4 for this topic$"))
+    text = page.locator("#doc-text")
+    assert text.evaluate("t => t.scrollHeight > 3 * t.clientHeight")  # a long document
+    assert _scroll_top(page) == 0
+    page.keyboard.press("PageDown")
+    first = _scroll_top(page)
+    assert first > 0
+    page.keyboard.press("Space")
+    page.keyboard.press("ArrowDown")
+    assert _scroll_top(page) > first
+    page.keyboard.press("End")
+    assert text.evaluate("t => t.scrollTop + t.clientHeight >= t.scrollHeight - 1")
+    page.keyboard.press("PageUp")
+    page.keyboard.press("ArrowUp")
+    assert 0 < _scroll_top(page) < text.evaluate("t => t.scrollHeight - t.clientHeight")
+    page.keyboard.press("Home")
+    assert _scroll_top(page) == 0
+    page.focus('button.level[data-level="2"]')  # a focused key: Space still only scrolls
+    page.keyboard.press("Space")
+    assert _scroll_top(page) > 0
+    page.click('button.level[data-level="1"]', modifiers=[])  # a click judges, lets go of focus
+    _answered(page, 2)
+    expect(page.locator("#progress")).to_have_text("1 of 4 judged")
+    assert page.evaluate("document.activeElement === document.body")
+    page.keyboard.press("Space")  # scrolls the next document; judges nothing
+    page.keyboard.press("0")
+    _answered(page, 3)
+    expect(page.locator("#topic-progress")).to_have_text("2 of 4 for this topic")
+    qrels = _qrels(browser, server)
+    assert sorted(line.split()[3] for line in qrels) == ["0", "1"]  # no 2: Space judged none
+    assert any(line.split()[2] == docno for line in qrels)  # the docno shown is the one judged
+    page.keyboard.press("u")  # the label said with its name
+    _answered(page, 4)
+    expect(page.locator("#status")).to_have_text("Judging again: you said 0 (not relevant).")
+    assert page.errors == []
+
+
+@pytest.mark.timeout(180)
+def test_the_finished_page_says_come_back_later_then_all_judged(server, browser, tmp_path):
+    """Before: the finished page kept the last document and the keys on screen (main's
+    display overrode [hidden]), and an assessor whose topics were all judged read 'come back
+    later'. Now: ann holds topic 401's last document, bob has judged the rest: bob's page is
+    empty and says to come back later; once ann judged it, both read 'all judged'."""
+    ann = _open(browser, server.links["ann"])
+    bob = _open(browser, server.links["bob"], "tablet")
+    n = 1
+    while bob.locator("#work").is_visible():
+        bob.keyboard.press("0")
+        n += 1
+        _answered(bob, n)
+    expect(bob.locator("#status")).to_contain_text("Nothing to judge right now")
+    expect(bob.locator("#status")).to_contain_text("Come back later.")
+    for hidden in ("#work", "#keys", "#doc-text", "button.level >> nth=0", "#help"):
+        expect(bob.locator(hidden)).to_be_hidden()
+    expect(bob.locator("#again")).to_be_visible()
+    _shot(bob, tmp_path, "assess-later-tablet")
+    ann.keyboard.press("2")
+    _answered(ann, 2)
+    expect(ann.locator("#status")).to_have_text(re.compile("All your topics are judged. Thank "
+                                                           "you!$"))
+    for hidden in ("#work", "#keys", "#doc-text", "#again"):
+        expect(ann.locator(hidden)).to_be_hidden()
+    expect(ann.locator("#progress")).to_have_text("4 of 4 judged")
+    _shot(ann, tmp_path, "assess-finished-1366")
+    bob.click("#again")
+    _answered(bob, n + 1)
+    expect(bob.locator("#status")).to_contain_text("All your topics are judged")
+    expect(bob.locator("#again")).to_be_hidden()
+    assert ann.errors == [] and bob.errors == []
+
+
+@pytest.mark.timeout(240)
+def test_the_organiser_counts_judgments_after_an_undo_and_the_pages_at_three_sizes(
+        server, browser, tmp_path):
+    """Before: an undo and a new label made 'judged' 2 for one document; no budget per
+    topic, nobody's topic shown. Screenshots of both pages at each size."""
+    ann = _open(browser, server.links["ann"])
+    ann.keyboard.press("1")
+    _answered(ann, 2)
+    ann.keyboard.press("u")
+    _answered(ann, 3)
+    ann.keyboard.press("2")
+    _answered(ann, 4)
+    expect(ann.locator("#progress")).to_have_text("1 of 4 judged")
+    for size, (width, height) in SIZES.items():
+        page = _open(browser, server.links["ann"], size)
+        for shown in ("#doc-id", "#keys", "button.level >> nth=2", "#topic-progress"):
+            expect(page.locator(shown)).to_be_visible()
+        keys = page.locator("#keys").bounding_box()
+        assert keys["x"] >= 0 and keys["x"] + keys["width"] <= width
+        _shot(page, tmp_path, f"assess-{size}")
+        org = browser.new_context(viewport={"width": width, "height": height}).new_page()
+        org.goto(server.links["org"])
+        org.wait_for_url(server.url)
+        body = " ".join(org.inner_text("body").split())
+        assert "1 judgments made in the browser (2 labels given" in body
+        assert "budget over all topics: unlimited" in body
+        rows = [[" ".join(c.split()) for c in r.locator("td").all_inner_texts()]
+                for r in org.locator("#assessors tbody tr").all()]
+        assert rows[0][:4] == ["ann", "401", "1", "401"]  # judged 1: a document, not 2 clicks
+        assert rows[1][:4] == ["bob", "401", "0", "401" if size != "1366" else "-"]
+        topics = {r[0]: r for r in ([" ".join(c.split()) for c in row.locator("td")
+                                     .all_inner_texts()]
+                                    for row in org.locator("#topics tbody tr").all())}
+        assert topics["401"] == ["401", "1", "4", "4", "ann" if size == "1366" else "ann, bob",
+                                 "ann 1"]
+        assert topics["402"][3] == "4" and topics["403"][4] == "-"
+        for table in org.locator("table").all():
+            box = table.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width
+        _shot(org, tmp_path, f"organiser-{size}")
+        # bob opens his page after the first round: he holds 401 too from then on
+        if size == "1366":
+            _open(browser, server.links["bob"])
+    assert ann.errors == []
