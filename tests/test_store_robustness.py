@@ -41,6 +41,7 @@ PINNED = {
     13: "5e7e10d4c5dcbf0d7fd141b63f0b161a44eaa9b42fa000a6efed2dba96289f4e",
     14: "e13cc6b2b76c15d8af9b8f07a1fc8932ff2e55c9b2ee2074b55191be2df2c401",
     15: "bf878b766cbc18468b32cd9000afea5ce5def9400c1a3413660c9e3d4dc914f7",
+    16: "04e53a884f530b4cb5c6736354e4b6f778c0046516c54acba45be3b7d6094b5e",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,
@@ -402,8 +403,8 @@ def test_a_store_written_before_keeps_no_credential_of_a_judge(tmp_path):
     store.remember_judge("plain", "model", "m", "http://127.0.0.1:8000/v1",
                          '{"base_url": "http://127.0.0.1:8000/v1"}')
     store.close()
-    _sql(path, "DELETE FROM migrations WHERE version = 15")
-    Store(path).close()  # applies migration 15 again
+    _sql(path, MIGRATIONS[14][1])  # migration 15 again (deleting its row would apply the
+    #                                later ones again too)
     con = duckdb.connect(path, read_only=True)
     rows = dict(((n, (u, s)) for n, u, s in con.execute(
         "SELECT name, base_url, settings FROM judges").fetchall()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import UsageError
+from ..errors import JudgeError, UsageError
 from ..escaping import terminal
 from ..judgments import RULES, rules_phrase
 from .output import add_wait, nonnegative_int, positive_int, progress_bar, text_table, write_text
@@ -40,7 +40,9 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("judges", help="every judge in the store: judgments, calls, tokens",
                        description="Every judge whose judgments the store holds (assessors, "
                        "model judges, imported qrels): how many judgments and topics, and for "
-                       "model judges the calls, tokens and answers without a grade.")
+                       "model judges the calls (answers asked for and received), the HTTP "
+                       "requests they took (retries included), tokens and answers without a "
+                       "grade.")
     p.add_argument("config", help="campaign config (YAML)")
     add_wait(p)
     p.set_defaults(handler=cmd_judges)
@@ -101,6 +103,12 @@ def cmd_judge(args) -> int:
                         lambda done, total: bar(done, total, spec.name))
     _report(spec.name, summary)
     _journal_notes(summary.journal_notes)
+    if summary.none_succeeded:  # answers the store held are a success; no answer at all not
+        raise JudgeError(
+            f"judge '{spec.name}': no request succeeded: all {summary.failed} failed after "
+            f"their retries ({summary.requests:,} HTTP requests to {spec.base_url}; first: "
+            f"{summary.failures[0]}); nothing was stored for them: check the server and run "
+            "again")
     return 0
 
 
@@ -120,7 +128,11 @@ def _report(name: str, s) -> None:
               + (" ..." if len(s.missing) > 5 else ""), file=sys.stderr)
     print(f"judge '{name}': {s.asked} pairs: {s.cached} answered before (no call), "
           f"{s.answered} new answers ({s.prompt_tokens + s.completion_tokens:,} tokens), "
-          f"{s.unparsed} without a grade, {s.failed} failed")
+          f"{s.unparsed} without a grade, {s.failed} failed; {s.requests:,} HTTP requests "
+          "(retries included)")
+    if s.reused:
+        print(f"irbench: {s.reused} of the answers held before came from another endpoint "
+              "(reuse_answers_from)", file=sys.stderr)
     for reason in s.failures:
         print(f"  failed: {terminal(reason)}", file=sys.stderr)
     for note in s.notes:
@@ -137,10 +149,24 @@ def cmd_judges(args) -> int:
     config = load_config(args.config, strict=False, systems=False)
     with Store(config.store, read_only=True, wait=args.wait) as store:
         rows = store.judge_counts()
+    shown = [(*row[:6], _requests(*row[5:8]), *row[8:]) for row in rows]
     print(text_table(("judge", "kind", "model", "judgments", "topics", "calls",
-                      "prompt tokens", "completion tokens", "no grade"),
-                     [tuple("" if v is None else v for v in row) for row in rows]))
+                      "HTTP requests", "prompt tokens", "completion tokens", "no grade"),
+                     [tuple("" if v is None else v for v in row) for row in shown]))
+    if any(row[7] for row in rows):
+        print("irbench: note: HTTP requests include retries; 'unknown' counts calls stored "
+              "before irbench kept their requests", file=sys.stderr)
     return 0
+
+
+def _requests(calls: int, known: int, unknown: int) -> int | str:
+    """The HTTP requests of a judge's calls: their number, 'unknown', or the known part and
+    how many calls are not counted."""
+    if not unknown:
+        return known
+    if unknown == calls:
+        return "unknown"
+    return f"{known:,} + unknown ({unknown:,} calls)"
 
 
 def cmd_qrels(args) -> int:

@@ -28,7 +28,7 @@ import re
 import time
 import zlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import JudgeError
@@ -48,17 +48,22 @@ Sleep = Callable[[float], Awaitable[Any]]
 
 @dataclass(frozen=True)
 class Reply:
-    """A model's answer and what it cost (``note``: why a token count was taken as 0)."""
+    """A model's answer and what it cost (``note``: why a token count was taken as 0;
+    ``requests``: the HTTP requests it took, retries included)."""
 
     content: str
     prompt_tokens: int
     completion_tokens: int
     seconds: float
     note: str = ""
+    requests: int = 1
 
 
 class CallFailed(Exception):
-    """One request that failed after every retry (why in the message); others may go on."""
+    """One request that failed after every retry (why in the message); others may go on.
+    ``requests``: the HTTP requests it took, retries included (set by :meth:`Caller.ask`)."""
+
+    requests: int = 1
 
 
 @dataclass(frozen=True)
@@ -159,15 +164,20 @@ class Caller:
                 got = await asyncio.wait_for(self._attempt(body), self.spec.timeout)
             except asyncio.TimeoutError:
                 got = _Again(f"no complete answer within {self.spec.timeout:g} s")
+            except CallFailed as exc:  # this request's own fault: not tried again
+                exc.requests = attempt + 1
+                raise
             if isinstance(got, Reply):
-                return got
+                return replace(got, requests=attempt + 1)
             last = got
         why = last.why
         if last.asked is not None:
             why += (f" (Retry-After {last.asked:g} s" + (
                 f"; irbench waits at most {RETRY_AFTER_CAP:g} s, RETRY_AFTER_CAP)"
                 if last.asked > RETRY_AFTER_CAP else ")"))
-        raise CallFailed(f"{why} (after {self.spec.retries + 1} attempts)")
+        failed = CallFailed(f"{why} (after {self.spec.retries + 1} attempts)")
+        failed.requests = self.spec.retries + 1
+        raise failed
 
     def _wait(self, attempt: int, last: _Again) -> float:
         if last.asked is not None:

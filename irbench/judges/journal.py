@@ -11,7 +11,11 @@ an absurd token count, a relevance that is not a whole number) is stored normali
 is written answer by answer, and an answer or a whole line that cannot be stored at all is
 appended to ``STORE.answers.quarantine.jsonl`` (one JSON object a line: the reason, the
 journal line, the answer or the line's text), named in a message. The journal is emptied only
-once every line in it is stored or quarantined: no paid answer is ever discarded."""
+once every line in it is stored or quarantined: no paid answer is ever discarded.
+
+Each line names the endpoint (the judge's base_url) that gave the answer and the HTTP requests
+it took; a line of an earlier irbench without them is folded as its judge's answer (the
+base_url the store holds for that judge: the one it was asked at), its requests unknown."""
 
 from __future__ import annotations
 
@@ -25,6 +29,9 @@ from ..errors import OutputError, StoreValueError
 from ..store import ModelAnswer
 
 FIELDS = tuple(f.name for f in fields(ModelAnswer))
+# what a line written by an earlier irbench may lack: an answer without its endpoint is kept as
+# its judge's (irbench.store.judging.Judging.save_answers), without its request count as unknown
+SINCE_ENDPOINTS = ("endpoint", "requests")
 
 NOTES_SHOWN = 5  # notes on answers stored normalised shown one by one; the rest counted
 
@@ -155,7 +162,9 @@ def _parse(line: bytes) -> tuple[ModelAnswer, str]:
     pool = data["pool"]
     if not isinstance(pool, str):
         raise TypeError("its pool is not text")
-    return ModelAnswer(**{name: data[name] for name in FIELDS}), pool
+    given: dict[str, Any] = {name: data[name] for name in FIELDS if name not in SINCE_ENDPOINTS}
+    given.update((name, data.get(name)) for name in SINCE_ENDPOINTS)
+    return ModelAnswer(**given), pool
 
 
 def _why(exc: BaseException) -> str:

@@ -1,8 +1,9 @@
 """Judging (topic, document) pairs with a model judge, resumably.
 
 :func:`judge_pairs` renders each pair's request, takes the answers the store already holds for
-the same model and request (they cost nothing: a rerun, or another judge name over the same
-model and prompt, records them as its own), asks the model for the rest at the judge's
+the same model, endpoint and request (they cost nothing: a rerun, or another judge name over
+the same model, server and prompt, records them as its own; those of another endpoint only
+when the judge's ``reuse_answers_from`` names it), asks the model for the rest at the judge's
 concurrency, and appends every answer to the journal as it arrives (:mod:`.journal`), folded
 into the store every :data:`FOLD_EVERY` answers. The budget (the judge's ``max_calls`` and
 ``max_total_tokens``, counting what the store holds for it, and a run's own ``max_calls``)
@@ -43,12 +44,14 @@ class DocumentSource(Protocol):
 
 class AnswerStore(Protocol):
     """What judging needs of a store (the :class:`irbench.store.Store` has it): the answers
-    it holds for a model's requests, keyed (request sha256, topic, docno), as (label,
-    answer); and keeping answers, asked for a pool (returns notes on answers it stored
-    normalised)."""
+    it holds for a model's requests at an endpoint (and at the ``endpoints``, or first given
+    to the ``judges``, that a judge may reuse), keyed (request sha256, topic, docno), as
+    (label, answer, endpoint); and keeping answers, asked for a pool (returns notes on answers
+    it stored normalised)."""
 
-    def cached_answers(self, model: str, keys: Sequence[tuple[str, str, str]]
-                       ) -> Mapping[tuple[str, str, str], tuple[int | None, str]]: ...
+    def cached_answers(self, model: str, endpoint: str, keys: Sequence[tuple[str, str, str]],
+                       *, endpoints: Sequence[str] = (), judges: Sequence[str] = ()
+                       ) -> Mapping[tuple[str, str, str], tuple[int | None, str, str]]: ...
 
     def save_answers(self, answers: Sequence[ModelAnswer], pool: str = ""
                      ) -> Sequence[str] | None: ...
@@ -61,7 +64,9 @@ class JudgingSummary:
     asked: int = 0  # pairs asked for
     missing: list[str] = field(default_factory=list)  # documents not in the collection
     cached: int = 0  # answers the store held already
+    reused: int = 0  # of them, answers of another endpoint (reuse_answers_from)
     answered: int = 0  # new answers (calls paid for)
+    requests: int = 0  # HTTP requests made, retries and failed requests included
     unparsed: int = 0  # answers without a grade among the judge's labels
     failed: int = 0  # requests that failed after their retries
     failures: list[str] = field(default_factory=list)  # the first reasons
@@ -72,6 +77,12 @@ class JudgingSummary:
     leftovers: int = 0  # answers a killed run left in the journal, now folded
     journal_notes: list[str] = field(default_factory=list)  # answers stored normalised, or
     # quarantined (:attr:`Journal.notes`), as irbench.judges.run.judge leaves them
+
+    @property
+    def none_succeeded(self) -> bool:
+        """Whether requests were made and every one failed (answers the store held, or a
+        budget that allowed no request, are no failure)."""
+        return self.failed > 0 and self.answered == 0
 
 
 @dataclass(frozen=True)
@@ -133,15 +144,18 @@ def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: AnswerStore
                 ) -> JudgingSummary:
     """Judge ``requests`` (see the module docstring); returns ``summary`` filled in."""
     summary.asked = len(requests)
-    cached = store.cached_answers(spec.model, [(r.sha256, r.query_id, r.doc_id)
-                                               for r in requests])
+    cached = store.cached_answers(spec.model, spec.base_url,
+                                  [(r.sha256, r.query_id, r.doc_id) for r in requests],
+                                  endpoints=spec.reuse_endpoints, judges=spec.reuse_judges)
+    # kept under the endpoint that gave it (already stored: the store keeps it once)
     again = [ModelAnswer(model=spec.model, prompt_sha256=r.sha256, query_id=r.query_id,
                          doc_id=r.doc_id, judge=spec.name, answer=cached[key][1],
                          relevance=cached[key][0], prompt_tokens=0, completion_tokens=0,
-                         seconds=0.0)
+                         seconds=0.0, endpoint=cached[key][2], requests=None)
              for r in requests if (key := (r.sha256, r.query_id, r.doc_id)) in cached]
     store.save_answers(again, pool)
     summary.cached = len(again)
+    summary.reused = sum(1 for a in again if a.endpoint != spec.base_url)
     progress(len(again))
     todo = [r for r in requests if (r.sha256, r.query_id, r.doc_id) not in cached]
     if not todo:
@@ -238,12 +252,14 @@ class JudgingRun:
         try:
             reply = task.result()
         except CallFailed as exc:
+            summary.requests += exc.requests
             summary.failed += 1
             if len(summary.failures) < 5:
                 summary.failures.append(f"{item.query_id} {item.doc_id}: {exc}")
             self.streak += 1
             return
         self.streak = 0
+        summary.requests += reply.requests
         if reply.note and len(summary.notes) < 5:
             summary.notes.append(f"{item.query_id} {item.doc_id}: {reply.note}")
         self.budget.take_tokens(reply)
@@ -256,4 +272,5 @@ class JudgingRun:
             model=self.spec.model, prompt_sha256=item.sha256, query_id=item.query_id,
             doc_id=item.doc_id, judge=self.spec.name, answer=reply.content, relevance=grade,
             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-            seconds=reply.seconds), self.pool)
+            seconds=reply.seconds, endpoint=self.spec.base_url, requests=reply.requests),
+            self.pool)

@@ -15,7 +15,9 @@ from .tasks import DEFAULT_TASK, TASKS, Task, unknown_task
 
 KEYS = ("base_url", "model", "api_key_env", "task", "prompt", "system", "labels",
         "label_pattern", "temperature", "max_tokens", "concurrency", "retries", "timeout",
-        "backoff", "max_calls", "max_total_tokens", "max_document_chars")
+        "backoff", "max_calls", "max_total_tokens", "max_document_chars",
+        "reuse_answers_from")
+JUDGE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # as the config's names
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,6 +34,12 @@ class JudgeSpec:
     is safe to store and print. ``max_calls`` / ``max_total_tokens``:
     the budget; judging stops cleanly when it is spent. ``task``: what it labels, a judge
     task's name (:mod:`.tasks`; relevance unless the config says otherwise).
+
+    A stored answer is reused when it came from the same model at the same endpoint (this
+    ``base_url``); ``reuse_answers_from`` names what else may answer for this judge: other
+    base_urls (answers their servers gave to a model of this name) and judge names (answers
+    those judges were the first to get, whatever their server, also when the store does not
+    know it: answers stored before endpoints were kept).
     """
 
     name: str
@@ -49,16 +57,31 @@ class JudgeSpec:
     max_calls: int | None = None
     max_total_tokens: int | None = None
     task: str = DEFAULT_TASK
+    reuse_answers_from: tuple[str, ...] = ()
 
     def settings(self) -> str:
         """What the judge is, as canonical JSON for the store: no key, only its variable's
-        name; the task only when it is not relevance (the settings stored before tasks
-        stay the same)."""
+        name; the task only when it is not relevance, ``reuse_answers_from`` only when given
+        (the settings stored before either stay the same)."""
         data = asdict(self)
         data["prompt"] = {**data["prompt"], "source": self.prompt_name}
         if self.task == DEFAULT_TASK:
             del data["task"]
+        if not self.reuse_answers_from:
+            del data["reuse_answers_from"]
+        else:
+            data["reuse_answers_from"] = list(self.reuse_answers_from)
         return json.dumps(data, sort_keys=True)
+
+    @property
+    def reuse_endpoints(self) -> tuple[str, ...]:
+        """The base_urls of ``reuse_answers_from``."""
+        return tuple(x for x in self.reuse_answers_from if _is_url(x))
+
+    @property
+    def reuse_judges(self) -> tuple[str, ...]:
+        """The judge names of ``reuse_answers_from``."""
+        return tuple(x for x in self.reuse_answers_from if not _is_url(x))
 
     def api_key(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
@@ -96,6 +119,7 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
     task = _task(value, where, before)
     if task is None:
         return None
+    reuse = _reuse(name, value, where, before)
     prompt = _prompt(value, where, before, read_template, numbers.get("max_document_chars"),
                      task)
     if before.count or prompt is None:
@@ -103,7 +127,45 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
     given = {k: v for k, v in numbers.items() if v is not None and k != "max_document_chars"}
     return JudgeSpec(name=name, base_url=str(url).rstrip("/"), model=value["model"],
                      api_key_env=env, prompt=prompt[0], prompt_name=prompt[1],
-                     task=task.name, **given)
+                     task=task.name, reuse_answers_from=reuse, **given)
+
+
+def _is_url(entry: str) -> bool:
+    return "://" in entry
+
+
+def _reuse(name: str, value: dict, where: tuple, out: _Counter) -> tuple[str, ...]:
+    """``reuse_answers_from``: a list of judge names and base_urls (each base_url as the store
+    keeps it: no trailing /), or () with the problems reported."""
+    given = value.get("reuse_answers_from", [])
+    where = where + ("reuse_answers_from",)
+    example = ("a list of judge names and base_urls whose answers this judge may reuse "
+               "(e.g. [llama-a, http://10.0.0.5:8000/v1])")
+    if not isinstance(given, list):
+        out.report(where, example)
+        return ()
+    own = str(value.get("base_url", "")).rstrip("/")
+    kept: list[str] = []
+    for i, entry in enumerate(given):
+        at = where + (i,)
+        if not isinstance(entry, str) or not entry.strip():
+            out.report(at, example)
+        elif _is_url(entry):
+            wrong = base_url_problem(entry)
+            if wrong:
+                out.report(at, f"a base_url: {wrong}")
+            elif entry.rstrip("/") == own:
+                out.report(at, "this judge's own base_url: its own answers are always reused")
+            else:
+                kept.append(entry.rstrip("/"))
+        elif not JUDGE_NAME.fullmatch(entry):
+            out.report(at, f"not a judge's name (letters, digits, '.', '_' and '-') nor a "
+                           f"base_url (http:// or https://): {example}")
+        elif entry == name:
+            out.report(at, "this judge itself: its own answers are always reused")
+        else:
+            kept.append(entry)
+    return tuple(dict.fromkeys(kept))
 
 
 def base_url_problem(url: str) -> str | None:

@@ -11,7 +11,11 @@ is the one writer of the table: files judged into a pool and imported qrels
 (:meth:`Judging.save_answers`) and the browser (:meth:`Store.save_clicks`) all go through it.
 
 ``model_answers`` is the cache of every answer a model gave, parsed or not, keyed by (model,
-request sha256, topic, document): a request is never paid for twice.
+endpoint, request sha256, topic, document): a request is never paid for twice. The endpoint is
+the judge's base_url as the ``judges`` table keeps it (never a credential): two servers serving
+models of one name never share answers, unless a judge's config says so
+(``reuse_answers_from``: :meth:`Judging.cached_answers`). Each answer also keeps the HTTP
+requests it took (retries included; NULL for answers stored before irbench counted them).
 """
 
 from __future__ import annotations
@@ -51,8 +55,13 @@ class ModelAnswer:
     prompt_tokens: int
     completion_tokens: int
     seconds: float
+    endpoint: str | None = None  # the judge's base_url; None: not known (a journal line of an
+    #                              earlier irbench): stored as its judge's base_url (judges)
+    requests: int | None = None  # HTTP requests it took, retries included; None: not known
 
 
+UNKNOWN_ENDPOINT = "unknown"  # the endpoint of an answer whose server the store cannot know
+#                               (no base_url is: it is an http(s) URL); migration 16 writes it
 MAX_TOKENS = 2**31 - 1  # a token count above this (a server's error: no answer is that long)
                        # or below 0 is unknown: stored as 0, as the judge client counts it
                        # (irbench.judges.client); a sum over 2**32 answers still fits a BIGINT
@@ -154,14 +163,26 @@ def storable_answer(answer: ModelAnswer) -> tuple[ModelAnswer, list[str]]:
     :func:`irbench.ids.id_text`; lone surrogates in its text escaped; a token count outside
     0..MAX_TOKENS (or not a number) stored as 0; a relevance that is not a whole number of the
     INTEGER range stored as none (the answer text is kept); seconds that are not a finite
-    number >= 0 as 0. A :class:`StoreValueError` if it has no model, request, judge or ids
-    (text or, for ids, text or bytes): such an answer cannot be keyed."""
+    number >= 0 as 0; a request count that is not a whole number >= 1 as unknown. A
+    :class:`StoreValueError` if it has no model, request, judge or ids (text or, for ids, text
+    or bytes), or an endpoint that is not text: such an answer cannot be keyed."""
     notes: list[str] = []
     for name in _KEYS + ("query_id", "doc_id"):
         value = getattr(answer, name)
         if not isinstance(value, str) and not (name.endswith("_id")
                                                 and isinstance(value, bytes)):
             raise StoreValueError(f"its {name} {_shown(value)} is not text")
+    endpoint = answer.endpoint
+    if endpoint is not None:
+        if not isinstance(endpoint, str):
+            raise StoreValueError(f"its endpoint {_shown(endpoint)} is not text")
+        endpoint = storable_text(endpoint)
+    requests = answer.requests
+    if requests is not None and (isinstance(requests, bool) or not isinstance(requests, int)
+                                 or not 1 <= requests <= MAX_RELEVANCE):
+        notes.append(f"requests {_shown(requests)} is not a whole number >= 1: stored as "
+                     "unknown")
+        requests = None
     keys = {name: storable_text(getattr(answer, name)) for name in _KEYS}
     query_id, doc_id = id_text(answer.query_id), id_text(answer.doc_id)
     if any(keys[n] != getattr(answer, n) for n in _KEYS) or (query_id, doc_id) != (
@@ -191,7 +212,7 @@ def storable_answer(answer: ModelAnswer) -> tuple[ModelAnswer, list[str]]:
                        prompt_tokens=_tokens(answer.prompt_tokens, "prompt_tokens", notes),
                        completion_tokens=_tokens(answer.completion_tokens, "completion_tokens",
                                                  notes),
-                       seconds=float(seconds)), notes
+                       seconds=float(seconds), endpoint=endpoint, requests=requests), notes
 
 
 class Judging:
@@ -322,35 +343,46 @@ class Judging:
             "settings = excluded.settings, updated_at = now()",
             [name, kind, model, base_url, settings])
 
-    def cached_answers(self, model: str, keys: Sequence[tuple[str, str, str]]
-                       ) -> dict[tuple[str, str, str], tuple[int | None, str]]:
-        """{(request sha256, topic, document): (parsed relevance or None, answer)} of the
-        ``keys`` this model has answered already."""
+    def cached_answers(self, model: str, endpoint: str, keys: Sequence[tuple[str, str, str]],
+                       *, endpoints: Sequence[str] = (), judges: Sequence[str] = ()
+                       ) -> dict[tuple[str, str, str], tuple[int | None, str, str]]:
+        """{(request sha256, topic, document): (parsed relevance or None, answer, endpoint)}
+        of the ``keys`` this model has answered already at ``endpoint`` (a base_url), or, when
+        the judge's config allows it, at one of ``endpoints`` or to one of ``judges`` (the
+        judge that first got the answer; answers of an endpoint the store does not know are
+        reusable so only). An answer of ``endpoint`` itself is taken first, else the earliest."""
         if not keys:
             return {}
         asked = {(storable_text(s), id_text(q), id_text(d)): (s, q, d) for s, q, d in keys}
         s, q, d = (list(column) for column in zip(*asked))
         rows = self.con.execute(
-            "SELECT a.prompt_sha256, a.query_id, a.doc_id, a.relevance, a.answer "
+            "SELECT a.prompt_sha256, a.query_id, a.doc_id, a.relevance, a.answer, a.endpoint "
             "FROM model_answers a "
             "JOIN (SELECT unnest(?::VARCHAR[]) AS s, unnest(?::VARCHAR[]) AS q, "
             "unnest(?::VARCHAR[]) AS d) k ON a.prompt_sha256 = k.s AND a.query_id = k.q "
-            "AND a.doc_id = k.d WHERE a.model = ?", [s, q, d, model]).fetchall()
-        return {asked[(r[0], r[1], r[2])]: (r[3], r[4]) for r in rows
+            "AND a.doc_id = k.d WHERE a.model = ? AND (a.endpoint = ? OR list_contains(?, "
+            "a.endpoint) OR list_contains(?, a.judge)) QUALIFY row_number() OVER (PARTITION "
+            "BY a.prompt_sha256, a.query_id, a.doc_id ORDER BY a.endpoint = ? DESC, "
+            "a.answered_at, a.endpoint) = 1",
+            [s, q, d, model, endpoint, list(endpoints), list(judges), endpoint]).fetchall()
+        return {asked[(r[0], r[1], r[2])]: (r[3], r[4], r[5]) for r in rows
                 if (r[0], r[1], r[2]) in asked}
 
     def save_answers(self, answers: Sequence[ModelAnswer], pool: str = "") -> list[str]:
         """Keep ``answers`` (an answer already kept is kept once) and record each parsed one
         as its judge's judgment (once per judge, request, topic and document), in one
-        transaction. Each answer is first made storable (:func:`storable_answer`); returns
-        what was changed, one line per answer changed. A :class:`StoreValueError` (the
-        transaction rolled back) if one still cannot be stored: the caller may then save them
-        one by one."""
+        transaction. An answer without an endpoint (a journal line of an earlier irbench) is
+        kept as its judge's (the base_url the judges table holds for it: the one it was asked
+        at, the journal being folded before a run remembers its judge again), else as
+        :data:`UNKNOWN_ENDPOINT`. Each answer is first made storable
+        (:func:`storable_answer`); returns what was changed, one line per answer changed. A
+        :class:`StoreValueError` (the transaction rolled back) if one still cannot be stored:
+        the caller may then save them one by one."""
         if not answers:
             return []
         columns: dict[str, list] = {name: [] for name in (
-            "model", "prompt_sha256", "query_id", "doc_id", "judge", "answer", "relevance",
-            "prompt_tokens", "completion_tokens", "seconds")}
+            "model", "endpoint", "prompt_sha256", "query_id", "doc_id", "judge", "answer",
+            "relevance", "prompt_tokens", "completion_tokens", "seconds", "requests")}
         changed: list[str] = []
         judgments: list[Judgment] = []  # of the answers parsed
         pool = id_text(pool)
@@ -371,10 +403,16 @@ class Judging:
             self.con.register("irbench_answers", table)
             try:
                 self.con.execute(
-                    "INSERT INTO model_answers SELECT model, prompt_sha256, query_id, doc_id, "
-                    "judge, answer, CAST(relevance AS INTEGER), CAST(prompt_tokens AS BIGINT), "
-                    "CAST(completion_tokens AS BIGINT), CAST(seconds AS DOUBLE), now() "
-                    "FROM irbench_answers ON CONFLICT DO NOTHING")
+                    "INSERT INTO model_answers (model, endpoint, prompt_sha256, query_id, "
+                    "doc_id, judge, answer, relevance, prompt_tokens, completion_tokens, "
+                    "seconds, answered_at, requests) SELECT a.model, coalesce(nullif(CAST("
+                    "a.endpoint AS VARCHAR), ''), nullif(j.base_url, ''), ?), "
+                    "a.prompt_sha256, a.query_id, a.doc_id, a.judge, a.answer, "
+                    "CAST(a.relevance AS INTEGER), CAST(a.prompt_tokens AS BIGINT), "
+                    "CAST(a.completion_tokens AS BIGINT), CAST(a.seconds AS DOUBLE), now(), "
+                    "CAST(a.requests AS INTEGER) "
+                    "FROM irbench_answers a LEFT JOIN judges j ON j.name = a.judge "
+                    "ON CONFLICT DO NOTHING", [UNKNOWN_ENDPOINT])
             finally:
                 self.con.unregister("irbench_answers")
             self.record_judgments(judgments, once_per=ONE_ANSWER)
@@ -408,17 +446,21 @@ class Judging:
         return int(row[0]), int(row[1])
 
     def judge_counts(self) -> list[tuple]:
-        """(judge, kind, model, judgments, topics, model calls, prompt tokens, completion
-        tokens, unparsed answers) per judge, by name."""
+        """(judge, kind, model, judgments, topics, model calls (answers it got), HTTP requests
+        of those calls (retries included; of the calls whose count is known), calls whose
+        request count is not known (stored before irbench counted them), prompt tokens,
+        completion tokens, unparsed answers) per judge, by name."""
         return self.con.execute(
             "WITH j AS (SELECT judge, any_value(judge_kind) AS kind, any_value(model) AS model, "
             "count(*) AS n, count(DISTINCT query_id) AS topics FROM judgments "
-            "GROUP BY judge), a AS (SELECT judge, count(*) AS calls, sum(prompt_tokens) AS pt, "
+            "GROUP BY judge), a AS (SELECT judge, count(*) AS calls, sum(requests) AS http, "
+            "count(*) FILTER (WHERE requests IS NULL) AS unknown, sum(prompt_tokens) AS pt, "
             "sum(completion_tokens) AS ct, count(*) FILTER (WHERE relevance IS NULL) AS bad "
             "FROM model_answers GROUP BY judge) "
             "SELECT coalesce(j.judge, a.judge), coalesce(j.kind, 'model'), j.model, "
             "coalesce(j.n, 0), coalesce(j.topics, 0), coalesce(a.calls, 0), "
-            "coalesce(a.pt, 0), coalesce(a.ct, 0), coalesce(a.bad, 0) "
+            "coalesce(a.http, 0), coalesce(a.unknown, 0), coalesce(a.pt, 0), "
+            "coalesce(a.ct, 0), coalesce(a.bad, 0) "
             "FROM j FULL JOIN a ON j.judge = a.judge ORDER BY 1").fetchall()
 
     def record_qrels_made(self, sha256: str, path: str, rule: str, judges: Sequence[str]

@@ -141,4 +141,24 @@ MIGRATIONS: list[tuple[str, str]] = [
                                   '("base_url": "https?://)[^/?#"]*@', '\1', 'g'),
                                   '("base_url": "[^"?#]*)[?#][^"]*"', '\1"', 'g');
     """),
+    # a model's answers are keyed by the endpoint (the judge's base_url as the judges table
+    # keeps it) too: two servers serving models of one name never share answers. Answers stored
+    # before take their judge's base_url, or 'unknown' (no base_url: an http(s) URL) when the
+    # store does not know it. requests: the HTTP requests an answer took, retries included;
+    # NULL (unknown) for answers stored before (issue 37). DuckDB cannot alter a primary key:
+    # a new table, filled, then renamed.
+    ("model answers keyed by their endpoint, with the HTTP requests each took", """
+    CREATE TABLE model_answers_by_endpoint (
+        model VARCHAR, endpoint VARCHAR, prompt_sha256 VARCHAR, query_id VARCHAR,
+        doc_id VARCHAR, judge VARCHAR, answer VARCHAR, relevance INTEGER, prompt_tokens BIGINT,
+        completion_tokens BIGINT, seconds DOUBLE, answered_at TIMESTAMP, requests INTEGER,
+        PRIMARY KEY (model, endpoint, prompt_sha256, query_id, doc_id));
+    INSERT INTO model_answers_by_endpoint
+        SELECT a.model, coalesce(nullif(j.base_url, ''), 'unknown'), a.prompt_sha256,
+               a.query_id, a.doc_id, a.judge, a.answer, a.relevance, a.prompt_tokens,
+               a.completion_tokens, a.seconds, a.answered_at, NULL
+        FROM model_answers a LEFT JOIN judges j ON j.name = a.judge;
+    DROP TABLE model_answers;
+    ALTER TABLE model_answers_by_endpoint RENAME TO model_answers;
+    """),
 ]
