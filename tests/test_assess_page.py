@@ -144,8 +144,8 @@ def campaign(tmp_path):
     assert cli.main(["pool", "start", str(path), "--name", "web", "--strategy", "depth",
                      "--param", "k=3", "--budget", "4"]) == 0
     config = load_config(path)
-    tokens = {name: add_assessor(config, "web", name, ("401",), "assessor", None)
-              for name in ("ann", "bob")}
+    tokens = {name: add_assessor(config, "web", name, (topic,), "assessor", None)
+              for name, topic in (("ann", "401"), ("bob", "401"), ("cat", "402"))}
     tokens["org"] = add_assessor(config, "web", "org", (), "organiser", None)
     return config, tokens
 
@@ -175,47 +175,47 @@ def test_the_organiser_counts_judgments_not_clicks_and_shows_budgets_and_holders
     """Before: an undo and a new label counted twice in 'judged'; no budget per topic; who
     held which topic not shown."""
     server, tokens = served
-    ann, bob, org = (server.client(tokens[n]) for n in ("ann", "bob", "org"))
+    ann, bob, cat, org = (server.client(tokens[n]) for n in ("ann", "bob", "cat", "org"))
     item = ann.post("/api/next").json()["item"]
     ids = {"query_id": item["query_id"], "doc_id": item["doc_id"]}
     assert ann.post("/api/judge", json={**ids, "relevance": 1}).status_code == 200
     assert ann.post("/api/undo").json()["item"]["doc_id"] == item["doc_id"]
     assert ann.post("/api/judge", json={**ids, "relevance": 2}).status_code == 200
-    bob.post("/api/next")  # bob holds a document of 401 now
+    assert bob.post("/api/next").json()["item"] is None  # ann holds 401
+    assert cat.post("/api/next").json()["item"]["query_id"] == "402"
     view = secured(org.get("/api/progress")).json()
     rows = {a["name"]: a for a in view["assessors"]}
     assert rows["ann"]["judged"] == 1 and rows["bob"]["judged"] == 0
     assert (view["judgments"], view["clicks"]) == (1, 2)
-    assert rows["ann"]["holds"] == "401" and rows["bob"]["holds"] == "401"
+    assert [rows[n]["holds"] for n in ("ann", "bob", "cat")] == ["401", "-", "402"]
     topics = {t["query_id"]: t for t in view["topics"]}
     assert list(topics) == ["401", "402", "403"]  # every topic, handed out or not
     assert [t["budget"] for t in topics.values()] == ["4", "4", "4"]
     assert view["total_budget"] == "unlimited"
     assert topics["401"]["judged_by"] == "ann 1" and topics["402"]["judged_by"] == "-"
-    assert topics["401"]["held_by"] == "ann, bob" and topics["403"]["held_by"] == "-"
+    assert [t["held_by"] for t in topics.values()] == ["ann", "cat", "-"]
     assert topics["401"]["judged"] == 1
     text = " ".join(secured(org.get("/")).text.split())
     assert ("1 judgments made in the browser (2 labels given: a judgment changed after an "
             "undo counts once)") in text
     assert "<td>ann</td><td>401</td><td>1</td><td>401</td>" in text
-    assert "<td>401</td><td>1</td><td>4</td><td>4</td><td>ann, bob</td><td>ann 1</td>" in text
+    assert "<td>401</td><td>1</td><td>4</td><td>4</td><td>ann</td><td>ann 1</td>" in text
 
 
 @pytest.mark.timeout(120)
 def test_nothing_to_judge_tells_come_back_later_from_all_judged(served):
-    """Two assessors of topic 401: while ann holds its last document, bob has nothing now
-    but his topic is not finished; once ann judged it, both are finished."""
+    """Two assessors of topic 401 only: while ann holds it, bob has nothing now but his
+    topic is not finished; once ann judged it to the end, both are finished."""
     server, tokens = served
     ann, bob = server.client(tokens["ann"]), server.client(tokens["bob"])
-    held = ann.post("/api/next").json()["item"]
+    mine = ann.post("/api/next").json()
     answer = bob.post("/api/next").json()
-    while answer["item"] is not None:
-        ids = {k: answer["item"][k] for k in ("query_id", "doc_id")}
-        answer = bob.post("/api/judge", json={**ids, "relevance": 0}).json()
+    assert answer["item"] is None
     assert answer["progress"]["finished"] is False and answer["progress"]["done"] is False
-    ids = {k: held[k] for k in ("query_id", "doc_id")}
-    mine = ann.post("/api/judge", json={**ids, "relevance": 1}).json()
-    assert mine["item"] is None and mine["progress"]["finished"] is True
+    while mine["item"] is not None:
+        ids = {k: mine["item"][k] for k in ("query_id", "doc_id")}
+        mine = ann.post("/api/judge", json={**ids, "relevance": 1}).json()
+    assert mine["progress"]["finished"] is True and mine["progress"]["done"] is False
     assert mine["progress"]["topics"] == [{"query_id": "401", "judged": 4, "total": 4}]
     again = bob.post("/api/next").json()
     assert again["item"] is None and again["progress"]["finished"] is True

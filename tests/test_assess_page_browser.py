@@ -93,7 +93,7 @@ class Server:
 @pytest.fixture
 def server(tmp_path, capsys):
     """Pool 'web' (depth 3, a budget of 4 per topic) of long documents; ann and bob both judge
-    topic 401 only, org is the organiser."""
+    topic 401 only, cat 402; org is the organiser."""
     folder = tmp_path / "camp"
     assert cli.main(["simulate", str(folder), "--groups", "3", "--topics", "3",
                      "--pool-depth", "5", "--seed", "4"]) == 0
@@ -105,7 +105,7 @@ def server(tmp_path, capsys):
                      "--param", "k=3", "--budget", "4"]) == 0
     links = {}
     for name, extra in (("ann", ["--topics", "401"]), ("bob", ["--topics", "401"]),
-                        ("org", ["--organiser"])):
+                        ("cat", ["--topics", "402"]), ("org", ["--organiser"])):
         capsys.readouterr()
         assert cli.main(["assess", str(config), "--pool", "web", "--add-assessor", name,
                          *extra]) == 0
@@ -150,6 +150,13 @@ def _answered(page, n: int) -> None:
 
 def _scroll_top(page) -> int:
     return page.locator("#doc-text").evaluate("t => t.scrollTop")
+
+
+def _rows(page, table: str) -> dict[str, list[str]]:
+    """A table's rows by their first cell, each cell's text."""
+    rows = [[" ".join(c.split()) for c in row.locator("td").all_inner_texts()]
+            for row in page.locator(f"{table} tbody tr").all()]
+    return {row[0]: row for row in rows}
 
 
 def _qrels(browser, server) -> list[str]:
@@ -211,32 +218,29 @@ def test_named_keys_the_docno_and_keys_that_scroll_without_judging(server, brows
 def test_the_finished_page_says_come_back_later_then_all_judged(server, browser, tmp_path):
     """Before: the finished page kept the last document and the keys on screen (main's
     display overrode [hidden]), and an assessor whose topics were all judged read 'come back
-    later'. Now: ann holds topic 401's last document, bob has judged the rest: bob's page is
-    empty and says to come back later; once ann judged it, both read 'all judged'."""
+    later'. Now: ann holds topic 401, bob's only topic: bob's page is empty and says to come
+    back later; once ann judged 401 to the end, both read 'all judged', with nothing else on
+    screen."""
     ann = _open(browser, server.links["ann"])
-    bob = _open(browser, server.links["bob"], "tablet")
-    n = 1
-    while bob.locator("#work").is_visible():
-        bob.keyboard.press("0")
-        n += 1
-        _answered(bob, n)
+    bob = _open(browser, server.links["bob"], "tablet", wait_document=False)
     expect(bob.locator("#status")).to_contain_text("Nothing to judge right now")
     expect(bob.locator("#status")).to_contain_text("Come back later.")
     for hidden in ("#work", "#keys", "#doc-text", "button.level >> nth=0", "#help"):
         expect(bob.locator(hidden)).to_be_hidden()
     expect(bob.locator("#again")).to_be_visible()
     _shot(bob, tmp_path, "assess-later-tablet")
-    ann.keyboard.press("2")
-    _answered(ann, 2)
-    expect(ann.locator("#status")).to_have_text(re.compile("All your topics are judged. Thank "
-                                                           "you!$"))
-    for hidden in ("#work", "#keys", "#doc-text", "#again"):
+    for n in range(4):
+        expect(ann.locator("#work")).to_be_visible()
+        ann.keyboard.press("2")
+        _answered(ann, n + 2)
+    expect(ann.locator("#status")).to_have_text("All your topics are judged. Thank you!")
+    for hidden in ("#work", "#keys", "#doc-text", "#again", "#help"):
         expect(ann.locator(hidden)).to_be_hidden()
     expect(ann.locator("#progress")).to_have_text("4 of 4 judged")
     _shot(ann, tmp_path, "assess-finished-1366")
     bob.click("#again")
-    _answered(bob, n + 1)
-    expect(bob.locator("#status")).to_contain_text("All your topics are judged")
+    _answered(bob, 2)
+    expect(bob.locator("#status")).to_have_text("All your topics are judged. Thank you!")
     expect(bob.locator("#again")).to_be_hidden()
     assert ann.errors == [] and bob.errors == []
 
@@ -267,21 +271,18 @@ def test_the_organiser_counts_judgments_after_an_undo_and_the_pages_at_three_siz
         body = " ".join(org.inner_text("body").split())
         assert "1 judgments made in the browser (2 labels given" in body
         assert "budget over all topics: unlimited" in body
-        rows = [[" ".join(c.split()) for c in r.locator("td").all_inner_texts()]
-                for r in org.locator("#assessors tbody tr").all()]
-        assert rows[0][:4] == ["ann", "401", "1", "401"]  # judged 1: a document, not 2 clicks
-        assert rows[1][:4] == ["bob", "401", "0", "401" if size != "1366" else "-"]
-        topics = {r[0]: r for r in ([" ".join(c.split()) for c in row.locator("td")
-                                     .all_inner_texts()]
-                                    for row in org.locator("#topics tbody tr").all())}
-        assert topics["401"] == ["401", "1", "4", "4", "ann" if size == "1366" else "ann, bob",
-                                 "ann 1"]
-        assert topics["402"][3] == "4" and topics["403"][4] == "-"
+        rows = _rows(org, "#assessors")
+        assert rows["ann"][:4] == ["ann", "401", "1", "401"]  # 1: a document, not 2 clicks
+        assert rows["bob"][:4] == ["bob", "401", "0", "-"]  # ann holds 401
+        assert rows["cat"][:4] == ["cat", "402", "0", "-" if size == "1366" else "402"]
+        topics = _rows(org, "#topics")
+        assert topics["401"] == ["401", "1", "4", "4", "ann", "ann 1"]
+        assert topics["402"][3:5] == ["4", "-" if size == "1366" else "cat"]
+        assert topics["403"][3:] == ["4", "-", "-"]
         for table in org.locator("table").all():
             box = table.bounding_box()
             assert box["x"] >= 0 and box["x"] + box["width"] <= width
         _shot(org, tmp_path, f"organiser-{size}")
-        # bob opens his page after the first round: he holds 401 too from then on
-        if size == "1366":
-            _open(browser, server.links["bob"])
+        if size == "1366":  # cat opens her page after the first round: 402 is hers then
+            _open(browser, server.links["cat"])
     assert ann.errors == []
