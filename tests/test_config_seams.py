@@ -139,12 +139,14 @@ def test_a_new_rule_is_one_function_and_one_register_call(toy_rule):
 def test_the_rules_give_the_labels_they_gave():
     from irbench.judgments.rules import RULES, combine, rules_phrase
 
-    assert tuple(RULES) == ("majority", "first", "human-first", "max", "min")
-    expected = {"majority": [0, 1], "first": [1, 1], "human-first": [1, 3], "max": [2, 3],
-                "min": [0, 1]}
+    assert tuple(RULES) == ("majority", "pool", "first", "human-first", "max", "min")
+    expected = {"majority": [0, 1], "pool": [2, 3], "first": [1, 1], "human-first": [1, 3],
+                "max": [2, 3], "min": [0, 1]}
     for name, labels in expected.items():
         assert combine(_judgments(ROWS), name, ["bob", "llm"])[2].tolist() == labels, name
-    assert rules_phrase() == ("majority (ties to the lower label), first (the first --judge "
+    assert rules_phrase() == ("majority (ties to the lower label), pool (the first person's "
+                              "latest label, as irbench assess keeps it; the default with "
+                              "--pool of a pool being judged), first (the first --judge "
                               "given that judged it), human-first (people's majority where "
                               "any judged it, else the models'), max or min")
 

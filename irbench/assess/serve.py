@@ -16,6 +16,8 @@ from ..documents import open_documents
 from ..errors import IrbenchError
 from ..escaping import terminal
 from ..ids import id_text
+from ..judgments import POOL_RULE
+from ..judgments import made as made_qrels
 from ..pooling import PoolingState, load_state
 from ..pooling.persist import encode_state
 from ..store import Assessor, Store
@@ -122,10 +124,12 @@ def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
         return organiser_view(desk, clicks, people)
 
     def export() -> str:
+        """The pool's qrels as ``irbench qrels --pool`` writes them, byte for byte (one
+        function, :func:`irbench.judgments.rules.made`): the store's judgments of the pool
+        by the pool's rule (the desk's), then the -1 lines of a sampling strategy."""
         with desk.lock:
-            qrels = desk.state.qrels()
-        return "".join(f"{id_text(q)} 0 {id_text(d)} {int(r)}\n" for q, d, r in
-                       zip(qrels.query_id, qrels.doc_id, qrels.relevance))
+            columns, qrels = store.judgment_columns(pool), desk.state.qrels()
+        return made_qrels(columns, POOL_RULE, (), qrels).text
 
     return build_app(desk, Gate(lookup, port), title=config.name, levels=levels,
                      preselect=preselect, organiser_view=view, export=export,

@@ -8,7 +8,7 @@ import sys
 
 from ..errors import JudgeError, UsageError
 from ..escaping import terminal
-from ..judgments import RULES, rules_phrase
+from ..judgments import DEFAULT_RULE, POOL_RULE, RULES, rules_phrase
 from .output import add_wait, nonnegative_int, positive_int, progress_bar, text_table, write_text
 
 
@@ -50,12 +50,17 @@ def add_parsers(sub) -> None:
     p = sub.add_parser(
         "qrels", help="write a qrels set from the store's judgments, by a rule",
         description="Write the judgments of the chosen judges (default: all) as a qrels "
-        f"file, one label per (topic, document) by --rule: {rules_phrase()}. With --import "
-        "FILE --as NAME, record a qrels file's labels as judgments of NAME instead.")
+        f"file, one label per (topic, document) by --rule: {rules_phrase()}. For a pool "
+        "being judged (irbench pool start) the pooled documents a sampling strategy did not "
+        "sample follow with -1: the file is the one the assessment server's /qrels gives. "
+        "With --import FILE --as NAME, record a qrels file's labels as judgments of NAME "
+        "instead.")
     p.add_argument("config", help="campaign config (YAML)")
     p.add_argument("--judge", action="append", default=[], metavar="NAME",
                    help="use this judge's labels (repeat; order matters for --rule first)")
-    p.add_argument("--rule", default="majority", choices=RULES)
+    p.add_argument("--rule", default=None, choices=RULES,
+                   help=f"default: {POOL_RULE} with --pool of a pool being judged (irbench "
+                   f"pool start), else {DEFAULT_RULE}")
     p.add_argument("--pool", default=None, metavar="NAME", help="only this pool's judgments")
     p.add_argument("-o", "--output", default=None, help="the qrels file (default: stdout)")
     p.add_argument("--import", dest="import_", default=None, metavar="FILE",
@@ -178,7 +183,7 @@ def cmd_qrels(args) -> int:
         return _import(args, config)
     import hashlib
 
-    from ..judgments import combine
+    from ..judgments import made
 
     with Store(config.store, read_only=args.output is None, wait=args.wait) as store:
         columns = store.judgment_columns(args.pool, args.judge)
@@ -187,16 +192,37 @@ def cmd_qrels(args) -> int:
         if missing:
             raise UsageError(f"no judgments by {', '.join(missing)} in {config.store}"
                              + (f" (pool '{args.pool}')" if args.pool else ""))
-        q, d, r = combine(columns, args.rule, args.judge)
-        text = "".join(f"{a} 0 {b} {c}\n" for a, b, c in zip(q, d, r.tolist()))
+        judged_pool = args.pool is not None and store.load_pool(args.pool) is not None
+        rule = args.rule or (POOL_RULE if judged_pool else DEFAULT_RULE)
+        result = made(columns, rule, args.judge,
+                      _pool_qrels(args, store) if judged_pool else None)
+        text = result.text
         write_text(args.output, text)
         if args.output:  # the set then knows its judges when a config names it
             store.record_qrels_made(hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                                    args.output, args.rule, sorted(known))
+                                    args.output, rule, sorted(known))
+    pairs = len(set(zip(columns["query_id"].tolist(), columns["doc_id"].tolist())))
+    if rule == POOL_RULE and pairs > result.judged:
+        print(f"irbench: note: {pairs - result.judged:,} documents only model judges labelled "
+              f"are left out (the {POOL_RULE} rule takes people's labels; --rule "
+              f"{DEFAULT_RULE} or human-first takes the models')", file=sys.stderr)
     if args.output:
-        print(f"{len(q):,} judgments of {len(set(q.tolist())):,} topics ({args.rule} of "
-              f"{len(known)} judges) written to {args.output}")
+        unsampled = len(result.query_id) - result.judged
+        print(f"{result.judged:,} judgments of {result.topics:,} topics ({rule} of "
+              f"{len(known)} judges) written to {terminal(args.output)}"
+              + (f", with {unsampled:,} pooled documents not sampled (-1)" if unsampled else ""))
     return 0
+
+
+def _pool_qrels(args, store):
+    """The qrels so far of the pool being judged ``--pool`` (its -1 lines: pooled documents
+    a sampling strategy did not sample), read against the campaign's runs."""
+    from ..config import load_config
+    from ..pooling import load_state
+
+    table = load_config(args.config, strict=False).run_table()
+    state = load_state(store, args.pool, table)
+    return None if state is None else state.qrels()
 
 
 def _import(args, config) -> int:

@@ -214,11 +214,13 @@ register(JudgmentKind(
 
 # What the command line may use of this package besides the kinds (tests/test_architecture.py:
 # irbench/cli imports none of its modules, only names this one makes public): labels
-# agreement (the function itself is irbench.agreement), the qrels rules' registry, ir_datasets
-# qrels. Loaded when first asked for (PEP 562), as the kinds' modules are: irbench eval starts
-# without them.
+# agreement (the function itself is irbench.agreement), the qrels rules' registry and the one
+# function that makes a qrels set from the store's judgments (made: irbench qrels and the
+# assessment server's /qrels), ir_datasets qrels. Loaded when first asked for (PEP 562), as
+# the kinds' modules are: irbench eval starts without them.
 EXPORTS = {"Agreement": "agreement", "alpha_of": "agreement", "RULES": "rules",
-           "combine": "rules", "rules_phrase": "rules", "is_irds": "irds",
+           "combine": "rules", "rules_phrase": "rules", "made": "rules", "POOL_RULE": "rules",
+           "DEFAULT_RULE": "rules", "is_irds": "irds",
            "materialise": "irds"}
 
 if TYPE_CHECKING:
@@ -226,8 +228,11 @@ if TYPE_CHECKING:
     from .agreement import alpha_of as alpha_of
     from .irds import is_irds as is_irds
     from .irds import materialise as materialise
+    from .rules import DEFAULT_RULE as DEFAULT_RULE
+    from .rules import POOL_RULE as POOL_RULE
     from .rules import RULES as RULES
     from .rules import combine as combine
+    from .rules import made as made
     from .rules import rules_phrase as rules_phrase
 
 
