@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from irbench import cli
-from irbench.assess.serve import opened
+from irbench.assess.serve import DeskOptions, opened
 from irbench.config import load_config
 from irbench.store import Assessor, Store
 
@@ -66,17 +66,23 @@ def _latin1_docno(config: Path) -> None:
 def test_a_latin1_docno_is_served_judged_undone_and_stored_by_the_desk(config):
     _latin1_docno(config)
     cfg = _start(config, "depth", "--param", "k=3")
-    with opened(cfg, "web", None, 0.0) as (desk, store, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, store, _):
         item = desk.next_for(ANN)
-        assert item.doc_id == SHOWN and item.text == "The caf\ufffd text."  # text (not an id): U+FFFD
+        while item.doc_id != SHOWN:  # the order tells nothing: judged on until it comes
+            desk.judge(ANN, item.query_id, item.doc_id, 0, 1.0)
+            item = desk.next_for(ANN)
+        assert item.text == "The caf\ufffd text."  # text (not an id): U+FFFD
+        judged = len(store.clicks("web"))
         desk.judge(ANN, item.query_id, item.doc_id, 2, 1.0)
         again = desk.undo(ANN)
         assert again.doc_id == SHOWN and again.previous == 2
         desk.judge(ANN, again.query_id, "caf\udce9", 1, 1.0)  # the surrogate a JSON \udce9 gives
-        assert [(c.doc_id, c.relevance) for c in store.clicks("web")] == [(SHOWN, 2), (SHOWN, 1)]
+        assert [(c.doc_id, c.relevance) for c in store.clicks("web")][judged:] == [
+            (SHOWN, 2), (SHOWN, 1)]
         assert desk.state.relevance[desk.state.candidate(b"401", LATIN1)] == 1
-    with opened(load_config(config), "web", None, 0.0) as (desk, _, _):  # a restart
-        assert desk.progress(ANN).judged == 1
+    restart = DeskOptions(overlap=0.0)
+    with opened(load_config(config), "web", None, restart) as (desk, _, _):
+        assert desk.progress(ANN).judged == judged + 1
         assert desk.undo(ANN).doc_id == SHOWN
 
 
@@ -157,8 +163,12 @@ def test_a_latin1_docno_never_leaves_an_assessor_stuck_on_the_server(config, tmp
         answer = ann.post("/api/next")
         assert answer.status_code == 200, answer.text
         item = answer.json()["item"]
-        assert (item["query_id"], item["doc_id"], item["text"]) == ("401", SHOWN,
-                                                                    "The caf\ufffd text.")
+        before = 0
+        while item["doc_id"] != SHOWN:  # the order tells nothing: judged on until it comes
+            assert ann.post("/api/judge", json={**item, "relevance": 0}).status_code == 200
+            item = ann.post("/api/next").json()["item"]
+            before += 1
+        assert (item["query_id"], item["text"]) == ("401", "The caf\ufffd text.")
         judged = ann.post("/api/judge", json={"query_id": "401", "doc_id": SHOWN,
                                               "relevance": 2})
         assert judged.status_code == 200, judged.text
@@ -179,7 +189,8 @@ def test_a_latin1_docno_never_leaves_an_assessor_stuck_on_the_server(config, tmp
     assert b"eve\\x1b]0;owned\\x07\\u202e" in shown
     assert b"\x1b" not in shown and "\u202e".encode() not in shown and b"Traceback" not in shown
     with Store(str(cfg.store)) as store:
-        assert [(c.doc_id, c.relevance) for c in store.clicks("web")][:2] == [(SHOWN, 2), (SHOWN, 1)]
+        clicks = [(c.doc_id, c.relevance) for c in store.clicks("web")]
+        assert clicks[before:before + 2] == [(SHOWN, 2), (SHOWN, 1)]
 
 
 # -- 2. skips never complete a pool
@@ -191,10 +202,10 @@ def test_skips_never_hand_out_an_mtf_pool(config):
     complete"). Now a skip hands out nothing: the skipped documents come back, the one
     skipped longest ago first, and the pool is complete only once all are judged."""
     cfg = _start(config, "mtf")
-    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0, batch=1)) as (desk, _, _):
         first = desk.next_for(ALL)
-        step = desk.state.handed_total  # one MTF step: a document per topic
-        assert step == 3
+        step = desk.state.handed_total  # one MTF step of the assessor's topic (batch 1)
+        assert step == 1
         item, seen = first, []
         for _ in range(40):
             seen.append((item.query_id, item.doc_id))
@@ -204,7 +215,8 @@ def test_skips_never_hand_out_an_mtf_pool(config):
         assert item.skipped and len(set(seen)) == step
         assert seen[:step] == seen[step:2 * step]  # round and round, oldest skip first
         progress = desk.progress(ALL)
-        assert (progress.judged, progress.total, progress.skipped) == (0, step, step)
+        assert (progress.judged, progress.skipped) == (0, step)
+        assert progress.total == desk.state.planned().sum()  # the pool's share, not handed
         assert not progress.done and not desk.state.complete
         count = 0
         while item is not None:
@@ -221,7 +233,7 @@ def test_an_mtf_topic_waits_for_its_skipped_document(config):
     """One topic, one pending document: a skip gives it back (flagged), it never makes the
     strategy hand out the next one; judged, the strategy goes on."""
     cfg = _start(config, "mtf", "--budget", "3")
-    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0, batch=1)) as (desk, _, _):
         item = desk.next_for(ANN)
         for _ in range(5):
             back = desk.skip(ANN, item.query_id, item.doc_id)
@@ -235,33 +247,35 @@ def test_an_mtf_topic_waits_for_its_skipped_document(config):
 
 
 @pytest.mark.timeout(120)
-def test_skips_on_a_depth_pool_go_to_the_end_or_to_another_assessor(config):
+def test_skips_on_a_depth_pool_go_to_the_end_of_the_assessors_queue(config):
+    """A skipped document comes back once everything else of the topic is judged or skipped,
+    the one skipped longest ago first; the topic stays its assessor's meanwhile (another
+    assessor of it waits)."""
     cfg = _start(config, "depth", "--param", "k=3")
-    with opened(cfg, "web", None, 0.0) as (desk, _, _):
+    with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, _, _):
         item = desk.next_for(ANN)
         first = (item.query_id, item.doc_id)
         item = desk.skip(ANN, *first)
         assert (item.query_id, item.doc_id) != first
-        other = desk.next_for(DAN)  # another assessor of the topic takes it at once
-        assert (other.query_id, other.doc_id) == first and not other.skipped
-        desk.judge(DAN, *first, 1, 0.1)
+        assert desk.next_for(DAN) is None  # 401 is ann's: dan waits, not finished
+        assert not desk.progress(DAN).finished
         total = desk.progress(ANN).total
         order = []
         for _ in range(total - 1):  # ann skips every other document of 401
             order.append((item.query_id, item.doc_id))
             item = desk.skip(ANN, item.query_id, item.doc_id)
-        assert item.skipped and (item.query_id, item.doc_id) == order[0]
+        assert item.skipped and (item.query_id, item.doc_id) == first
         progress = desk.progress(ANN)
-        assert (progress.judged, progress.skipped, progress.done) == (1, total - 1,
-                                                                              False)
-        assert desk.progress().skipped == total - 1  # the organiser's view counts them
+        assert (progress.judged, progress.skipped, progress.done) == (0, total, False)
+        assert desk.progress().skipped == total  # the organiser's view counts them
         judged = []
         while item is not None:
             judged.append((item.query_id, item.doc_id))
             desk.judge(ANN, item.query_id, item.doc_id, 0, 0.1)
             item = desk.next_for(ANN)
-        assert judged == order  # in the order skipped
+        assert judged == [first, *order]  # in the order skipped
         assert desk.progress(ANN).judged == total and desk.progress(ANN).skipped == 0
+        assert desk.progress(ANN).finished and desk.progress(DAN).finished
 
 
 # -- 3. names and 4. topics

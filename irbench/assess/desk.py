@@ -24,12 +24,12 @@ store. A click costs one row in the store, not a copy of the state.
   document (undo, another tab) replaces it. A second assessor's label of an overlap document
   (``overlap``: that fraction of documents, drawn by the seed, is judged twice when another
   assessor has the topic) is kept for agreement and never changes the pool's.
-* **Skips**: a skipped document goes to the end of the assessor's queue (another assessor of
-  its topic may take it at once); when only documents the assessor skipped are left pending
-  in their topics, the one skipped longest ago comes back (``Item.skipped``). A skip never
-  makes the strategy hand out more: it advances only when nothing of the assessor's topics is
-  pending, so skipping cannot empty a pool, and the pool is complete only once every document
-  handed out is judged (:attr:`PoolingState.complete`). Progress counts skips apart.
+* **Skips**: a skipped document goes to the end of the assessor's queue of the topic; when
+  only documents the assessor skipped are left pending in the topic, the one skipped longest
+  ago comes back (``Item.skipped``). A skip never makes the strategy hand out more: it
+  advances only when nothing of the topic is pending, so skipping cannot empty a pool, and
+  the pool is complete only once every document handed out is judged
+  (:attr:`PoolingState.complete`). Progress counts skips apart.
 * **Ids**: topic ids and docnos are shown, stored and exported as :func:`irbench.ids.id_text`
   gives them (an undecodable byte as ``\\xNN``), and looked up by every form that text may
   stand for (:func:`candidate`); what the store keeps is the pool's own id, never the text a

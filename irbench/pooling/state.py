@@ -63,7 +63,7 @@ class PoolingState:
         self.seed = int(seed)
         self.relevance_level = int(relevance_level)
         self.budget = _topic_budget(budget, table)
-        self.total = _total_budget(total)
+        self.total = None if total is None else _count(total, "total budget")
         self.rng = np.random.default_rng(self.seed)
         T, C = table.num_topics, table.num_candidates
         self.status = np.zeros(C, dtype=np.int8)
@@ -343,7 +343,8 @@ class PoolingState:
         Every judgment is checked before any is recorded (see the module docstring). Judging a
         document again with the same value is allowed and changes nothing.
         """
-        qrels = judgments if isinstance(judgments, Qrels) else _read_judgments(judgments)
+        qrels = judgments if isinstance(judgments, Qrels) else \
+            read_qrels(judgments, name="judgments")
         table = self.table
         topic, cand = _looked_up(table, qrels.query_id, qrels.doc_id)
         where = qrels.path or f"<{qrels.name}>"
@@ -537,10 +538,6 @@ class Oracle:
         self.judged[cand[ok]] = True
 
 
-def _read_judgments(data: Any) -> Qrels:
-    return read_qrels(data, name="judgments")
-
-
 def _topic_budget(budget, table: RunTable) -> np.ndarray:
     T = table.num_topics
     if budget is None:
@@ -561,10 +558,6 @@ def _topic_budget(budget, table: RunTable) -> np.ndarray:
     if values.shape != (T,):
         raise PoolingError(f"a budget per topic needs {T} values, got {values.shape}")
     return np.array([_count(v, "budget") for v in values.tolist()], dtype=np.int64)
-
-
-def _total_budget(total) -> int | None:
-    return None if total is None else _count(total, "total budget")
 
 
 def _count(value, what: str) -> int:
