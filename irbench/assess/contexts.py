@@ -44,7 +44,8 @@ class TopicProgress:
 
     query_id: str = _f("the topic's id")
     judged: int = _f("its documents judged")
-    total: int = _f("its documents handed out or judged")
+    total: int = _f("its share of the pool: documents handed out, judged, or still to be "
+                    "handed out within its budget (PoolingState.planned)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,12 +53,16 @@ class Progress:
     """How far the judging is, over an assessor's topics (or every topic)."""
 
     judged: int = _f("documents judged")
-    total: int = _f("documents handed out or judged")
+    total: int = _f("the topics' shares of the pool, summed")
     skipped: int = _f("pending documents skipped (by the assessor; by anyone on the "
                       "organiser's page)")
     topics: tuple[TopicProgress, ...] = _f("per topic with a document handed out, in the "
                                            "pool's topic order")
     done: bool = _f("the pool is complete: every document handed out is judged")
+    current: TopicProgress | None = _f("the topic the assessor holds now, or None (the "
+                                       "organiser's page; nothing held)", default=None)
+    finished: bool = _f("nothing is left for the assessor in any of their topics, now or "
+                        "later (on the organiser's page: for anyone)", default=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,7 +104,7 @@ class OrganiserView:
     first, then the assessors, agreement and the provisional leaderboard."""
 
     judged: int = _f("documents judged")
-    total: int = _f("documents handed out or judged")
+    total: int = _f("the topics' shares of the pool, summed")
     skipped: int = _f("pending documents someone skipped")
     topics: tuple[OrganiserTopic, ...] = _f("every topic of the pool, in the pool's order")
     done: bool = _f("the pool is complete")
@@ -162,9 +167,32 @@ class OrganiserPage:
     view: OrganiserView = _f("what the page shows")
 
 
+@dataclass(frozen=True, kw_only=True)
+class Person:
+    """Someone of the pool on the organiser's people section."""
+
+    name: str = _f("their name (checked by people.check_name)")
+    role: str = _f("'assessor' or 'organiser'")
+    topics: str = _f("their topics, comma-separated, or 'all'")
+    revoked: bool = _f("their link was revoked (their judgments stay)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PeopleView:
+    """The organiser's people section (``people.html`` fills it from ``GET /api/people``) and
+    what each change (``POST /api/people/add``, ``revoke``, ``topics``) answers, as JSON."""
+
+    csrf: str = _f("the CSRF token of the organiser's calls ('' for the command line)")
+    people: tuple[Person, ...] = _f("everyone of the pool, revoked ones too, by name")
+    topics: tuple[str, ...] = _f("the pool's topic ids, in its order")
+    link: str = _f("the personal link this call made (add), shown once; '' otherwise")
+    done: str = _f("what this call did, in a sentence ('' for GET)")
+
+
 #: The server's own pages' templates and their contexts (the screens' are in the registry).
 PAGES: dict[str, type] = {"signin.html": SignInPage, "organiser.html": OrganiserPage}
 
 #: Every context type (the contract test checks each field is documented).
 CONTEXT_TYPES = (Item, TopicProgress, Progress, ItemAnswer, AssessorRow, OrganiserTopic,
-                 OrganiserView, SignInPage, LevelKey, AssessorPage, OrganiserPage)
+                 OrganiserView, SignInPage, LevelKey, AssessorPage, OrganiserPage,
+                 Person, PeopleView)
