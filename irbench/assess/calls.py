@@ -36,7 +36,11 @@ class Calls:
         label = self.screen.parse_label(body, self.levels)
         seconds = _seconds(body)
         query_id, doc_id = _ids(body)
-        await asyncio.wrap_future(self.desk.record(who, query_id, doc_id, label, seconds))
+        ticket = body.get("ticket", "")
+        if not isinstance(ticket, str):
+            raise BadRequest(MALFORMED)
+        await asyncio.wrap_future(self.desk.record(who, query_id, doc_id, label, seconds,
+                                                   ticket[:128]))
         return self.next_item(who, body)  # answered once committed
 
     def undo(self, who: Assessor, body: dict) -> ItemAnswer:

@@ -36,6 +36,9 @@ class Item:
     previous: int | None = _f("the assessor's label when ``again``, else None")
     skipped: bool = _f("the assessor skipped it before: nothing else of theirs is left",
                        default=False)
+    ticket: str = _f("the proof it was handed to this assessor (an HMAC under the pool's "
+                     "secret), sent back with the judgment: taken after a restart too",
+                     default="")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,6 +41,8 @@ store. A click costs one row in the store, not a copy of the state.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -102,11 +104,14 @@ class Desk:
                  statement: Callable[[str], dict[str, str]],
                  suggestions: dict[tuple[str, str], int],
                  overlap: float = 0.0, seed: int = 0, order: str = "shuffle",
-                 batch: int = 10):
+                 batch: int = 10, secret: bytes | None = None):
         self.state, self.save, self.save_state = state, save, save_state
         self.document, self.statement, self.suggestions = document, statement, suggestions
         self.clicks = 0  # clicks recorded in the store for this pool
         self.overlap, self.seed, self.batch = overlap, seed, batch
+        # the tickets' key: from the pool's secret (the same after a restart), else this run's
+        self._tickets = hmac.new(secret or secrets.token_bytes(32), b"irbench tickets",
+                                 hashlib.sha256).digest()
         self.key = order_key(state, order, seed)  # per candidate: its place in the order
         self.topic_of: dict[str, int] = {}  # assessor -> the topic they hold (its index)
         self.people: dict[str, Assessor] = {}  # assessor -> as last seen (their topics)
@@ -305,20 +310,31 @@ class Desk:
         suggestion = self.suggestions.get((query_id, doc_id))
         return Item(query_id=query_id, doc_id=doc_id, topic=self.statement(query_id),
                     title=title, text=body, suggestion=suggestion, again=again,
-                    previous=previous, skipped=skipped)
+                    previous=previous, skipped=skipped,
+                    ticket=self.ticket(who.name, query_id, doc_id))
+
+    def ticket(self, name: str, query_id: str, doc_id: str) -> str:
+        """The proof that (topic, docno) was handed to ``name``: an HMAC under the pool's
+        secret, sent back with the judgment, so that a page open across a restart (which
+        forgets who held what) is still taken."""
+        message = "\0".join((name, query_id, doc_id)).encode("utf-8", "surrogateescape")
+        return hmac.new(self._tickets, message, hashlib.sha256).hexdigest()
 
     # -- what an assessor does
 
     def judge(self, who: Assessor, query_id: str, doc_id: str, relevance: int,
-              seconds: float) -> None:
+              seconds: float, ticket: str = "") -> None:
         """Record a label (see the rules in the module docstring); returns once it is
         committed to the store."""
-        self.record(who, query_id, doc_id, relevance, seconds).result()
+        self.record(who, query_id, doc_id, relevance, seconds, ticket).result()
 
     def record(self, who: Assessor, query_id: str, doc_id: str, relevance: int,
-               seconds: float) -> Future:
+               seconds: float, ticket: str = "") -> Future:
         """:meth:`judge`, returning at once: the future is done when the label is committed
-        (the server answers then)."""
+        (the server answers then). The document must be the one the assessor holds (or took
+        back by undo, or judged before); or, with its ``ticket`` (:meth:`ticket`), one handed
+        to them that is still to judge and nobody else holds (a page open across a
+        restart)."""
         with self.lock:
             cand = candidate(self.state, query_id, doc_id)
             if cand < 0 or not self._mine(who)[cand]:
@@ -327,7 +343,8 @@ class Desk:
             query_id, doc_id = self._ids(cand)  # the pool's own ids, whatever was sent
             status = self.state.status[cand]
             names = self.judges.setdefault(cand, [OUTSIDE] if status == JUDGED else [])
-            given = cand in (self.held.get(who.name), self.redo.get(who.name))
+            given = cand in (self.held.get(who.name), self.redo.get(who.name)) or \
+                self._ticketed(who, cand, query_id, doc_id, ticket)
             if not given and who.name not in names:
                 raise JudgmentError([f"{query_id} {doc_id}: not handed to {who.name}"])
             if status == PENDING:
@@ -354,6 +371,20 @@ class Desk:
                 del self.redo[who.name]
             self.skipped.get(who.name, {}).pop(cand, None)
         return saved
+
+    def _ticketed(self, who: Assessor, cand: int, query_id: str, doc_id: str,
+                  ticket: str) -> bool:
+        """Whether ``ticket`` shows ``cand`` was handed to ``who`` and they may still judge
+        it: pending, or a second label wanted from them, and held by nobody else."""
+        if not ticket or not hmac.compare_digest(
+                ticket.encode("utf-8", "replace"),
+                self.ticket(who.name, query_id, doc_id).encode()):
+            return False
+        if any(c == cand for a, c in self.held.items() if a != who.name):
+            return False
+        if self.state.status[cand] == PENDING:
+            return True
+        return cand in self.second and self.judges[cand][0] != who.name
 
     def skip(self, who: Assessor, query_id: str, doc_id: str) -> Item | None:
         """Put the document aside (it comes back when nothing else of the assessor's is
