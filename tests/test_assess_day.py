@@ -58,9 +58,9 @@ def _link(out: str, port: int) -> str:
 class Desk:
     """One person's page, and what they judged: (topic, docno) in order."""
 
-    def __init__(self, browser, link: str, size: str):
+    def __init__(self, chromium, link: str, size: str):
         width, height = SIZES[size]
-        self.page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+        self.page = chromium.new_context(viewport={"width": width, "height": height}).new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         _sign_in(self.page, link)
