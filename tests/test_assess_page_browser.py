@@ -4,8 +4,7 @@ The keys carry the levels' names (``--levels``), the docno is shown, the keyboar
 long document without judging, the finished page shows no document nor keys and says whether
 all is judged or to come back later, the organiser's page counts judgments (not clicks) and
 shows the budget per topic and who holds which topic. Screenshots at 1366x768, 1920x1080 and a
-tablet (820x1180) go to the test's folder and to ``$IRBENCH_SHOTS`` (default
-/work/notes/shots when that folder's parent exists). Skipped where Chromium is missing."""
+tablet (820x1180) go to the test's folder and to ``$IRBENCH_SHOTS`` when set. Skipped where Chromium is missing."""
 
 from __future__ import annotations
 
@@ -38,9 +37,7 @@ LONG = "".join(f"Line {i} of a long document, read by scrolling.\n" for i in ran
 def _shots() -> Path | None:
     """Where the screenshots are copied for a person to look at (None: nowhere)."""
     given = os.environ.get("IRBENCH_SHOTS")
-    if given:
-        return Path(given)
-    return Path("/work/notes/shots") if Path("/work/notes").is_dir() else None
+    return Path(given) if given else None
 
 
 def _shot(page, tmp_path: Path, name: str) -> Path:
