@@ -4,7 +4,8 @@ The keys carry the levels' names (``--levels``), the docno is shown, the keyboar
 long document without judging, the finished page shows no document nor keys and says whether
 all is judged or to come back later, the organiser's page counts judgments (not clicks) and
 shows the budget per topic and who holds which topic. Screenshots at 1366x768, 1920x1080 and a
-tablet (820x1180) go to the test's folder and to ``$IRBENCH_SHOTS`` when set. Skipped where Chromium is missing."""
+tablet (820x1180) go to the test's folder and to ``$IRBENCH_SHOTS`` when set. Skipped where
+Chromium is missing."""
 
 from __future__ import annotations
 
