@@ -374,7 +374,7 @@ def test_a_run_table_beside_inline_entries_and_globs(campaign):
 def test_every_problem_of_a_run_table_at_once_with_its_line(campaign):
     table = campaign / "runs" / "runs.tsv"
     table.write_text(
-        "run\tname\tpooled\tpriority\tcolour\n"   # 1: an unknown column
+        "run\tname\tpooled\tpriority\tcolour\n"   # 1: colour: kept as metadata
         "beta.txt\tb\tmaybe\t0\tred\n"            # 2: pooled, priority
         "input.alpha.gz\tb\t\t\t\n"               # 3: name b again
         "\n"                                      # 4: blank, skipped
@@ -389,9 +389,8 @@ def test_every_problem_of_a_run_table_at_once_with_its_line(campaign):
     assert problems(path) == [
         f"{path}:4: systems[1]: system name 'b' ({campaign}/runs/beta.txt) also used at "
         f"{shown}:2 ({campaign}/runs/beta.txt)",
-        f"{shown}:1: column 5: unknown column 'colour' (a run table has run, name, group, "
-        "type, description, baseline, official, priority, pooled)",
-        f"{shown}:2: pooled: must be true or false, not 'maybe'",
+        f"{shown}:2: pooled: must be yes or no (true/false, yes/no, y/n, on/off or 1/0, in "
+        "any letter case), not 'maybe'",
         f"{shown}:2: priority: must be a whole number >= 1 (1 first), not 0",
         f"{shown}:3: system name 'b' ({campaign}/runs/input.alpha.gz) also used at "
         f"{shown}:2 ({campaign}/runs/beta.txt)",
@@ -408,7 +407,8 @@ def test_a_run_table_names_itself_as_the_config_names_it(campaign, monkeypatch):
     table_config(campaign, "{table: ../runs/runs.csv}")
     monkeypatch.chdir(campaign)
     assert problems("configs/t.yaml") == [
-        "runs/runs.csv:2: pooled: must be true or false, not 'perhaps'"]
+        "runs/runs.csv:2: pooled: must be yes or no (true/false, yes/no, y/n, on/off or 1/0, "
+        "in any letter case), not 'perhaps'"]
 
 
 def test_a_missing_run_of_a_table_is_not_fatal_for_the_runner(campaign):
@@ -456,11 +456,13 @@ def test_table_alone_in_the_mapping_form(campaign):
     (campaign / "runs" / "runs.tsv").write_text("run\nbeta.txt\n")
     path = table_config(campaign, "{table: ../runs/runs.tsv, a: ../runs/input.alpha.gz}")
     assert problems(path) == [f"{path}:2: systems.table: a run table is given alone (systems: "
-                              "{table: FILE}) or as an item of the systems list (- table: "
-                              "FILE); a system named table is written in the list form"]
+                              "{table: FILE}, with its columns and run) or as an item of the "
+                              "systems list (- table: FILE); a system named table is written "
+                              "in the list form"]
     path = table_config(campaign, "[{table: ../runs/runs.tsv, group: g}]")
-    assert problems(path) == [f"{path}:2: systems[0].group: unknown key (a run table gives "
-                              "every system key as a column: table: FILE alone)"]
+    assert problems(path) == [f"{path}:2: systems[0].group: unknown key (a run table entry "
+                              "takes table, columns and run; the systems' fields are columns "
+                              "of the table)"]
     path = table_config(campaign, "{table: s3://bucket/runs.tsv}")
     assert problems(path) == [f"{path}:2: systems.table: a run table is a local file (its "
                               "runs may be URLs)"]

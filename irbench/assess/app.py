@@ -13,8 +13,11 @@ Security, as the pages are reachable by whoever has the address:
   (``requires``), and what a request without it is answered (:class:`Refusal`);
 * every call that changes anything (all are POST, ``/api/next`` too: it holds a document and
   may advance the strategy) needs the page's CSRF token in the ``X-CSRF-Token`` header (an
-  HMAC of the assessor's token under a secret made at start) and, when the browser sends one,
-  an ``Origin`` that is this server;
+  HMAC of the assessor's token under the pool's secret, kept in the store: a page open
+  across a restart keeps working) and, when the browser sends one, an ``Origin`` that is
+  this server;
+* people are added, revoked and given topics while the server runs (the organiser's calls,
+  :mod:`.roster`): a revoked token is refused from the next request on;
 * an assessor sees and judges only the topics assigned; the organiser's page and the qrels
   export are the organiser's;
 * document text and topic fields travel as JSON and are put on the page with ``textContent``
@@ -33,7 +36,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +56,10 @@ from ..errors import IrbenchError
 from ..escaping import terminal
 from ..store import Assessor
 from .calls import MAX_BODY, Calls, json_body
-from .contexts import OrganiserPage, OrganiserView, SignInPage
+from .contexts import OrganiserPage, OrganiserView, PeopleView, SignInPage
 from .desk import Desk
 from .failures import BadRequest
+from .roster import CHANGES, Roster
 from .screens import SCREENS, TEMPLATES, Screen, Visit
 from .security import (
     COOKIE,
@@ -124,9 +128,10 @@ def render(folder: Path, template: str, context: Any) -> HTMLResponse:
 def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
               preselect: bool, organiser_view: Callable[[], OrganiserView],
               export: Callable[[], str], screens: Iterable[Screen] | None = None,
-              names: tuple[str, ...] = ()) -> Starlette:
+              names: tuple[str, ...] = (), people: Roster | None = None) -> Starlette:
     """The Starlette app (see the module docstring), with ``screens`` (default: every
-    registered one) mounted; an assessor opening ``/`` gets the first."""
+    registered one) mounted; an assessor opening ``/`` gets the first; with ``people``, the
+    organiser's calls that add, revoke and re-assign them (:func:`people_routes`)."""
     mounted = list(SCREENS.values() if screens is None else screens)
 
     def screen_page(screen: Screen) -> Callable:
@@ -176,6 +181,7 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
     routes += [Guarded("/api/progress", call(gate, progress, role="organiser", post=False),
                        refusal=CALL),
                Guarded("/qrels", qrels, refusal=ORGANISER_ONLY)]
+    routes += people_routes(gate, people) if people is not None else []
     return AssessApp(
         routes=routes,
         middleware=[Middleware(AuthenticationMiddleware, backend=TokenBackend(gate))],
@@ -226,6 +232,29 @@ def call(gate: Gate, handler: Callable[[Assessor, dict], Any], *, role: str,
             answer = handler(who, body)
         return JSONResponse(asdict(answer))
     return endpoint
+
+
+def people_routes(gate: Gate, roster: Roster) -> list[BaseRoute]:
+    """The organiser's calls on the pool's people (:mod:`.roster`): ``GET /api/people`` and
+    ``POST /api/people/{add,revoke,topics}``, each answering a
+    :class:`~irbench.assess.contexts.PeopleView` with the caller's CSRF token; the command
+    line's requests (the runtime file's secret) are the organiser's too."""
+    def endpoint(handler: Callable[[Assessor, dict], PeopleView], post: bool) -> Callable:
+        @requires("organiser")
+        async def answer(request: Request) -> Response:
+            who: Assessor = request.user.assessor
+            body = await json_body(gate, request) if post else {}
+            view = await run_in_threadpool(handler, who, body)  # the store: off the loop
+            csrf = "" if gate.from_command_line(request) else gate.csrf(request)
+            return JSONResponse(asdict(replace(view, csrf=csrf)))
+        return answer
+
+    routes: list[BaseRoute] = [Guarded("/api/people", endpoint(roster.view, post=False),
+                                       refusal=CALL)]
+    for name, method in CHANGES.items():
+        routes.append(Guarded(f"/api/people/{name}", endpoint(method(roster), post=True),
+                              refusal=CALL, methods=["POST"]))
+    return routes
 
 
 # -- the registered exception handlers

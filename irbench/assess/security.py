@@ -29,17 +29,41 @@ def token_sha256(token: str) -> str:
 class Gate:
     """Who a request is (by its token) and whether its CSRF token is right. The cookie is
     named by the server's port: cookies ignore ports, and two servers (two pools) on one
-    machine must not overwrite each other's."""
+    machine must not overwrite each other's.
 
-    def __init__(self, lookup: Callable[[str], Assessor | None], port: int = 0):
+    ``secret`` makes the CSRF tokens (an HMAC of the assessor's token): the pool's, kept in
+    the store (:meth:`Store.csrf_secret`), so that a page opened before a restart keeps
+    working after it (a new one per process when not given). ``lookup`` is asked at every
+    request (people are added and revoked while the server runs). ``admin``: the secret of
+    the server's runtime file (:mod:`.roster`); a request carrying it as ``Authorization:
+    Bearer`` is :data:`COMMAND_LINE`, an organiser, without a cookie or a CSRF token (a
+    browser sends no such header to another site's server without its consent, which this
+    server never gives)."""
+
+    def __init__(self, lookup: Callable[[str], Assessor | None], port: int = 0,
+                 secret: bytes | None = None, admin: str | None = None):
         self.lookup = lookup
         self.cookie = f"{COOKIE}_{port}"
-        self.secret = secrets.token_bytes(32)
+        self.secret = secret if secret is not None else secrets.token_bytes(32)
+        self.admin = admin
+
+    def __repr__(self) -> str:  # never the secrets
+        return f"Gate(cookie={self.cookie!r})"
 
     def token(self, request: HTTPConnection) -> str:
         return request.cookies.get(self.cookie, "")
 
+    def from_command_line(self, request: HTTPConnection) -> bool:
+        """Whether the request carries the runtime file's secret."""
+        sent = request.headers.get("authorization", "")
+        if self.admin is None or not sent:
+            return False
+        return hmac.compare_digest(sent.encode("utf-8", "replace"),
+                                   f"Bearer {self.admin}".encode())
+
     def who(self, request: HTTPConnection) -> Assessor | None:
+        if self.from_command_line(request):
+            return COMMAND_LINE
         token = self.token(request)
         return self.lookup(token_sha256(token)) if token else None
 
@@ -47,10 +71,18 @@ class Gate:
         return hmac.new(self.secret, self.token(request).encode(), hashlib.sha256).hexdigest()
 
     def allows(self, request: HTTPConnection) -> bool:
+        if self.from_command_line(request):
+            return True
         sent = request.headers.get("x-csrf-token", "")
         origin = request.headers.get("origin")
         same = origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
-        return same and hmac.compare_digest(sent, self.csrf(request))
+        return same and hmac.compare_digest(sent.encode("utf-8", "replace"),
+                                            self.csrf(request).encode())
+
+
+#: Who a request from ``irbench assess --add-assessor/--revoke/--set-topics`` is, while the
+#: server runs: an organiser no person can be (a name check_name refuses).
+COMMAND_LINE = Assessor(name="\0command line", role="organiser", topics=(), pool="")
 
 
 class SignedIn(BaseUser):

@@ -4,7 +4,6 @@ store, the desk, the app, and uvicorn serving it until Ctrl-C."""
 from __future__ import annotations
 
 import copy
-import secrets
 import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
@@ -15,18 +14,26 @@ from starlette.applications import Starlette
 from ..documents import open_documents
 from ..errors import IrbenchError
 from ..escaping import terminal
-from ..ids import id_text
 from ..judgments import POOL_RULE
 from ..judgments import made as made_qrels
 from ..pooling import PoolingState, load_state
 from ..pooling.persist import encode_state
-from ..store import Assessor, Store
+from ..store import Store
 from ..topics import read_topics
-from .app import Gate, build_app, token_sha256
+from .app import Gate, build_app
 from .contexts import OrganiserView
 from .desk import Desk, catch_up
 from .organiser import organiser_view
-from .people import check_name, check_topics
+from .roster import (
+    Change,
+    Roster,
+    Runtime,
+    in_store,
+    local_url,
+    publish,
+    runtime_path,
+    withdraw,
+)
 from .screens import Screen
 from .writer import Writer
 
@@ -39,34 +46,12 @@ class AssessError(IrbenchError):
 
 def add_assessor(config, pool: str, name: str, topics: tuple[str, ...], role: str,
                  wait: float | None) -> str:
-    """Add ``name`` (or give them a new token) for ``pool``; returns the token (stored only
-    as its sha256). The name and topics are checked first (:mod:`.people`): topics must be
-    the pool's; a name of another pool, or of the other role, is refused."""
-    check_name(name)
-    if topics and role != "assessor":
-        raise AssessError("--topics is for assessors: an organiser sees every topic")
-    if topics:
-        table = config.run_table()  # MissingRunsError naming each missing run file
-        check_topics(topics, [id_text(t) for t in table.topics], pool)
-    token = secrets.token_urlsafe(24)
-    with Store(config.store, wait=wait) as store:
-        if store.load_pool(pool) is None:
-            raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "
-                              f"{config.path} --name {pool})")
-        other = store.assessor_pool(name)
-        if other is not None and other != pool:
-            raise AssessError(f"'{name}' assesses pool '{other}' already: choose another "
-                              "name for this pool")
-        known = next((a for a in store.assessors(pool) if a.name == name), None)
-        if known is not None and known.role != role:
-            flag = ("without --organiser" if known.role == "organiser" else
-                    "with --organiser")
-            raise AssessError(f"'{name}' is an {known.role} of pool '{pool}' already: run "
-                              f"--add-assessor {name} {flag} for a new link, or choose "
-                              f"another name for the {role}")
-        store.add_assessor(Assessor(name=name, role=role, topics=topics, pool=pool),
-                           token_sha256(token))
-    return token
+    """Add ``name`` (or give them a new token) for ``pool`` in the store (no server holding
+    it); returns the token (stored only as its sha256). Checked by
+    :func:`~irbench.assess.roster.enrol`: topics must be the pool's; a name of another pool,
+    or of the other role, is refused."""
+    made = in_store(config, pool, Change("add", name, topics, role), wait=wait, url="")
+    return made.link.rsplit("token=", 1)[1]
 
 
 @contextmanager
@@ -108,15 +93,16 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
 def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
                    levels: tuple[int, ...], preselect: bool,
                    screens: Iterable[Screen] | None = None,
-                   names: tuple[str, ...] = ()) -> Starlette:
+                   names: tuple[str, ...] = (), url: str = "",
+                   admin: str | None = None) -> Starlette:
     """The app serving ``pool`` (:func:`~irbench.assess.app.build_app`) over an open desk and
-    store (:func:`opened`): the assessors' tokens as the store holds them now, the
-    organiser's view and the qrels export read under the desk's lock."""
+    store (:func:`opened`): the people as the store holds them, changed while it runs
+    (:class:`~irbench.assess.roster.Roster`; ``url`` in the links it makes, ``admin`` the
+    runtime file's secret), the pool's CSRF secret, the organiser's view and the qrels export
+    read under the desk's lock."""
+    roster = Roster(store, pool, desk, url or f"http://127.0.0.1:{port}/")
     with desk.lock:  # one DuckDB connection: every use under the desk's lock
-        known = store.assessor_tokens(pool)  # none can be added while the store is held
-
-    def lookup(sha: str) -> Assessor | None:
-        return known.get(sha)
+        secret = store.csrf_secret(pool)  # the same on every start: open pages keep working
 
     def view() -> OrganiserView:
         with desk.lock:
@@ -131,9 +117,10 @@ def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
             columns, qrels = store.judgment_columns(pool), desk.state.qrels()
         return made_qrels(columns, POOL_RULE, (), qrels).text
 
-    return build_app(desk, Gate(lookup, port), title=config.name, levels=levels,
-                     preselect=preselect, organiser_view=view, export=export,
-                     screens=screens, names=names)
+    return build_app(desk, Gate(roster.lookup, port, secret=secret, admin=admin),
+                     title=config.name, levels=levels, preselect=preselect,
+                     organiser_view=view, export=export, screens=screens, names=names,
+                     people=roster)
 
 
 def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect: bool,
@@ -142,19 +129,33 @@ def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect:
     import uvicorn  # the assess extra
 
     with opened(config, pool, wait, overlap) as (desk, store, _):
+        try:  # the command line changes people through the server while it runs
+            runtime: Runtime | None = publish(config.store, local_url(host, port), pool)
+        except OSError as exc:
+            runtime = None
+            print(f"irbench: warning: {terminal(runtime_path(config.store))}: cannot be "
+                  f"written ({terminal(exc.strerror or str(exc))}): people can be changed "
+                  "on the organiser's page only while the server runs", file=sys.stderr)
         app = assessment_app(config, pool, desk, store, port=port, levels=levels,
-                             preselect=preselect, names=names)
+                             preselect=preselect, names=names, url=url,
+                             admin=runtime.secret if runtime else None)
         with desk.lock:
             people = store.assessors(pool)
         print(f"irbench assess: pool '{terminal(pool)}' at {terminal(url)}", flush=True)
         for a in people:
             topics = ", ".join(a.topics) or "all"
-            print(f"  {a.role} {terminal(a.name)}: topics {terminal(topics)} (the link was "
-                  "printed when added; --add-assessor NAME gives a new one)", flush=True)
+            link = ("revoked" if a.revoked else "the link was printed when added; "
+                    "--add-assessor NAME gives a new one")
+            print(f"  {a.role} {terminal(a.name)}: topics {terminal(topics)} ({link})",
+                  flush=True)
         if not people:
             print("  no assessor yet: irbench assess CONFIG --pool NAME --add-assessor NAME",
                   file=sys.stderr, flush=True)
-        uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False,
-                    timeout_graceful_shutdown=5)
+        try:
+            uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False,
+                        timeout_graceful_shutdown=5)
+        finally:
+            if runtime is not None:
+                withdraw(config.store, runtime)
         desk.checkpoint()
     return 0

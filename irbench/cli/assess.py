@@ -22,10 +22,17 @@ def add_parsers(sub) -> None:
     p.add_argument("config", help="campaign config (YAML)")
     p.add_argument("--pool", required=True, metavar="NAME", help="the pool being judged")
     p.add_argument("--add-assessor", metavar="NAME", default=None,
-                   help="add an assessor (or give one a new link) and exit")
+                   help="add an assessor (or give one a new link) and exit; while the server "
+                   "runs, it is asked to (the link works at once)")
+    p.add_argument("--revoke", metavar="NAME", default=None,
+                   help="take NAME's link away (their judgments stay) and exit; while the "
+                   "server runs, from their next request on")
+    p.add_argument("--set-topics", metavar="NAME", default=None,
+                   help="give the assessor NAME the topics of --topics (all without it) and "
+                   "exit; while the server runs, from their next document on")
     p.add_argument("--topics", default=None, metavar="IDS",
-                   help="with --add-assessor: the topics to judge, comma-separated topic ids "
-                   "of the pool (default all)")
+                   help="with --add-assessor or --set-topics: the topics to judge, "
+                   "comma-separated topic ids of the pool (default all)")
     p.add_argument("--organiser", action="store_true",
                    help="with --add-assessor: an organiser (the progress page), not an assessor")
     p.add_argument("--host", default="127.0.0.1",
@@ -50,9 +57,8 @@ def cmd_assess(args) -> int:
     except ModuleNotFoundError:
         raise UsageError("irbench assess needs the assess extra: pip install "
                          "'irbench[assess]' (Starlette and uvicorn)") from None
-    from ..assess.people import split_topics
     from ..assess.relevance import parse_levels
-    from ..assess.serve import add_assessor, serve
+    from ..assess.serve import serve
     from ..config import load_config
 
     config = load_config(args.config, strict=False)
@@ -61,15 +67,9 @@ def cmd_assess(args) -> int:
     named = parse_levels(args.levels)  # OptionError: what is wrong with it
     levels, names = tuple(named), tuple(named.values())
     url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"
-    if args.add_assessor is not None:  # "" too: refused by name, never a server started
-        topics = split_topics(args.topics)
-        token = add_assessor(config, args.pool, args.add_assessor, topics,
-                             "organiser" if args.organiser else "assessor", args.wait)
-        print(f"{terminal(args.add_assessor)}'s link (keep it private; it is shown once): "
-              f"{terminal(url)}?token={token}")
-        return 0
-    if args.topics is not None or args.organiser:
-        raise UsageError("--topics and --organiser go with --add-assessor NAME")
+    asked = people_change(args)  # "" too: refused by name, never a server started
+    if asked is not None:
+        return change_people(config, args.pool, asked, args.wait, url)
     if args.host not in LOOPBACK:
         print(f"irbench: warning: serving on {terminal(args.host)}: anyone who can reach this "
               "machine can try the pages (each still needs a token); put a reverse proxy with "
@@ -77,3 +77,45 @@ def cmd_assess(args) -> int:
     return serve(config, args.pool, host=args.host, port=args.port, overlap=args.overlap,
                  preselect=args.preselect, wait=args.wait, url=url, levels=levels,
                  names=names)
+
+
+PEOPLE = (("add", "add_assessor"), ("revoke", "revoke"), ("topics", "set_topics"))
+
+
+def people_change(args):
+    """The change of people the options ask (a :class:`irbench.assess.roster.Change`), or
+    None: serve the pool."""
+    from ..assess.people import split_topics
+    from ..assess.roster import Change
+
+    given = [(action, getattr(args, dest)) for action, dest in PEOPLE
+             if getattr(args, dest) is not None]
+    if len(given) > 1:
+        raise UsageError("give one of --add-assessor, --revoke and --set-topics at a time")
+    action, name = given[0] if given else ("", None)
+    if (args.organiser and action != "add") or (args.topics is not None
+                                                 and action not in ("add", "topics")):
+        raise UsageError("--topics and --organiser go with --add-assessor NAME (--topics "
+                         "with --set-topics NAME too)")
+    if name is None:
+        return None
+    return Change(action, name, split_topics(args.topics),
+                  "organiser" if args.organiser else "assessor")
+
+
+def change_people(config, pool: str, asked, wait: float | None, url: str) -> int:
+    """Make the change (through the running server, else in the store) and say what it did;
+    a new link is printed once, after it is stored."""
+    from ..assess.roster import change
+
+    made = change(config, pool, asked, wait=wait, url=url)
+    name = terminal(asked.name)
+    if made.link:
+        print(f"{name}'s link (keep it private; it is shown once): {terminal(made.link)}")
+    elif asked.action == "revoke":
+        print(f"{name}'s link no longer works (pool '{terminal(pool)}'); their judgments stay")
+    else:
+        topics = ", ".join(asked.topics) or "all"
+        print(f"{name} judges topics {terminal(topics)} of pool '{terminal(pool)}' from "
+              "their next document")
+    return 0

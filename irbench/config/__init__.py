@@ -12,8 +12,8 @@ sits in a folder named ``configs`` (the layout ``configs/`` beside ``runs/``).
 The package: ``types.py`` (what a config holds: its :class:`Collection`, one today, as
 ``Config.collections``; ``Config.run_table()`` and ``Config.qrels_set(name)``, which every
 command uses), ``builder.py`` (``load_config`` and the builder), ``systems.py`` (the systems
-section and run tables), ``report.py`` (the ``report:`` section as a checked
-:class:`ReportSpec`).
+section), ``tables.py`` (run tables: their column map, run template, other columns kept as
+metadata), ``report.py`` (the ``report:`` section as a checked :class:`ReportSpec`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..system import System
 from .builder import load_config
 from .report import RANK_FIELDS, REPORT_OPTIONS, ReportSpec
-from .systems import read_table
+from .tables import read_table
 from .types import (
                     DEFAULT_COLLECTION,
                     ENGINES,

@@ -43,7 +43,7 @@ class BuilderBase:
         row = next((i for i, part in enumerate(where) if isinstance(part, TableRow)), None)
         if row is None:
             return f"{self.path}:{self.reader.line(where)}: {yaml_path(where)}"
-        rest = where[row + 1:]
+        rest = tuple(where[row].label(part) for part in where[row + 1:])
         return f"{where[row].file}:{where[row].line}" + (f": {yaml_path(rest)}" if rest else "")
 
     def _named(self, where: tuple) -> str:

@@ -58,7 +58,7 @@ class Builder(SystemsBuilder):
             if key not in self.data:
                 self.problem((), f"'{key}' is missing")
         topics, qrels, size = self._collection()
-        systems = self._systems() if self.with_systems else ()
+        systems = self._systems() if self.with_systems else self._table_paths()
         suites = self._suites()
         settings = self._settings(size)
         store = self._store()

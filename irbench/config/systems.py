@@ -3,18 +3,18 @@ with its file and line."""
 
 from __future__ import annotations
 
-import csv
-import io
 import os
-import re
+from functools import partial
 from typing import Any
 
 from ..errors import ConfigError
 from ..runner.stamp import glob_matches
 from ..system import System, source_of
 from ..trec import glob_url, is_url, run_name, run_tag
+from . import tables
 from .base import BuilderBase, not_a_file
-from .types import MAX_TABLE_BYTES, MAX_TABLE_ROWS, SYSTEM_KEYS, TABLE_COLUMNS, TableRow
+from .tables import shown_value
+from .types import SYSTEM_KEYS, TABLE_COLUMNS, TABLE_KEYS, TableRow
 
 
 class SystemsBuilder(BuilderBase):
@@ -26,14 +26,15 @@ class SystemsBuilder(BuilderBase):
         if value is None:
             return ()
         items: list[tuple[tuple[str | int, ...], Any]]
-        if isinstance(value, dict) and list(value) == ["table"] and not isinstance(
-                value["table"], dict):  # systems: {table: FILE}
+        if isinstance(value, dict) and "table" in value and set(value) <= set(TABLE_KEYS) \
+                and not isinstance(value["table"], dict):  # systems: {table: FILE, ...}
             items = [(("systems",), value)]
         elif isinstance(value, dict):
             if "table" in value:
                 self.problem(("systems", "table"), "a run table is given alone (systems: "
-                             "{table: FILE}) or as an item of the systems list (- table: FILE); "
-                             "a system named table is written in the list form")
+                             "{table: FILE}, with its columns and run) or as an item of the "
+                             "systems list (- table: FILE); a system named table is written "
+                             "in the list form")
             items = [(("systems", k), {"name": k, **(v if isinstance(v, dict) else {"run": v})})
                      for k, v in value.items() if k != "table"]
         elif isinstance(value, list):
@@ -68,76 +69,93 @@ class SystemsBuilder(BuilderBase):
         return tuple(systems)
 
     def _table(self, where: tuple, entry: dict) -> list[tuple[tuple, dict, str]]:
-        """The rows of the run table of ``entry`` (``{table: FILE}``) as ``(where, entry,
-        folder)``: each row an entry as a YAML system would be (cells as text; true/false
-        and whole numbers read as such; an empty cell as no key), ``where`` its
+        """The rows of the run table of ``entry`` (``{table: FILE, columns: {...}, run:
+        TEMPLATE}``, see :mod:`irbench.config.tables`) as ``(where, entry, folder)``: each row
+        an entry as a YAML system would be (yes-or-no cells as booleans, whole numbers for
+        priority, the other columns as its metadata; an empty cell as no key), ``where`` its
         :class:`TableRow`, ``folder`` the table's, to which its run paths are relative.
         Problems of the table itself are reported at its line (the header at its own)."""
         for key in entry:
-            if key != "table":
-                self.problem(where + (key,), "unknown key (a run table gives every system "
-                                             "key as a column: table: FILE alone)")
+            if key not in TABLE_KEYS:
+                self.problem(where + (key,), "unknown key (a run table entry takes table, "
+                                             "columns and run; the systems' fields are "
+                                             "columns of the table)")
         value = entry["table"]
         if is_url(value):
             self.problem(where + ("table",), "a run table is a local file (its runs may be "
                                              "URLs)")
             return []
         path = self._resolve(where + ("table",), value)
+
+        def at_entry(place: tuple, reason: str) -> None:
+            self.problem(where + place, reason)
+
+        columns = tables.column_map(entry.get("columns"), at_entry)
+        template = tables.run_template(entry["run"], at_entry) if "run" in entry else None
         if path is None:
             return []
-        shown = os.path.normpath(os.path.join(os.path.dirname(self.path),
-                                              os.path.expanduser(value)))
+        shown = self._table_name(value)
         self.tables.append(path)
         self.table_names.append(shown)
         try:
-            header, rows = read_table(path, shown)
+            header, rows = tables.read_table(path, shown)
         except ConfigError as exc:
             self.reader.problems.extend(exc.problems)
             return []
         if header is None:
             self.problem(where + ("table",), f"'{value}' is empty: a run table has a header "
-                                             f"row naming its columns ({', '.join(TABLE_COLUMNS)})"
-                                             ", then a row per system")
+                                             f"row naming its columns ({', '.join(TABLE_COLUMNS)}"
+                                             ", any other kept as metadata), then a row per "
+                                             "system")
             return []
         line, names = header
         at_header = ("systems", TableRow(shown, line))
-        columns: list[str | None] = []  # per cell: its column, None for one not taken
-        for i, written in enumerate(names, 1):
-            name: str | None = written.strip().lower()
-            if name not in TABLE_COLUMNS:
-                unknown = shown_value(written.strip())
-                self.problem(at_header, f"column {i}: unknown column {unknown} "
-                                        f"(a run table has {', '.join(TABLE_COLUMNS)})" if name
-                             else f"column {i} has no name")
-                name = None
-            elif name in columns:
-                self.problem(at_header, f"column {i}: '{name}' given twice")
-                name = None
-            columns.append(name)
-        if "run" not in columns:
-            self.problem(at_header, "no 'run' column (the run file of each system, relative "
-                                    "to the table's folder)")
+        for i in tables.nameless(names, rows):
+            self.problem(at_header, f"column {i} has no name")
+        if columns is None or ("run" in entry and template is None):
+            return []
+        layout = tables.layout(names, columns, template, shown,
+                               lambda place, reason: self.problem(at_header + place, reason),
+                               at_entry)
+        if layout is None:
             return []
         if not rows:
             self.problem(at_header, "no rows under the header")
         out = []
         for line, cells in rows:
-            row_where = ("systems", TableRow(shown, line))
-            if len(cells) > len(columns):
+            row_where = ("systems", TableRow(shown, line, layout.labels))
+            if len(cells) > len(names):
                 self.problem(row_where, f"{len(cells)} cells, the header names "
-                                        f"{len(columns)} columns")
+                                        f"{len(names)} columns")
                 continue
-            row: dict[str, Any] = {}
-            for column, cell in zip(columns, cells):
-                cell = cell.strip()
-                if column is not None and cell:
-                    row[column] = _cell_value(column, cell)
-            if "run" not in row:
-                self.problem(row_where + ("run",), "empty: each row names its run file")
+            row = tables.row_entry(layout, cells, partial(self._row_problem, row_where))
+            if row is None:
                 continue
             row.setdefault("name", run_name(row["run"]))
             out.append((row_where, row, os.path.dirname(path)))
         return out
+
+    def _row_problem(self, row_where: tuple, place: tuple, reason: str) -> None:
+        self.problem(row_where + place, reason)
+
+    def _table_name(self, value: str) -> str:
+        """A run table's path as messages name it (relative when the config's path is)."""
+        return os.path.normpath(os.path.join(os.path.dirname(self.path),
+                                             os.path.expanduser(value)))
+
+    def _table_paths(self) -> tuple[System, ...]:
+        """With the systems left out (``load_config(systems=False)``): the run tables' paths
+        alone, for the report's provenance; nothing checked, no table read."""
+        value = self.data.get("systems")
+        entries = [value] if isinstance(value, dict) else value if isinstance(value, list) \
+            else []
+        for entry in entries:
+            table = entry.get("table") if isinstance(entry, dict) else None
+            if isinstance(table, str) and table.strip() and not is_url(table):
+                self.tables.append(os.path.normpath(os.path.join(
+                    self.folder, os.path.expanduser(table))))
+                self.table_names.append(self._table_name(table))
+        return ()
 
     def _system(self, where: tuple, entry: dict, folder: str | None = None) -> list[System]:
         """The systems of one entry of ``systems:`` (or row of a run table, whose run path is
@@ -237,72 +255,3 @@ class SystemsBuilder(BuilderBase):
             else:
                 meta["metadata"] = entry["metadata"]
         return meta
-
-
-def read_table(path: str, shown: str) -> tuple[tuple[int, list[str]] | None,
-                                               list[tuple[int, list[str]]]]:
-    """The header ``(line, cells)`` (None when the file has no row) and the other rows
-    ``(line, cells)`` of a CSV or TSV file: ``.csv`` is comma-separated, ``.tsv``/``.tab``
-    tab-separated, any other name sniffed (comma, tab or semicolon). Read with the csv module
-    only, as UTF-8 (a byte-order mark is skipped); blank lines are skipped. A file that cannot
-    be read, is not UTF-8, is not CSV, or is larger than MAX_TABLE_ROWS rows or
-    MAX_TABLE_BYTES is a ConfigError naming ``shown`` and the line."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_TABLE_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError([f"{shown}: cannot read the run table ({exc.strerror})"]) from None
-    if len(raw) > MAX_TABLE_BYTES:
-        raise ConfigError([f"{shown}: larger than {MAX_TABLE_BYTES // 2**20} MB: not a run "
-                           "table"])
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError([f"{shown}:{line}: not UTF-8 text"]) from None
-    extension = os.path.splitext(path)[1].lower()
-    if extension in (".csv", ".tsv", ".tab"):
-        delimiter = "," if extension == ".csv" else "\t"
-    else:
-        try:
-            delimiter = csv.Sniffer().sniff(text[:65536], delimiters=",\t;").delimiter
-        except csv.Error:
-            delimiter = "\t" if "\t" in text.split("\n", 1)[0] else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    header: tuple[int, list[str]] | None = None
-    rows: list[tuple[int, list[str]]] = []
-    done = 0
-    try:
-        for cells in reader:
-            line, done = done + 1, reader.line_num
-            if not any(c.strip() for c in cells):
-                continue
-            if header is None:
-                header = (line, cells)
-            elif len(rows) == MAX_TABLE_ROWS:
-                raise ConfigError([f"{shown}:{line}: more than {MAX_TABLE_ROWS:,} rows"])
-            else:
-                rows.append((line, cells))
-    except csv.Error as exc:
-        raise ConfigError([f"{shown}:{done + 1}: not CSV/TSV ({exc})"]) from None
-    return header, rows
-
-
-# the words PyYAML reads as booleans (YAML 1.1), so a table says what inline YAML would
-_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
-
-
-def _cell_value(column: str, cell: str) -> Any:
-    """A run table cell as YAML would give it, so that the checks of a system see the same
-    values: true/false for the yes-or-no columns, whole numbers for priority, else text."""
-    if column in ("baseline", "official", "pooled") and cell.lower() in _BOOLEANS:
-        return _BOOLEANS[cell.lower()]
-    if column == "priority" and re.fullmatch(r"[+-]?[0-9]{1,18}", cell):
-        return int(cell)
-    return cell
-
-
-def shown_value(value: Any) -> str:
-    """``repr(value)`` for a message, cut at 40 characters."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."

@@ -31,9 +31,15 @@ NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
             "validation", "execution", "judges"}
 ENGINES = ("local", "dask")
-# the columns of a run table (systems: {table: FILE}); run is required
+# the system fields a run table's columns give (systems: {table: FILE}): by their own name or
+# mapped (columns: {pooled: judged_depth100}); run is required (a column, or the run template);
+# every other column is the system's metadata
 TABLE_COLUMNS = ("run", "name", "group", "type", "description", "baseline", "official",
                  "priority", "pooled")
+TABLE_KEYS = ("table", "columns", "run")  # the keys of a run table entry
+# what a yes-or-no cell of a run table may say (any letter case): YAML 1.1's words, y/n, 1/0
+TABLE_BOOLEANS = {"true": True, "yes": True, "y": True, "on": True, "1": True,
+                  "false": False, "no": False, "n": False, "off": False, "0": False}
 MAX_TABLE_ROWS = 100_000  # rows in one run table (a campaign has hundreds)
 MAX_TABLE_BYTES = 32 * 2**20
 MISSING_RUNS = ("refuse", "drop")  # what Config.run_table does with a missing run file
@@ -92,10 +98,18 @@ class Collection:
 class TableRow:
     """Where a system of a run table was declared: the table as messages name it (relative to
     the working folder when the config's path is) and the row's first line. Inside a
-    ``where`` tuple it stands for the row, so that problems read ``runs.tsv:7: pooled: ...``."""
+    ``where`` tuple it stands for the row, so that problems read ``runs.tsv:7: pooled: ...``
+    (``runs.tsv:7: judged_depth100 (pooled): ...`` for a mapped column)."""
 
     file: str
     line: int
+    # (system field, how a message names its column) where the column is not called by the
+    # field's name: ("pooled", "judged_depth100 (pooled)")
+    labels: tuple[tuple[str, str], ...] = ()
+
+    def label(self, part):
+        """How a message names ``part`` of a place in this row: a field by its column."""
+        return dict(self.labels).get(part, part) if isinstance(part, str) else part
 
 
 def cluster_address_problem(address) -> str | None:

@@ -298,7 +298,7 @@ class Judged:
 class Input:
     """One input file."""
 
-    kind: str = _f("topics, qrels or run")
+    kind: str = _f("topics, run table, qrels or run")
     name: str = _f("its name in the config (participant text for runs)")
     path: str = _f("its path")
     sha256: str = _f("sha256 of its content, or '' if never read")

@@ -11,6 +11,7 @@ more than the whole report.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -68,7 +69,8 @@ class Participant:
     type: str = _f("its type (automatic, manual, ...; participant text), or ''")
     metadata: tuple[tuple[str, str], ...] = _f("(field, value) rows: group, type, official, "
                                                "pooled, baseline, description, run file, "
-                                               "sha256 (participant text)")
+                                               "the system's metadata (a run table's other "
+                                               "columns), sha256 (participant text)")
     measure: str = _f("the measure of the per-topic table")
     mean: str = _f("the system's mean on it, printed")
     rank: int = _f("its rank among the systems on it")
@@ -206,5 +208,7 @@ def _metadata(row, system, sha256: str) -> tuple[tuple[str, str], ...]:
     if system is not None:
         out += [("description", system.description or "-"),
                 ("run file", os.path.basename(system.path) or system.path)]
+        out += [(str(key), value if isinstance(value, str) else json.dumps(value, default=str))
+                for key, value in system.metadata.items()]  # a run table's other columns
     out.append(("sha256", sha256 or "-"))
     return tuple(out)

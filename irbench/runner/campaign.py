@@ -194,6 +194,7 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
     config, findings = camp.config, camp.findings
     cache = store.cached_hashes()
     topics, topic_set, topics_sha, topics_obj = camp.inputs.read_topics()
+    camp.inputs.hash_tables()
     prepared, shas, records = camp.inputs.read_qrels(topic_set, topics_sha, cache)
     measures = camp.inputs.measures_for(records, shas)
     store.sync_declarations(

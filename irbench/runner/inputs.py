@@ -178,6 +178,16 @@ class Inputs:
         return (list(zip(topics.query_id, topics.text)), frozenset(topics.query_id),
                 facts.sha256, topics)
 
+    def hash_tables(self) -> None:
+        """The run tables' facts (the groups, types and pooled flags of the systems come from
+        them), kept in the store for the report's provenance; one that cannot be read now is
+        left out (the config read it a moment ago)."""
+        for path in self.config.tables:
+            try:
+                self.new_hashes.append(load(path)[0])
+            except OSError:
+                continue
+
     def read_qrels(self, topic_set: frozenset | None, topics_sha: str,
                    cache: dict[str, FileFacts]
                    ) -> tuple[QrelsSets, dict[str, str], list[QrelsRecord]]:

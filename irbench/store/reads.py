@@ -3,6 +3,7 @@ report, the commands and notebooks make."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -133,15 +134,18 @@ class Reads:
 
     def declared_systems(self) -> list[System]:
         """The systems as the config declared them at the last ``irbench run`` (name, path,
-        group, type, description, baseline, official, priority, pooled), in config order."""
+        group, type, description, baseline, official, priority, pooled, metadata), in config
+        order."""
         rows = self.con.execute(
             'SELECT name, path, coalesce("group", \'\'), coalesce(type, \'\'), '
             "coalesce(description, ''), coalesce(baseline, false), coalesce(official, true), "
-            "priority, pooled FROM systems ORDER BY position NULLS LAST, name").fetchall()
+            "priority, pooled, metadata FROM systems ORDER BY position NULLS LAST, name"
+        ).fetchall()
         return [System(name=name, path=path, group=group, type=kind, description=description,
-                       baseline=baseline, official=official, priority=priority, pooled=pooled)
-                for name, path, group, kind, description, baseline, official, priority, pooled
-                in rows]
+                       baseline=baseline, official=official, priority=priority, pooled=pooled,
+                       metadata=_mapping(metadata))
+                for name, path, group, kind, description, baseline, official, priority, pooled,
+                metadata in rows]
 
     def shown_systems(self, qrels: str) -> list[tuple[str, str, str]]:
         """(name, run file path, sha256) of the systems with results shown on ``qrels``, in
@@ -179,6 +183,15 @@ VIEWS = {  # view -> (select, alias of its columns, order): each view read one w
                   "LEFT JOIN topics t USING (query_id)", "p.",
                   "p.system, p.qrels, p.measure, t.position, p.query_id"),
 }
+
+
+def _mapping(text: str | None) -> dict:
+    """A system's stored metadata (JSON of a mapping) as a dict; {} for none or another value."""
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def view_sql(view: str, qrels, systems, measures) -> tuple[str, list]:

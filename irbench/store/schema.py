@@ -161,4 +161,11 @@ MIGRATIONS: list[tuple[str, str]] = [
     DROP TABLE model_answers;
     ALTER TABLE model_answers_by_endpoint RENAME TO model_answers;
     """),
+    # issue 37: an open page keeps working after a restart (the CSRF secret is the pool's, not
+    # the process's); an assessor revoked keeps their row (judgments name them), without a token
+    ("sign-ins that survive a restart", """
+    CREATE TABLE IF NOT EXISTS assess_secrets (
+        pool VARCHAR PRIMARY KEY, csrf_secret BLOB, created_at TIMESTAMP);
+    ALTER TABLE assessors ADD COLUMN IF NOT EXISTS revoked_at TIMESTAMP;
+    """),
 ]
