@@ -47,7 +47,7 @@ class Server:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "irbench", "assess", str(self.config), "--pool", "web",
-             "--port", str(self.port), "--overlap", "0", "--order", "docno"], env=self.env,
+             "--port", str(self.port), "--overlap", "0"], env=self.env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()  # printed once the store is open
