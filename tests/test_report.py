@@ -197,7 +197,11 @@ def test_participant_pages(tmp_path):
     fields = dict((row[0], row[1]) for row in meta)
     assert set(fields) >= {"group", "type", "official", "pooled", "description", "run file",
                            "sha256"} and len(fields["sha256"]) == 64
-    assert measures[0] == ["measure", "value", "rank", "best run", "median run"]
+    assert measures[0] == ["measure", "value", "rank", "best run", "median run", "interval"]
+    for row in measures[1:]:  # a bootstrap interval around each mean (none for GMAP)
+        if row[0] != "GMAP":
+            low, high = map(float, row[5].strip("[]").split(", "))
+            assert 0 <= low <= float(row[1]) <= high <= 1, row
     assert [r[0] for r in measures[1:]] == ["AP", "nDCG@10", "P@10", "GMAP", "Bpref", "RR"]
     assert all(r[2] in ("1", "2", "3") for r in measures[1:])
     assert all(float(r[4]) <= float(r[3]) for r in measures[1:])

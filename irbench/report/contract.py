@@ -27,7 +27,13 @@ class Cell:
 
     value: float | None = _f("the mean over topics (trec_eval's 'all' value), or None")
     text: str = _f("the value printed with 4 decimals, or '-'")
-    ci: str = _f("the 95% t-interval of the mean, printed, or '' (none for geometric means)")
+    ci: str = _f("the 95% bootstrap interval of the mean, printed '[low, high]' ('*' after it: "
+                 "the percentile fallback), or '' (none for geometric means, sums and "
+                 "micro-averages)")
+    low: float | None = _f("the interval's lower end (as exported), or None")
+    high: float | None = _f("the interval's upper end (as exported), or None")
+    interval: str = _f("the method that gave it: 'BCa', 'percentile' (BCa undefined) or "
+                       "'point' (every topic the same value), or ''")
     best: bool = _f("the best value of its column")
     mark: str = _f("'▲' / '▼' significantly above / below the baseline, else ''")
     p_adjusted: str = _f("the adjusted p-value against the baseline, printed, or ''")
@@ -58,6 +64,8 @@ class Leaderboard:
     topics: int = _f("number of topics averaged over")
     baseline: str = _f("the baseline system, or '' (no significance marks)")
     test: str = _f("how significance was decided, in words")
+    interval: str = _f("the interval below each mean, in words: confidence, method, "
+                       "resamples, seed, and the fallbacks used")
 
 
 @dataclass(frozen=True, kw_only=True)

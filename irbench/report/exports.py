@@ -68,7 +68,9 @@ def _records(board: Leaderboard) -> list[dict]:
                   "official": row.official, "baseline": row.baseline}
         for m, cell in zip(board.measures, row.cells):
             record[m] = cell.value
-            record[f"{m} 95% ci"] = cell.ci
+            record[f"{m} ci low"] = cell.low  # the page's interval, unrounded
+            record[f"{m} ci high"] = cell.high
+            record[f"{m} ci method"] = cell.interval
             record[f"{m} vs baseline"] = cell.mark
             record[f"{m} p adjusted"] = cell.p_adjusted
         out.append(record)
@@ -87,7 +89,8 @@ def _csv(board: Leaderboard) -> str:
 
 def _json(board: Leaderboard) -> str:
     return json.dumps({"qrels": board.qrels, "topics": board.topics, "baseline": board.baseline,
-                       "significance": board.test, "systems": _records(board)},
+                       "significance": board.test, "interval": board.interval,
+                       "systems": _records(board)},
                       indent=1, ensure_ascii=False) + "\n"
 
 
@@ -96,10 +99,13 @@ def _markdown(board: Leaderboard) -> str:
     lines = ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
              "|" + "|".join("---" for _ in head) + "|"]
     for row in board.rows:
-        values = [f"**{c.text}**{c.mark}" if c.best else f"{c.text}{c.mark}" for c in row.cells]
+        values = [(f"**{c.text}**{c.mark}" if c.best else f"{c.text}{c.mark}")
+                  + (" " + markdown_cell(c.ci).replace("*", "\\*") if c.ci else "")
+                  for c in row.cells]
         lines.append("| " + " | ".join([str(row.rank), markdown_cell(row.name),
                                          markdown_cell(row.group),
                                          *values]) + " |")
+    lines += ["", "Beside each mean: " + markdown_cell(board.interval).replace("*", "\\*") + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -118,8 +124,13 @@ def _latex(board: Leaderboard) -> str:
             cells.append(text)
         name = escape_latex(row.name) + (r" (baseline)" if row.baseline else "")
         lines.append(" & ".join([str(row.rank), name, escape_latex(row.group), *cells]) + r" \\")
+        if any(c.ci for c in row.cells):  # the intervals below the means, as on the page
+            lines.append(" & ".join(["", "", "", *(r"{\footnotesize " + escape_latex(c.ci) + "}"
+                                                   if c.ci else "" for c in row.cells)])
+                         + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
-              "% +/-: significantly above/below the baseline; " + escape_latex(board.test)]
+              "% +/-: significantly above/below the baseline; " + escape_latex(board.test),
+              "% below each mean: " + escape_latex(board.interval)]
     return "\n".join(lines) + "\n"
 
 

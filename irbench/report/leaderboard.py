@@ -12,7 +12,8 @@ from ..config import pooled_systems, priority_order
 from ..measures import parse_measure
 from ..stats.latex import labels
 from .contract import Cell, Leaderboard, MatrixCell, Significance, SystemRow
-from .numbers import ci95, num
+from .intervals import caption, intervals
+from .numbers import num
 
 MATRIX_SYSTEMS = 30  # the significance matrix shows the best 30; significance.csv every pair
 
@@ -55,20 +56,20 @@ def leaderboard_on(config, store, qrels: str, seed: int) -> Leaderboard:
                     and means[(s, m)] is not None and math.isfinite(means[(s, m)])),
                    default=None) for m in measures}
     pooled = pooled_flags(config, declared)
+    found = intervals(matrices, seed)  # every system and measure at once
     table = []
     for rank, name in enumerate(systems, 1):
         cells = []
         for m in measures:
             value = means.get((name, m))
-            names, _, values = matrices[m]
             family = parse_measure(m).definition
-            arithmetic = family.aggregate == "mean"  # not GMAP's
-            ci = ci95(values[names.index(name)]) if name in names and arithmetic else None
+            ci = found.get((name, m))  # none for GMAP, sums and micro-averages
             mark, p = marks.get((name, m), ("", float("nan")))
             shown = (str(int(round(value))) if family.kind == "int" and value is not None
                      and math.isfinite(value) else num(value))  # counts print whole
-            cells.append(Cell(value=value, text=shown,
-                              ci=f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "",
+            cells.append(Cell(value=value, text=shown, ci=ci.text if ci else "",
+                              low=ci.low if ci else None, high=ci.high if ci else None,
+                              interval=ci.method if ci else "",
                               best=value is not None and value == best[m], mark=mark,
                               p_adjusted="" if math.isnan(p) else f"{p:.4f}"))
         s = meta.get(name)
@@ -78,7 +79,8 @@ def leaderboard_on(config, store, qrels: str, seed: int) -> Leaderboard:
                                pooled=pooled.get(name, ""), cells=tuple(cells)))
     topics = len(matrices[first][1]) if matrices else 0
     return Leaderboard(qrels=qrels, measures=tuple(measures), rows=tuple(table), topics=topics,
-                       baseline=baseline, test=how)
+                       baseline=baseline, test=how,
+                       interval=caption(seed, {i.method for i in found.values()}))
 
 
 def pooled_flags(config, systems) -> dict[str, str]:

@@ -1,5 +1,5 @@
 """Numbers as the report prints them, and the few statistics every section uses (per-topic
-spread, ranks, a t-interval)."""
+spread, ranks); the intervals of means are in :mod:`.intervals`."""
 
 from __future__ import annotations
 
@@ -28,16 +28,6 @@ def signed(value: float) -> str:
 
 def num3(value: float) -> str:
     return f"{value:.3f}" if math.isfinite(value) else "-"
-
-
-def ci95(values: np.ndarray) -> tuple[float, float] | None:
-    from scipy import stats as st
-
-    values = values[np.isfinite(values)]
-    if len(values) < 2:
-        return None
-    half = st.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values))
-    return float(values.mean() - half), float(values.mean() + half)
 
 
 def ranks(values: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ from ..measures import PROFILE
 from . import svg
 from .choices import focus_measure, run_page_names
 from .fields import documented
+from .intervals import caption, has_interval, intervals
 from .numbers import num, ranks, spread
 
 _f = documented
@@ -48,6 +49,8 @@ class ParticipantMeasure:
     rank: str = _f("its rank on that measure among the systems, printed ('-' without a value)")
     best: str = _f("the best mean of all runs, printed")
     median: str = _f("the median of all runs' means, printed")
+    interval: str = _f("the run's interval of the mean, printed as on the leaderboard, or '' "
+                       "(none for GMAP, counts and micro-averages)")
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class Participant:
     topics: tuple[ParticipantTopic, ...] = _f("every topic, in topic order")
     measures: tuple[ParticipantMeasure, ...] = _f("every measure of every suite (on the first "
                                                   "qrels set) with the run's rank")
+    interval: str = _f("the measures' interval in words (method, resamples, seed)")
     curve: tuple[tuple[str, str], ...] = _f("its interpolated precision per recall point "
                                             "('0.0' ... '1.0', printed), or ()")
     curve_chart: svg.LineChart | None = _f("the recall-precision graph: the run, the median "
@@ -126,6 +130,8 @@ def participants(config, store, context) -> tuple[Participant, ...]:
     suite = list(dict.fromkeys(str(m) for measures in config.suites.values()
                                for m in spec.measures(measures)))
     table = _suite_table(store, qrels, suite)
+    shown = _suite_intervals(store, qrels, suite, context)
+    seed = context.provenance.seed
     rows = {r.name: r for r in context.leaderboard.rows}
     declared = {s.name: s for s in store.declared_systems()}
     hashes = store.system_hashes()
@@ -165,8 +171,8 @@ def participants(config, store, context) -> tuple[Participant, ...]:
                                           worst=num(worst[t]),
                                           above_median=bool(values[i, t] > median[t]))
                          for t in range(len(topics))),
-            measures=tuple(ParticipantMeasure(m, *table[m].get(name, ("-", "-")),
-                                              *table[m]["*"]) for m in suite),
+            measures=tuple(_measure(table[m], shown, name, m) for m in suite),
+            interval=caption(seed, {shown[(name, m)][1] for m in suite if (name, m) in shown}),
             curve=tuple(zip(recall, (num(v) for v in curve))) if curve else (),
             curve_chart=chart,
             judged=(f"judged@10 {num(profile['judged@10'])}, judged@100 "
@@ -176,6 +182,28 @@ def participants(config, store, context) -> tuple[Participant, ...]:
             chart=svg.differences(title, f"{measure} - median", topics,
                                   values[i] - median)))
     return tuple(pages)
+
+
+def _measure(entry: dict, shown: dict, name: str, measure: str) -> ParticipantMeasure:
+    """One row of the run's measures table, from its :func:`_suite_table` entry and
+    :func:`_suite_intervals`."""
+    value, rank = entry.get(name, ("-", "-"))
+    best, median = entry["*"]
+    return ParticipantMeasure(measure=measure, value=value, rank=rank, best=best,
+                              median=median, interval=shown.get((name, measure), ("", ""))[0])
+
+
+def _suite_intervals(store, qrels: str, suite: list[str], context
+                     ) -> dict[tuple[str, str], tuple[str, str]]:
+    """{(system, measure): (interval printed, method)}: the leaderboard's for its measures,
+    the other suites' computed alike (the same seed, so the same numbers)."""
+    board = context.leaderboard
+    out = {(row.name, m): (cell.ci, cell.interval) for row in board.rows
+           for m, cell in zip(board.measures, row.cells) if cell.ci}
+    rest = [m for m in suite if m not in board.measures and has_interval(m)]
+    found = intervals({m: store.score_matrix(qrels, m) for m in rest}, context.provenance.seed)
+    out.update({key: (i.text, i.method) for key, i in found.items()})
+    return out
 
 
 def _suite_table(store, qrels: str, suite: list[str]) -> dict[str, dict]:

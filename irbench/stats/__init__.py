@@ -2,7 +2,8 @@
 
 Paired tests of two systems (:func:`paired_test` and one function per test), all pairs or
 against a baseline with a correction (:func:`compare`), the topic-blocked two-way ANOVA and
-Tukey HSD (parametric and randomised), pairwise tables and equivalence classes, LaTeX tables,
+Tukey HSD (parametric and randomised), pairwise tables and equivalence classes, bootstrap BCa
+intervals of means that stay in the values' range (:func:`mean_intervals`), LaTeX tables,
 agreement between rankings (Kendall's tau, tau_AP, swaps), discriminative power, and topic-set
 size design. Every function returns one frozen result type; every resampling is seeded (default
 seed 0) and recorded in its result.
@@ -48,6 +49,8 @@ _EXPORTS = {
     "sign_test": "paired",
     "t_test": "paired",
     "wilcoxon_test": "paired",
+    "MeanIntervals": "intervals",
+    "mean_intervals": "intervals",
     "TopicSetSize": "planning",
     "estimate_variance": "planning",
     "plan_topics": "planning",
@@ -80,4 +83,5 @@ __all__ = [
     "equivalence_classes", "ranked_systems", "latex_table", "escape_latex", "RankAgreement",
     "rank_agreement", "tau_ap", "swaps", "DiscriminativePower", "discriminative_power",
     "TopicSetSize", "topic_set_size", "power", "estimate_variance", "plan_topics",
+    "MeanIntervals", "mean_intervals",
 ]
