@@ -5,6 +5,12 @@ Each command module imports what its command needs inside the command's function
 parser is built without numpy, DuckDB or the measures, so an unchanged ``irbench run`` (see
 :mod:`irbench.runner.stamp`) and ``--help`` start at once. These are lazy imports for start-up
 time; no import circle exists to hide (tests/test_architecture.py counts them).
+
+A closed output (``irbench ... | head``, a reader that exits) ends a command as a closed pipe
+ends ``seq``: silently, with exit status 141 (128 + SIGPIPE, what a shell reports for a tool
+the pipe stopped), no traceback. Every command stores what it stores before it prints its
+first line, so what the status 141 says is lost is output, never data
+(tests/test_cli_pipe.py).
 """
 
 from __future__ import annotations
@@ -77,9 +83,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout, sys.stderr = (s if s is None or isinstance(s, TerminalStream)
                               else TerminalStream(s) for s in streams)
     try:
-        return _main(argv)
+        try:
+            code = _main(argv)
+        except SystemExit:  # argparse's --help and usage errors print too
+            _flush(sys.stdout)
+            raise
+        _flush(sys.stdout)  # a closed pipe found here, not by the interpreter's last flush
+        return code
+    except BrokenPipeError:
+        if not [s for s in streams if _closed_output(s)]:
+            raise  # another pipe (a worker's, a socket's): not the reader of our output
+        return CLOSED_PIPE
     finally:
         sys.stdout, sys.stderr = streams
+
+
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for seq in 'seq 100000 | head -1'
+
+
+def _flush(stream) -> None:
+    if stream is not None:
+        stream.flush()
+
+
+def _closed_output(stream) -> bool:
+    """Whether ``stream`` (stdout or stderr) is a pipe whose reader is gone; if so its file
+    descriptor is pointed at os.devnull, so that what is left in its buffer goes nowhere at
+    the interpreter's last flush instead of failing there again (an "Exception ignored"
+    message and exit status 120). The Python documentation's recipe for SIGPIPE."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # None, or no file (a test's capture)
+        return False
+    try:
+        stream.flush()
+        closed = _reader_gone(fd)
+    except BrokenPipeError:
+        closed = True
+    except OSError:
+        return False
+    if closed:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+    return closed
+
+
+def _reader_gone(fd: int) -> bool:
+    """A pipe with no reader polls as an error (POSIX); anything else does not."""
+    import select  # here: only after a broken pipe
+
+    if not hasattr(select, "poll"):  # Windows: no poll; the broken pipe was the output's
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -121,8 +181,6 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"irbench: note: {terminal(damaged)}: {terminal(rescue_judgments(damaged))}",
                   file=sys.stderr)
         return exc.exit_code
-    except BrokenPipeError:
-        return 0
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (see _terminated)
         what = "terminated" if isinstance(exc, Terminated) else "interrupted"
         print(f"irbench: {what}: what was complete is kept (a store stays as it was after its "

@@ -163,17 +163,16 @@ def cmd_run(args) -> int:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
                               progress=bar, wait=args.wait, rehash=args.rehash,
                               cluster=args.cluster)
-    _print_run_report(report)
     leaderboard = None if args.quiet else _leaderboard(config, max(args.wait, READER_WAIT_S))
+    if not report.failures:  # the stamp before any output: a closed pipe ends at a print
+        stamp.Stamp(config_sha256=config.sha256, store=os.path.abspath(config.store),
+                    inputs=before, globs=globs, systems=report.systems, qrels=report.qrels,
+                    measures=report.measures, results=report.evaluated + report.reused,
+                    leaderboard=leaderboard, checked_ns=checked).write(args.config)
+    _print_run_report(report)
     if leaderboard:
         print(leaderboard)
-    if report.failures:
-        return 1
-    stamp.Stamp(config_sha256=config.sha256, store=os.path.abspath(config.store),
-                inputs=before, globs=globs, systems=report.systems, qrels=report.qrels,
-                measures=report.measures, results=report.evaluated + report.reused,
-                leaderboard=leaderboard, checked_ns=checked).write(args.config)
-    return 0
+    return 1 if report.failures else 0
 
 
 READER_WAIT_S = 30.0  # the leaderboard after a run waits out another run that took the store

@@ -197,15 +197,17 @@ def cmd_build(args) -> int:
                               budget=args.budget, total=args.total, oracle=oracle,
                               seed=args.seed, relevance_level=level, **_params(args.param))
     stats = pooling.pool_stats(table, pool, relevance_level=level)
+    # the files and the store first: a closed stdout (| head) ends the command at a print
+    written = pooling.write_assessor_files(pool, args.out) if args.out else None
+    if args.name:
+        _store_built(config, args.name, pool, args.wait)
     print(f"{args.strategy} pool (seed {args.seed}): {stats.total} documents over "
           f"{len(stats.topics)} topics, {int(stats.to_judge.sum())} to judge")
     for name, contributed, unique in zip(stats.runs, stats.run_contributed, stats.run_unique):
         print(f"  {terminal(name)}\tcontributed {int(contributed)}\tunique {int(unique)}")
-    if args.out:
-        written = pooling.write_assessor_files(pool, args.out)
+    if written is not None:
         print(f"wrote {len(written)} assessor files to {args.out}", file=sys.stderr)
     if args.name:
-        _store_built(config, args.name, pool, args.wait)
         print(f"stored the pool as '{args.name}' with its provenance in {config.store}",
               file=sys.stderr)
     return 0
