@@ -350,7 +350,7 @@ def assess_over_http(s: Session, links: dict[str, str], grades) -> None:
     s.subs.append((f"irbench_assess_{port}", "irbench_assess_<ASSESS_PORT>"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "irbench", "assess", CONFIG, "--pool", "web", "--port",
-         str(port), "--overlap", "0.5"], cwd=s.folder, env=s.env,
+         str(port), "--overlap", "0.5", "--suggest", "standin"], cwd=s.folder, env=s.env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     log: list[str] = []
     try:

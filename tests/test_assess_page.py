@@ -219,3 +219,35 @@ def test_nothing_to_judge_tells_come_back_later_from_all_judged(served):
     assert mine["progress"]["topics"] == [{"query_id": "401", "judged": 4, "total": 4}]
     again = bob.post("/api/next").json()
     assert again["item"] is None and again["progress"]["finished"] is True
+
+
+def test_the_collections_grading_scheme_names_the_keys_unless_levels_are_given(tmp_path):
+    """``collection.grades`` in the config: the keys and their names when ``--levels`` is not
+    given; ``--levels`` wins; a scheme the keys cannot take is a config problem at its line."""
+    from irbench.assess.relevance import chosen_levels
+    from irbench.errors import ConfigError
+
+    folder = tmp_path / "camp"
+    assert cli.main(["simulate", str(folder), "--groups", "2", "--topics", "2",
+                     "--pool-depth", "3", "--seed", "5"]) == 0
+    path = folder / "campaign.yaml"
+    text = path.read_text()
+    assert "collection:\n" in text
+    path.write_text(text.replace("collection:\n", "collection:\n  grades: {0: off topic, "
+                                 "1: on topic, 2: key, 3: <b>vital</b>}\n", 1))
+    config = load_config(path)
+    assert config.grades == ((0, "off topic"), (1, "on topic"), (2, "key"), (3, "<b>vital</b>"))
+    assert chosen_levels(None, config.grades) == dict(config.grades)
+    assert chosen_levels("0,1", config.grades) == {0: "", 1: ""}
+    assert chosen_levels(None, ()) == {0: "", 1: "", 2: ""}
+    visit = Visit(title="t", who="ann", nonce="n", csrf="c", levels=(0, 1, 2, 3),
+                  preselect=False, names=tuple(dict(config.grades).values()))
+    html = render(TEMPLATES, "assess.html", page(visit)).body.decode()
+    assert "&lt;b&gt;vital&lt;/b&gt;" in html and "<b>vital" not in html
+    path.write_text(text.replace("collection:\n", "collection:\n  grades: {0: off, 12: "
+                                 "far, 2: ''}\n", 1))
+    with pytest.raises(ConfigError) as found:
+        load_config(path)
+    message = str(found.value)
+    assert "collection.grades.12: a level is a whole number from 0 to 9" in message
+    assert "a level's name is text of 1 to 40 printable characters" in message

@@ -25,7 +25,7 @@ from irbench.assess.app import environment, render
 from irbench.assess.contexts import CONTEXT_TYPES, PAGES, OrganiserPage, SignInPage
 from irbench.assess.failures import MALFORMED, BadRequest
 from irbench.assess.screens import SCREENS, TEMPLATES, Screen, Visit, register
-from irbench.assess.serve import add_assessor, assessment_app, opened
+from irbench.assess.serve import DeskOptions, add_assessor, assessment_app, opened
 from irbench.assess.writer import WriteFailed
 from irbench.config import load_config
 from irbench.report.fields import documented, names_outside, undocumented
@@ -103,7 +103,7 @@ def campaign(tmp_path):
 def served(campaign):
     """(server, tokens, desk, store) of pool 'web' served with the registered screens."""
     config, tokens = campaign
-    with opened(config, "web", None, 0.0) as (desk, store, _):
+    with opened(config, "web", None, DeskOptions(overlap=0.0)) as (desk, store, _):
         server = Running(assessment_app(config, "web", desk, store, port=0, levels=(0, 1, 2),
                                         preselect=False))
         try:
@@ -292,7 +292,7 @@ def test_a_screen_registered_in_a_test_is_served_guarded_and_checked(campaign, y
     with pytest.raises(ValueError, match="registered twice"):
         register(yes_no)
     config, tokens = campaign
-    with opened(config, "web", None, 0.0) as (desk, store, _):
+    with opened(config, "web", None, DeskOptions(overlap=0.0)) as (desk, store, _):
         server = Running(assessment_app(config, "web", desk, store, port=0, levels=(0, 1, 2),
                                         preselect=False))
         try:

@@ -157,7 +157,7 @@ def test_a_campaign_of_a_run_table_end_to_end(tmp_path, capsys):
                      .replace("r03.txt", "r04.txt"))
     rc_check, checked, rc_run, ran = _check_then_run(capsys, path)
     assert rc_check == rc_run == 2  # a config problem
-    expected = {"irbench: error: runs/runs.tsv:2: pooled: must be true or false, not 'maybe'",
+    expected = {"irbench: error: runs/runs.tsv:2: pooled: must be yes or no (true/false, yes/no, y/n, on/off or 1/0, in any letter case), not 'maybe'",
                 "irbench: error: runs/runs.tsv:5: run: no such file 'r04.txt'"}
     assert {line.replace(str(tmp_path) + "/", "") for line in checked} == expected
     # run takes a missing run as that system's failure, after the config's problems

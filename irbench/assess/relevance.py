@@ -40,6 +40,14 @@ def parse_levels(text: str) -> dict[int, str]:
     return dict(sorted(levels.items()))
 
 
+def chosen_levels(given: str | None, grades: tuple[tuple[int, str], ...]) -> dict[int, str]:
+    """The keys of the page: ``--levels`` when given (:func:`parse_levels`), else the
+    collection's grading scheme (``collection.grades``), else 0, 1, 2."""
+    if given is not None:
+        return parse_levels(given)
+    return dict(grades) or parse_levels("0,1,2")
+
+
 def level_names(levels: tuple[int, ...], names: tuple[str, ...]) -> tuple[str, ...]:
     """A name per level: ``names`` (as :func:`parse_levels` gave them, by level) when one is
     given, else :data:`DEFAULT_NAMES` when the levels are 0, 1, 2, else none ('')."""

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from starlette.applications import Starlette
 
@@ -54,8 +55,22 @@ def add_assessor(config, pool: str, name: str, topics: tuple[str, ...], role: st
     return made.link.rsplit("token=", 1)[1]
 
 
+@dataclass(frozen=True)
+class DeskOptions:
+    """How the desk hands out a pool (``irbench assess`` options): ``overlap`` the fraction
+    judged twice; ``order`` of the documents within a topic (``shuffle`` by the pool's seed,
+    or ``docno``); ``batch`` documents of a topic an adaptive strategy hands out at a time;
+    ``suggest`` the model judge whose labels of this pool are shown as suggestions (None:
+    none)."""
+
+    overlap: float = 0.1
+    order: str = "shuffle"
+    batch: int = 10
+    suggest: str | None = None
+
+
 @contextmanager
-def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tuple]:
+def opened(config, pool: str, wait: float | None, options: DeskOptions) -> Iterator[tuple]:
     """(desk, store, documents) of ``pool``, open for the block."""
     if config.documents is None or config.topics is None:
         raise AssessError(f"{config.path}: assessors read the documents and the topics: give "
@@ -67,6 +82,7 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
         if state is None:
             raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "
                               f"{config.path} --name {pool})")
+        suggestions = suggested(store, pool, options.suggest)
         clicks = store.clicks(pool)
         catch_up(state, clicks, store.clicks_applied(pool))
 
@@ -84,10 +100,24 @@ def opened(config, pool: str, wait: float | None, overlap: float) -> Iterator[tu
                               len(clicks))  # caught up: the next start replays nothing
         with Writer(store, pool) as writer:
             desk = Desk(state, save=writer.click, save_state=save_state, document=document,
-                        statement=topics.statement, suggestions=store.model_labels(),
-                        overlap=overlap, seed=state.seed)
-            desk.replay(clicks)
+                        statement=topics.statement, suggestions=suggestions,
+                        overlap=options.overlap, seed=state.seed, order=options.order,
+                        batch=options.batch, secret=store.csrf_secret(pool))
+            desk.replay(clicks, store.assessors(pool))
             yield desk, store, docs
+
+
+def suggested(store: Store, pool: str, judge: str | None) -> dict[tuple[str, str], int]:
+    """The model judge ``judge``'s labels of ``pool`` (none without a judge); AssessError
+    when it has none for this pool (a judge's labels of another pool are never shown)."""
+    if judge is None:
+        return {}
+    labels = store.model_labels(pool, judge)
+    if not labels:
+        raise AssessError(f"--suggest {terminal(judge)}: that judge has no labels for pool "
+                          f"'{terminal(pool)}' (irbench judge CONFIG --judge "
+                          f"{terminal(judge)} --pool {terminal(pool)} first)")
+    return labels
 
 
 def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
@@ -123,12 +153,12 @@ def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
                      people=roster)
 
 
-def serve(config, pool: str, *, host: str, port: int, overlap: float, preselect: bool,
+def serve(config, pool: str, *, host: str, port: int, options: DeskOptions, preselect: bool,
           wait: float | None, url: str, levels: tuple[int, ...],
           names: tuple[str, ...] = ()) -> int:
     import uvicorn  # the assess extra
 
-    with opened(config, pool, wait, overlap) as (desk, store, _):
+    with opened(config, pool, wait, options) as (desk, store, _):
         try:  # the command line changes people through the server while it runs
             runtime: Runtime | None = publish(config.store, local_url(host, port), pool)
         except OSError as exc:

@@ -41,11 +41,22 @@ def add_parsers(sub) -> None:
     p.add_argument("--overlap", type=float, default=0.1, metavar="FRACTION",
                    help="fraction of documents judged by two assessors, for agreement "
                    "(default 0.1)")
-    p.add_argument("--levels", default="0,1,2", metavar="LIST",
+    p.add_argument("--levels", default=None, metavar="LIST",
                    help="the relevance levels, one key each, with their names: "
-                   "0:not relevant,1:relevant,2:highly relevant (default 0,1,2, named so)")
+                   "0:not relevant,1:relevant,2:highly relevant (default: the config's "
+                   "collection.grades, else 0,1,2 named so)")
+    p.add_argument("--order", choices=("shuffle", "docno"), default="shuffle",
+                   help="the order of a topic's documents: a shuffle seeded by the pool's seed "
+                   "(default) or by docno; never by rank or run")
+    p.add_argument("--batch", type=int, default=10, metavar="N",
+                   help="documents of a topic an adaptive strategy (MTF, bandits) hands out at "
+                   "a time, shuffled together (default 10; 1: after every judgment)")
+    p.add_argument("--suggest", metavar="JUDGE", default=None,
+                   help="show the model judge JUDGE's labels of this pool as suggestions "
+                   "(default: no suggestions)")
     p.add_argument("--preselect", action="store_true",
-                   help="preselect a model judge's label (default: shown as a suggestion only)")
+                   help="with --suggest: outline the judge's label as the default key (Enter "
+                   "keeps it); without it the label is only a note")
     add_wait(p)
     p.set_defaults(handler=cmd_assess)
 
@@ -57,14 +68,14 @@ def cmd_assess(args) -> int:
     except ModuleNotFoundError:
         raise UsageError("irbench assess needs the assess extra: pip install "
                          "'irbench[assess]' (Starlette and uvicorn)") from None
-    from ..assess.relevance import parse_levels
-    from ..assess.serve import serve
+    from ..assess.relevance import chosen_levels
+    from ..assess.serve import DeskOptions, serve
     from ..config import load_config
 
     config = load_config(args.config, strict=False)
     if not 0 <= args.overlap <= 1:
         raise UsageError("--overlap is a fraction between 0 and 1")
-    named = parse_levels(args.levels)  # OptionError: what is wrong with it
+    named = chosen_levels(args.levels, config.grades)  # OptionError: what is wrong with it
     levels, names = tuple(named), tuple(named.values())
     url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"
     asked = people_change(args)  # "" too: refused by name, never a server started
@@ -74,7 +85,13 @@ def cmd_assess(args) -> int:
         print(f"irbench: warning: serving on {terminal(args.host)}: anyone who can reach this "
               "machine can try the pages (each still needs a token); put a reverse proxy with "
               "TLS and request timeouts (Caddy, nginx) in front of it", file=sys.stderr)
-    return serve(config, args.pool, host=args.host, port=args.port, overlap=args.overlap,
+    if not 1 <= args.batch <= 1000:
+        raise UsageError("--batch is a number of documents from 1 to 1000")
+    if args.preselect and args.suggest is None:
+        raise UsageError("--preselect outlines a judge's label: give --suggest JUDGE too")
+    options = DeskOptions(overlap=args.overlap, order=args.order, batch=args.batch,
+                          suggest=args.suggest)
+    return serve(config, args.pool, host=args.host, port=args.port, options=options,
                  preselect=args.preselect, wait=args.wait, url=url, levels=levels,
                  names=names)
 

@@ -30,6 +30,7 @@ class BuilderBase:
         self.missing_runs: dict[str, str] = {}
         self.known: str | None = None
         self.documents: DocumentsSpec | None = None
+        self.grades: tuple[tuple[int, str], ...] = ()
         self.globs: list[tuple[str, tuple[str, ...]]] = []
         self.tables: list[str] = []  # run tables read, absolute
         self.table_names: list[str] = []  # ... as messages name them

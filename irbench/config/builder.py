@@ -75,7 +75,8 @@ class Builder(SystemsBuilder):
             raise ConfigError(sorted(problems, key=self._order))
         return Config(path=self.path, name=str(name), sha256=self.sha256, root=self.root,
                       collections=(Collection(topics=topics, qrels=qrels, known=self.known,
-                                              documents=self.documents),),
+                                              documents=self.documents,
+                                              grades=self.grades),),
                       systems=systems, suites=suites,
                       settings=settings, store=store, report=report,
                       missing_runs=self.missing_runs, validation=validation,
@@ -169,9 +170,11 @@ class Builder(SystemsBuilder):
             self.problem(("collection",), "must be a mapping with topics and qrels")
             return None, (), 0
         for key in section:
-            if key not in ("topics", "qrels", "size", "known", "documents"):
+            if key not in ("topics", "qrels", "size", "known", "documents", "grades"):
                 self.problem(("collection", key),
-                             "unknown key (topics, qrels, size, known, documents)")
+                             "unknown key (topics, qrels, size, known, documents, grades)")
+        if "grades" in section:
+            self.grades = self._grades(section["grades"])
         if "documents" in section:
             self.documents = build_documents(section["documents"], self._resolve,
                                              self.problem)
@@ -200,6 +203,27 @@ class Builder(SystemsBuilder):
             self.problem(("collection", "size"), "must be a whole number of documents")
             size = 0
         return topics, tuple(qrels), size
+
+    def _grades(self, value: Any) -> tuple[tuple[int, str], ...]:
+        """``collection.grades``: {level: name}, levels 0 to 9 (an assessor's key each), names
+        of at most 40 printable characters; (level, name) by level."""
+        where = ("collection", "grades")
+        if not isinstance(value, dict) or not value:
+            self.problem(where, "a mapping of level: name, e.g. {0: not relevant, 1: relevant, "
+                                "2: highly relevant}")
+            return ()
+        grades = []
+        for key, name in value.items():  # keys as the reader gives them: text
+            level = int(key) if str(key).isascii() and str(key).isdigit() else -1
+            if isinstance(key, bool) or not 0 <= level <= 9:
+                self.problem(where + (key,), "a level is a whole number from 0 to 9")
+            elif not isinstance(name, str) or not name.strip() or len(name) > 40 \
+                    or not name.isprintable():
+                self.problem(where + (key,), "a level's name is text of 1 to 40 printable "
+                                               "characters")
+            else:
+                grades.append((level, " ".join(name.split())))
+        return tuple(sorted(grades))
 
     def _qrels_set(self, where: tuple, name: str, value: Any) -> QrelsSet | None:
         if not isinstance(value, dict):

@@ -92,6 +92,7 @@ class Collection:
     qrels: tuple[QrelsSet, ...] = ()
     known: str | None = None
     documents: DocumentsSpec | None = None
+    grades: tuple[tuple[int, str], ...] = ()  # (level, its name), by level: the grading scheme
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,12 @@ class Config:
         """Where the collection's document text comes from (collection.documents), for
         judges and assessors; None when the config does not say."""
         return self.collection().documents
+
+    @property
+    def grades(self) -> tuple[tuple[int, str], ...]:
+        """The collection's grading scheme (collection.grades): (level, its name), by level;
+        empty when the config does not say (the assessment desk's keys, ...)."""
+        return self.collection().grades
 
     def inputs(self) -> tuple[str, ...]:
         """Every file a run of this config reads besides the config: topics, qrels sets, the
