@@ -25,7 +25,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--out", default=None, metavar="FOLDER",
                    help="where to write index.html (default reports/<config name>/)")
     p.add_argument("--seed", type=nonnegative_int, default=0,
-                   help="seed of the significance tests (0)")
+                   help="seed of the significance tests and the leaderboard's bootstrap "
+                   "intervals (0)")
     p.add_argument("--format", choices=("html", "csv", "markdown", "json", "latex"),
                    default="html", help="html: the page (default); the others: one table "
                    "(--table), on stdout or to -o FILE")
