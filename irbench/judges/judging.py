@@ -3,11 +3,12 @@
 :func:`judge_pairs` renders each pair's request, takes the answers the store already holds for
 the same model, endpoint and request (they cost nothing: a rerun, or another judge name over
 the same model, server and prompt, records them as its own; those of another endpoint only
-when the judge's ``reuse_answers_from`` names it), asks the model for the rest at the judge's
-concurrency, and appends every answer to the journal as it arrives (:mod:`.journal`), folded
-into the store every :data:`FOLD_EVERY` answers. The budget (the judge's ``max_calls`` and
-``max_total_tokens``, counting what the store holds for it, and a run's own ``max_calls``)
-stops new calls cleanly; calls in flight finish and are kept.
+when the judge's ``reuse_answers_from`` names it; a label taken so gives way to the judge's own
+answer when one is recorded: :meth:`irbench.store.Store.save_answers`), asks the model for the
+rest at the judge's concurrency, and appends every answer to the journal as it arrives
+(:mod:`.journal`), folded into the store every :data:`FOLD_EVERY` answers. The budget (the
+judge's ``max_calls`` and ``max_total_tokens``, counting what the store holds for it, and a
+run's own ``max_calls``) stops new calls cleanly; calls in flight finish and are kept.
 
 The requests run as asyncio tasks on an event loop of the run's own: Ctrl-C (or SIGTERM)
 cancels every request in flight at once, whatever its server is doing, and the answers

@@ -16,6 +16,9 @@ the judge's base_url as the ``judges`` table keeps it (never a credential): two 
 models of one name never share answers, unless a judge's config says so
 (``reuse_answers_from``: :meth:`Judging.cached_answers`). Each answer also keeps the HTTP
 requests it took (retries included; NULL for answers stored before irbench counted them).
+A model judge's label is its own endpoint's answer once the store holds one: a label it took
+from another endpoint's answer gives way when its own is recorded (:meth:`Judging.save_answers`;
+migration 18 removed those an earlier irbench, caching by model name alone, left).
 """
 
 from __future__ import annotations
@@ -374,7 +377,9 @@ class Judging:
         transaction. An answer without an endpoint (a journal line of an earlier irbench) is
         kept as its judge's (the base_url the judges table holds for it: the one it was asked
         at, the journal being folded before a run remembers its judge again), else as
-        :data:`UNKNOWN_ENDPOINT`. Each answer is first made storable
+        :data:`UNKNOWN_ENDPOINT`. An answer of the judge's own endpoint replaces the
+        judge's label taken from another endpoint's answer (:meth:`_give_way`). Each answer
+        is first made storable
         (:func:`storable_answer`); returns what was changed, one line per answer changed. A
         :class:`StoreValueError` (the transaction rolled back) if one still cannot be stored:
         the caller may then save them one by one."""
@@ -413,10 +418,41 @@ class Judging:
                     "CAST(a.requests AS INTEGER) "
                     "FROM irbench_answers a LEFT JOIN judges j ON j.name = a.judge "
                     "ON CONFLICT DO NOTHING", [UNKNOWN_ENDPOINT])
+                self._give_way(judgments)
             finally:
                 self.con.unregister("irbench_answers")
             self.record_judgments(judgments, once_per=ONE_ANSWER)
         return changed
+
+    def _give_way(self, judgments: list[Judgment]) -> int:
+        """Remove the judgments that the answers given (registered as ``irbench_answers``,
+        just stored) replace: a judge's model judgment of a request whose answer differs from
+        the answer the store keeps for that judge's own endpoint (its base_url in ``judges``,
+        known), when the answer given is that one: the label came from another endpoint's
+        answer (``reuse_answers_from``, since dropped from the config; an earlier irbench
+        that cached answers by model name alone; the judge's former server). A judge's label
+        is its own server's answer once the store holds one. Each of ``judgments`` (the
+        answers' parsed labels, in their order) that replaces one is given the pool of the one
+        it replaces, in place: suggestions for that pool keep coming from this judge. An own
+        answer without a grade removes the borrowed label and records none. Returns how many
+        were removed."""
+        rows = self.con.execute(
+            "DELETE FROM judgments j USING irbench_answers a, judges g, model_answers m "
+            "WHERE g.name = a.judge AND nullif(g.base_url, '') IS NOT NULL "
+            "AND coalesce(nullif(CAST(a.endpoint AS VARCHAR), ''), g.base_url) = g.base_url "
+            "AND m.model = a.model AND m.endpoint = g.base_url "
+            "AND m.prompt_sha256 = a.prompt_sha256 AND m.query_id = a.query_id "
+            "AND m.doc_id = a.doc_id AND m.answer = a.answer "
+            "AND j.judge_kind = 'model' AND j.judge = a.judge AND j.model = a.model "
+            "AND j.prompt_sha256 = a.prompt_sha256 AND j.query_id = a.query_id "
+            "AND j.doc_id = a.doc_id AND j.answer IS DISTINCT FROM m.answer "
+            "RETURNING j.judge, j.prompt_sha256, j.query_id, j.doc_id, j.pool").fetchall()
+        pools = {tuple(r[:4]): r[4] for r in rows}
+        for i, made in enumerate(judgments):
+            key = (made.judge, made.prompt_sha256, made.query_id, made.doc_id)
+            if key in pools and pools[key] != made.pool:
+                judgments[i] = replace(made, pool=pools[key])
+        return len(rows)
 
     def judgment_columns(self, pool: str | None = None, judges: Sequence[str] = ()
                          ) -> dict[str, np.ndarray]:

@@ -168,4 +168,34 @@ MIGRATIONS: list[tuple[str, str]] = [
         pool VARCHAR PRIMARY KEY, csrf_secret BLOB, created_at TIMESTAMP);
     ALTER TABLE assessors ADD COLUMN IF NOT EXISTS revoked_at TIMESTAMP;
     """),
+    # Before migration 16 a judge took any stored answer of its model name, whatever server
+    # gave it: judge B (another server) recorded judge A's answers as its labels, and a rerun
+    # of B, which now asks its own server, could not replace them (one judgment per judge and
+    # request). Removed here: a model judgment of judge J whose answer is certainly borrowed,
+    # that is (1) J's base_url is known (judges), (2) the store holds no answer of the
+    # judgment's model to its request at J's endpoint (after migration 16 every answer J itself
+    # got sits there: it took its judge's base_url), (3) it holds one at another known
+    # endpoint (not 'unknown': an answer whose server the store cannot name may be J's own
+    # server's) with the judgment's very answer text, and (4) J's config (settings) does not
+    # name that endpoint or the answer's judge in reuse_answers_from (reused on purpose, as
+    # migration 16 allows). Human judges, imported labels (no request sha256) and judges whose
+    # base_url is unknown are not touched. J's next run asks its own server for those pairs
+    # and records its own labels (issue 37).
+    ("model judgments made from another endpoint's answers removed", """
+    DELETE FROM judgments j
+    WHERE j.judge_kind = 'model' AND EXISTS (
+        SELECT 1 FROM judges g JOIN model_answers o ON o.model = j.model
+            AND o.prompt_sha256 = j.prompt_sha256 AND o.query_id = j.query_id
+            AND o.doc_id = j.doc_id
+        WHERE g.name = j.judge AND nullif(g.base_url, '') IS NOT NULL
+            AND o.endpoint <> g.base_url AND o.endpoint <> 'unknown' AND o.answer = j.answer
+            AND NOT coalesce(list_has_any(
+                CASE WHEN json_valid(g.settings) THEN try_cast(json_extract(
+                    g.settings, '$.reuse_answers_from') AS VARCHAR[]) END,
+                [o.endpoint, o.judge]), false)
+            AND NOT EXISTS (
+                SELECT 1 FROM model_answers m WHERE m.model = j.model
+                    AND m.endpoint = g.base_url AND m.prompt_sha256 = j.prompt_sha256
+                    AND m.query_id = j.query_id AND m.doc_id = j.doc_id));
+    """),
 ]
