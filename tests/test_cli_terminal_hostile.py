@@ -270,8 +270,8 @@ WALK: dict[str, list] = {
                        Step(("pool", "status", P, "--name", "nothing" + NAME), ok=False)],
     "judge": [Step(("judge", P, "--judge", "standin", "--pairs", "pairs.txt")),
               Step(("judge", P, "--judge", "standin", "--pool", "built"), shows=False),
-              # every request refused: each failure is named with the server's message
-              Step(("judge", P, "--judge", "refused", "--pairs", "pairs.txt")),
+              # every request refused: each failure named with the server's message, exit 1
+              Step(("judge", P, "--judge", "refused", "--pairs", "pairs.txt"), ok=False),
               Step(("judge", P, "--judge", "nobody" + NAME, "--pool", "built"), ok=False)],
     "judges": [Step(("judges", P))],
     "qrels": [Step(("qrels", P)), Step(("qrels", P, "-o", "{root}/made" + TOKEN + ".qrels")),

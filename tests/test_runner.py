@@ -235,9 +235,13 @@ def test_store_is_versioned(tmp_path):
                         (12, "qrels sets written from the store's judgments"),
                         (13, "assessors in the browser"),
                         (14, "a pool's state saved with the clicks it has applied"),
-                        (15, "judges' base URLs without credentials")]
+                        (15, "judges' base URLs without credentials"),
+                        (16, "model answers keyed by their endpoint, with the HTTP requests "
+                             "each took"),
+                        (17, "sign-ins that survive a restart"),
+                        (18, "model judgments made from another endpoint's answers removed")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(15,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(18,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 

@@ -69,12 +69,10 @@ def cmd_assess(args) -> int:
         raise UsageError("irbench assess needs the assess extra: pip install "
                          "'irbench[assess]' (Starlette and uvicorn)") from None
     from ..assess.relevance import chosen_levels
-    from ..assess.serve import DeskOptions, serve
+    from ..assess.serve import serve
     from ..config import load_config
 
     config = load_config(args.config, strict=False)
-    if not 0 <= args.overlap <= 1:
-        raise UsageError("--overlap is a fraction between 0 and 1")
     named = chosen_levels(args.levels, config.grades)  # OptionError: what is wrong with it
     levels, names = tuple(named), tuple(named.values())
     url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"
@@ -85,15 +83,24 @@ def cmd_assess(args) -> int:
         print(f"irbench: warning: serving on {terminal(args.host)}: anyone who can reach this "
               "machine can try the pages (each still needs a token); put a reverse proxy with "
               "TLS and request timeouts (Caddy, nginx) in front of it", file=sys.stderr)
+    return serve(config, args.pool, host=args.host, port=args.port,
+                 options=desk_options(args), preselect=args.preselect, wait=args.wait,
+                 url=url, levels=levels, names=names)
+
+
+def desk_options(args):
+    """How the desk hands out the pool (a :class:`irbench.assess.serve.DeskOptions`), from
+    the options; UsageError for one out of range."""
+    from ..assess.serve import DeskOptions
+
+    if not 0 <= args.overlap <= 1:
+        raise UsageError("--overlap is a fraction between 0 and 1")
     if not 1 <= args.batch <= 1000:
         raise UsageError("--batch is a number of documents from 1 to 1000")
     if args.preselect and args.suggest is None:
         raise UsageError("--preselect outlines a judge's label: give --suggest JUDGE too")
-    options = DeskOptions(overlap=args.overlap, order=args.order, batch=args.batch,
-                          suggest=args.suggest)
-    return serve(config, args.pool, host=args.host, port=args.port, options=options,
-                 preselect=args.preselect, wait=args.wait, url=url, levels=levels,
-                 names=names)
+    return DeskOptions(overlap=args.overlap, order=args.order, batch=args.batch,
+                       suggest=args.suggest)
 
 
 PEOPLE = (("add", "add_assessor"), ("revoke", "revoke"), ("topics", "set_topics"))
