@@ -42,6 +42,8 @@ PINNED = {
     14: "e13cc6b2b76c15d8af9b8f07a1fc8932ff2e55c9b2ee2074b55191be2df2c401",
     15: "bf878b766cbc18468b32cd9000afea5ce5def9400c1a3413660c9e3d4dc914f7",
     16: "04e53a884f530b4cb5c6736354e4b6f778c0046516c54acba45be3b7d6094b5e",
+    17: "27bb09c79f7231561848aabf0bcafd03c3cd03d9d6691d141310e2972a6b4463",
+    18: "df5567a8fc26bc7de763f556c781234c512ac5e59eee3f363c6633765b3973e7",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,
