@@ -108,7 +108,9 @@ class Family:
     from, one of :data:`NEEDS`: ``adhoc`` (any ad hoc judgments), ``diversity`` (subtopics),
     ``judgment_groups``, ``preferences``, ``known`` (ad hoc judgments and the documents the
     user knows) or ``none`` (a fact of the run); :mod:`irbench.judgments` says which kinds of
-    judgments serve which.
+    judgments serve which. ``lower_is_better``: the smaller value is the better one (E, the
+    unjudged share, the RBP residual, judged non-relevant retrieved), so a leaderboard ranks
+    and sorts by it smallest first.
     """
 
     name: str
@@ -124,6 +126,7 @@ class Family:
     missing: Callable | None = None
     graded: bool = False
     needs: str = "adhoc"
+    lower_is_better: bool = False
 
     def level_problem(self, measure: Measure, max_level: int) -> LevelProblem | None:
         """What is wrong with ``measure`` on judgments whose highest level is ``max_level``:

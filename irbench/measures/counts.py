@@ -61,7 +61,8 @@ register(Family("NumRel", "number of relevant documents in the qrels (R)", _num_
 register(Family("NumRelRet", "number of relevant documents retrieved", _num_rel_ret,
                 aggregate="sum", kind="int"))
 register(Family("num_nonrel_judged_ret", "number of judged non-relevant documents retrieved",
-                _num_nonrel_judged_ret, aggregate="sum", kind="int"))
+                _num_nonrel_judged_ret, aggregate="sum", kind="int",
+                lower_is_better=True))
 register(Family("NumQ", "number of topics evaluated (summary only)", _num_q,
                 aggregate="summary", kind="int", summary=_num_q_summary, needs="none"))
 register(Family("RunId", "the run's tag, from its last line (summary only)", _runid,

@@ -373,4 +373,4 @@ register(Family("RBP", "rank-biased precision, persistence p (default 0.8 as ir_
                          "effectiveness, TOIS 2008"))
 register(Family("rbp_resid", "RBP residual from unjudged documents", _rbp_resid,
                 (Param("p", float, 0.9, "persistence"), _GAINS), canonical_fn=_rbp_resid_canonical,
-                missing=_missing_rbp_resid))
+                missing=_missing_rbp_resid, lower_is_better=True))

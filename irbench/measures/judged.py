@@ -41,7 +41,7 @@ def _missing_relstring(m):
 
 register(Family("unj", "fraction of the top k that is unjudged (trec_eval unj_k)", _unj,
                 (CUTOFF,), cutoff="cutoff", missing=lambda m: 0.0,
-                canonical_fn=lambda m: f"unj_{m.get('cutoff')}"))
+                canonical_fn=lambda m: f"unj_{m.get('cutoff')}", lower_is_better=True))
 register(Family("relstring", "the relevance values of the top n documents, as text", _relstring,
                 (Param("n", int, 10, "number of ranks shown"),), aggregate="none", kind="str",
                 canonical_fn=lambda m: ("relstring" if m.get("n") == 10

@@ -176,7 +176,8 @@ _TREC2002 = "Robertson & Soboroff, The TREC 2002 Filtering Track Report, TREC 20
 register(Family("F", "F_beta of the retrieved set: (1+b^2)a/(N+b^2 R)", _f, (_VARIANT, _BETA),
                 summary=micro_summary(_f_total), citation=_VAN_RIJSBERGEN))
 register(Family("E", "van Rijsbergen's E = 1 - F_beta of the retrieved set", _e,
-                (_VARIANT, _BETA), summary=micro_summary(_e_total), citation=_VAN_RIJSBERGEN))
+                (_VARIANT, _BETA), summary=micro_summary(_e_total), citation=_VAN_RIJSBERGEN,
+                lower_is_better=True))
 register(Family("T11U", "TREC 2002 filtering utility 2a - (N-a)", _t11u, citation=_TREC2002))
 register(Family("T11SU", "TREC 2002 filtering scaled utility, MinNU = -0.5", _t11su,
                 citation=_TREC2002))
