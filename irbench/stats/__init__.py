@@ -9,7 +9,7 @@ size design. Every function returns one frozen result type; every resampling is 
 seed 0) and recorded in its result.
 """
 
-from importlib import import_module
+from importlib import import_module as _import_module
 
 # Imported on first use (PEP 562), so that the command line starts without loading scipy.
 _EXPORTS = {
@@ -67,21 +67,16 @@ _EXPORTS = {
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        value = getattr(import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        value = getattr(_import_module(f"{__name__}.{_EXPORTS[name]}"), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = [
-    "LeaderboardComparison", "RankMove", "compare_leaderboards",
-    "Scores", "TestResult", "paired_test", "t_test", "wilcoxon_test", "sign_test",
-    "randomization_test", "bootstrap_test", "hedges_g", "TESTS", "CI_METHODS", "DEFAULT_TEST",
-    "DEFAULT_SAMPLES", "DEFAULT_SEED", "Comparison", "PairComparison", "compare", "adjust_p",
-    "COMPARE_TESTS", "CORRECTIONS", "AnovaResult", "TukeyResult", "anova_two_way", "tukey_hsd",
-    "randomized_tukey_hsd", "PairwiseMatrix", "pairwise_matrix", "beaten",
-    "equivalence_classes", "ranked_systems", "latex_table", "escape_latex", "RankAgreement",
-    "rank_agreement", "tau_ap", "swaps", "DiscriminativePower", "discriminative_power",
-    "TopicSetSize", "topic_set_size", "power", "estimate_variance", "plan_topics",
-    "MeanIntervals", "mean_intervals",
-]
+# every export, in the order above: what ``from irbench.stats import *`` and dir() give
+__all__ = list(_EXPORTS)
+
+
+def __dir__() -> list[str]:
+    """The exports (not yet imported: a tab completion imports nothing) and what is bound."""
+    return sorted(set(globals()) | set(_EXPORTS))
