@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 
 # Run-dependent columns: a name containing one of these, or ending in '_at'.
-VOLATILE = "time started finished seconds environment pid host argv created".split()
+VOLATILE = "time started finished seconds environment pid host argv created secret".split()
 
 
 def volatile(column: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from irbench import cli
-from irbench.assess.serve import DeskOptions, opened
+from irbench.assess.serve import DeskOptions, add_assessor, opened
 from irbench.assess.writer import WriteFailed, Writer
 from irbench.config import load_config
 from irbench.errors import JudgmentError, StoreError
@@ -68,11 +68,15 @@ def test_the_rules_for_a_document_labelled_twice(config):
         assert desk.state.relevance[cand] == 1  # a second assessor never changes the pool's
         clicks = store.clicks("web")
         assert [(c.relevance, c.judge) for c in clicks] == [(2, "ann"), (1, "ann"), (0, "bob")]
-        assert desk.next_for(bob).doc_id != a.doc_id
+        assert desk.next_for(bob) is None  # 401 is ann's: bob waits for her next label
+        b = desk.next_for(ANN)
+        desk.judge(ANN, b.query_id, b.doc_id, 0, 1.0)
+        assert desk.next_for(bob).doc_id == b.doc_id  # second labels only, as they come
 
 
 def test_a_restart_goes_on_from_the_store(config):
     cfg = _start(config, "mtf", "--budget", "4")
+    add_assessor(cfg, "web", ALL.name, (), "assessor", None)  # holds its topic after it
     with opened(cfg, "web", None, DeskOptions(overlap=0.0)) as (desk, _, _):
         judged = []
         for _ in range(3):

@@ -391,3 +391,25 @@ def test_the_organiser_adds_revokes_and_reassigns_on_their_page(server, campaign
     assert ann.post("/api/next").json()["item"]["query_id"] == "403"
     server.stop()
     assert [c for c in _clicks(campaign) if c[0] == "eve"] == [("eve", "403")]
+
+
+@browser_only
+@pytest.mark.timeout(240)
+def test_a_page_on_a_document_no_longer_theirs_moves_on_after_saying_so(
+        server, campaign, browser, capsys):
+    """ann's page shows a document of 401; given 402 instead while it is open, her next
+    keypress is refused with why, and the page moves on to a document of 402 by itself (it
+    used to stay on the refused document until s)."""
+    from playwright.sync_api import expect
+
+    page = _open(browser, server.links["ann"])
+    assert page.text_content("#topic-id") == "401"
+    assert _cli(campaign, capsys, "--set-topics", "ann", "--topics", "402")[0] == 0
+    page.keyboard.press("1")
+    expect(page.locator("#topic-id")).to_have_text("402")
+    expect(page.locator("#status")).to_contain_text("Not saved")
+    expect(page.locator("#status")).to_contain_text("not a document of this pool for ann")
+    page.keyboard.press("0")  # and the next keypress judges the new one
+    expect(page.locator("#status")).to_have_text("")
+    server.stop()
+    assert [c for c in _clicks(campaign) if c[0] == "ann"] == [("ann", "402")]

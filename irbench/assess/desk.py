@@ -139,7 +139,8 @@ class Desk:
         topic (the one of their last click), among ``people`` (the pool's assessors). A
         document judged before any click (``irbench pool judge -j FILE``) keeps that label as
         the pool's."""
-        self.people.update((a.name, a) for a in people if a.role == "assessor")
+        self.people.update((a.name, a) for a in people
+                           if a.role == "assessor" and not a.revoked)
         for cand in np.flatnonzero(self.state.status == JUDGED).tolist():
             self.judges[cand] = [OUTSIDE]
         firsts = {(c.query_id, c.doc_id) for c in clicks}
@@ -155,9 +156,10 @@ class Desk:
                 continue
             self.labels[(judge, cand)] = int(relevance)
             self.last.setdefault(judge, []).append(cand)
-            self.topic_of[judge] = int(self.state.table.cand_topic[cand])  # their last
             if judge not in self.judges.setdefault(cand, []):
                 self.judges[cand].append(judge)
+            if judge in self.people and self.judges[cand][0] == judge:
+                self._claim(judge, int(self.state.table.cand_topic[cand]))
         self.second = {c for c, names in self.judges.items()
                        if len(names) == 1 and names[0] != OUTSIDE and self._overlap(c)}
 
@@ -194,7 +196,8 @@ class Desk:
     def _choose(self, who: Assessor) -> int | None:
         """What the assessor judges next: in the topic they hold (:meth:`_in_topic`), else in
         the next topic they may take: one nobody else holds first, the strategy's choice among
-        them (:meth:`PoolingState.next_topics`), then one another assessor holds."""
+        them (:meth:`PoolingState.next_topics`), which becomes theirs; else, for second labels
+        only, one another assessor holds (theirs stays theirs)."""
         taken = np.zeros(len(self.state.status), dtype=bool)
         taken[[c for a, c in self.held.items() if a != who.name]] = True
         held = self.topic_of.get(who.name)
@@ -212,14 +215,34 @@ class Desk:
         order = [*np.flatnonzero(free & waiting).tolist(),
                  *self.state.next_topics(free & ~waiting).tolist(),
                  *np.flatnonzero(mine & others & waiting).tolist()]  # second labels only
+        self.topic_of.pop(who.name, None)  # theirs is done
         for t in order:
             if t != held:
                 found = self._in_topic(who, t, taken, shared=bool(others[t]))
                 if found is not None:
-                    self.topic_of[who.name] = t
+                    if not others[t]:
+                        self.topic_of[who.name] = t
                     return found
-        self.topic_of.pop(who.name, None)
         return None
+
+    def _claim(self, name: str, t: int) -> None:
+        """``name`` holds topic ``t`` (their last first label was of it), nobody else."""
+        for other in [a for a, held in self.topic_of.items() if held == t and a != name]:
+            del self.topic_of[other]
+        self.topic_of[name] = t
+
+    def let_go(self, name: str, keep: Callable[[str], bool]) -> None:
+        """What ``name`` holds (the document on their page, one taken back by an undo, their
+        topic) of a topic ``keep`` refuses goes back to the others: ``name`` was revoked, or
+        given other topics. The caller holds :attr:`lock`."""
+        topic_of = self.state.table.cand_topic
+        for held in (self.held, self.redo):
+            cand = held.get(name)
+            if cand is not None and not keep(self.topics[topic_of[cand]]):
+                del held[name]
+        topic = self.topic_of.get(name)
+        if topic is not None and not keep(self.topics[topic]):
+            del self.topic_of[name]
 
     def _held_topics(self, who: Assessor) -> np.ndarray:
         """Per topic: whether another assessor holds it (and may still judge it)."""
@@ -229,15 +252,6 @@ class Desk:
             if name != who.name and other is not None and self._my_topics(other)[t]:
                 held[t] = True
         return held
-
-    def release(self, name: str) -> None:
-        """``name`` no longer judges (revoked): their document and topic go back to the
-        others."""
-        with self.lock:
-            self.held.pop(name, None)
-            self.redo.pop(name, None)
-            self.topic_of.pop(name, None)
-            self.people.pop(name, None)
 
     def _in_topic(self, who: Assessor, t: int, taken: np.ndarray, shared: bool = False
                   ) -> int | None:

@@ -150,7 +150,7 @@ class Roster:
                                 f"--revoke {terminal(name)} on the command line)")
         with self.desk.lock:
             revoke(self.store, self.pool, name)
-            self._release(name, keep=lambda topic: False)
+            self.desk.let_go(name, keep=lambda topic: False)
             self._reload()
         return self.view(done=f"{name}'s link no longer works; their judgments stay")
 
@@ -160,23 +160,10 @@ class Roster:
         with self.desk.lock:
             assign(self.store, self.pool, name, topics, self.desk.topics)
             chosen = set(topics)
-            self._release(name, keep=lambda topic: not chosen or topic in chosen)
+            self.desk.let_go(name, keep=lambda topic: not chosen or topic in chosen)
             self._reload()
         return self.view(done=f"{name} judges topics {_topics_text(topics)} from their next "
                               "document")
-
-    def _release(self, name: str, keep: Callable[[str], bool]) -> None:
-        """The documents ``name`` holds (on their page, taken back by an undo) of a topic
-        ``keep`` refuses go back to the pool; so does the topic they hold. Under the lock."""
-        desk = self.desk
-        topic_of = desk.state.table.cand_topic
-        for held in (desk.held, desk.redo):
-            cand = held.get(name)
-            if cand is not None and not keep(desk.topics[topic_of[cand]]):
-                del held[name]
-        topic = desk.topic_of.get(name)
-        if topic is not None and not keep(desk.topics[topic]):
-            del desk.topic_of[name]
 
     def _reload(self) -> None:
         self._tokens = self.store.assessor_tokens(self.pool)
