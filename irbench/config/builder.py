@@ -96,7 +96,7 @@ class Builder(SystemsBuilder):
             found.append((self.reader.line(where), f"{self._at(where)}: {reason}"))
 
         measures = tuple(dict.fromkeys(m for ms in suites.values() for m in ms))
-        spec = build_report(value, measures, problem)
+        spec = build_report(value, measures, problem, tuple(suites))
         return replace(spec, problems=tuple(text for _, text in
                                             sorted(found, key=lambda p: p[0])))
 

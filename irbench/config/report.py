@@ -15,8 +15,8 @@ from ..errors import MeasureParameterError, UnknownMeasureError
 from ..measures import Measure, parse_measure
 from ..system import System
 
-REPORT_OPTIONS = ("measure", "pool_depth", "pooled_per_group", "rank_by", "reduction_design",
-                  "title")
+REPORT_OPTIONS = ("leaderboard_suites", "measure", "pool_depth", "pooled_per_group", "rank_by",
+                  "reduction_design", "title")
 # what report.rank_by may name: the fields of a system but its name, run path and metadata
 RANK_FIELDS = tuple(f.name for f in fields(System) if f.name not in ("name", "path", "metadata"))
 # the judgment-reduction designs (irbench.analyses.reduction.DESIGNS: a test checks they agree)
@@ -33,6 +33,7 @@ class ReportSpec:
     pooled_per_group: int | None = None  # each group's runs that were pooled, by priority
     rank_by: tuple[str, ...] | None = None  # the overview's system fields
     reduction_design: str | None = None  # the judgment-reduction experiment's design
+    leaderboard_suites: tuple[str, ...] | None = None  # the suites with a leaderboard (all)
     given: tuple[str, ...] = ()  # the options the config writes (any value)
     problems: tuple[str, ...] = ()  # FILE:LINE: report.OPTION: reason, by line
 
@@ -43,9 +44,11 @@ class ReportSpec:
 Problem = Callable[[tuple, str], None]
 
 
-def build_report(report: dict, measures: tuple[Measure, ...], problem: Problem) -> ReportSpec:
-    """The checked :class:`ReportSpec` of the ``report:`` mapping; ``problem(where, reason)``
-    is told of each problem (``where`` starts with ``"report"``)."""
+def build_report(report: dict, measures: tuple[Measure, ...], problem: Problem,
+                 suites: tuple[str, ...] = ()) -> ReportSpec:
+    """The checked :class:`ReportSpec` of the ``report:`` mapping (``suites``: the config's
+    suite names); ``problem(where, reason)`` is told of each problem (``where`` starts with
+    ``"report"``)."""
     def at(*where: Any) -> tuple:
         return ("report",) + where
 
@@ -84,6 +87,7 @@ def build_report(report: dict, measures: tuple[Measure, ...], problem: Problem) 
     return ReportSpec(title=title, measure=measure, pool_depth=counts["pool_depth"],
                       pooled_per_group=counts["pooled_per_group"],
                       rank_by=_rank_by(report, problem), reduction_design=design,
+                      leaderboard_suites=_suites(report, suites, problem),
                       given=tuple(report))
 
 
@@ -107,3 +111,27 @@ def _rank_by(report: dict, problem: Problem) -> tuple[str, ...] | None:
             problem(("report", "rank_by", i), f"{name} given twice")
             ok = False
     return tuple(rank_by) if ok else None
+
+
+def _suites(report: dict, suites: tuple[str, ...], problem: Problem) -> tuple[str, ...] | None:
+    """``report.leaderboard_suites``: the suites given a leaderboard, in the order given
+    (default: every suite, in config order)."""
+    chosen = report.get("leaderboard_suites")
+    if chosen is None:
+        return None
+    if not isinstance(chosen, list) or not chosen:
+        problem(("report", "leaderboard_suites"), "must be a list of suite names, e.g. "
+                f"[{', '.join(suites[:2]) or 'core'}] (of {', '.join(suites)}), not {chosen!r}")
+        return None
+    ok = True
+    for i, name in enumerate(chosen):
+        if name not in suites:
+            close = get_close_matches(name, suites, n=1) if isinstance(name, str) else []
+            problem(("report", "leaderboard_suites", i), f"unknown suite {name!r}"
+                    + (f" (did you mean {close[0]}?)" if close else "")
+                    + f" (the config's suites: {', '.join(suites)})")
+            ok = False
+        elif name in chosen[:i]:
+            problem(("report", "leaderboard_suites", i), f"{name} given twice")
+            ok = False
+    return tuple(chosen) if ok else None

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from . import incomplete, topics
 from .choices import focus_measure, run_page_names
 from .contract import SECTIONS, ReportContext
-from .leaderboard import leaderboard_on, significance_on
+from .leaderboard import leaderboards_on, significance_on
 from .overview import campaign_overview
 from .provenance import provenance
 from .qrels import qrels_comparison, warnings_and_marks
@@ -24,7 +24,8 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
     steps = ("leaderboard", "significance", "per topic", "profiles and analyses")
     tell = (lambda i: progress(i + 1, len(steps), steps[i])) if progress else (lambda i: None)
     tell(0)
-    board = leaderboard_on(config, store, qrels, seed)
+    boards = leaderboards_on(config, store, qrels, seed)  # one per suite shown
+    board = boards[0]
     tell(1)
     sig = significance_on(store, qrels, board, focus_measure(config), seed)
     tell(2)
@@ -55,6 +56,7 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
         overview=tables,
         generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         leaderboard=board,
+        leaderboards=boards,
         significance=sig,
         per_topic=per_topic,
         map_vs_gmap=map_vs_gmap,

@@ -56,10 +56,13 @@ class SystemRow:
 
 @dataclass(frozen=True, kw_only=True)
 class Leaderboard:
-    """Section 1: systems x suite measures."""
+    """Section 1: systems x suite measures, one leaderboard per suite."""
 
     qrels: str = _f("the qrels set the values are computed on")
+    suite: str = _f("the suite of measures (config text), '' when not from a suite", "")
     measures: tuple[str, ...] = _f("canonical measure names, in suite order")
+    lower_better: tuple[str, ...] = _f("those of ``measures`` whose smaller value is the "
+                                       "better (the measure registry's lower_is_better)", ())
     rows: tuple[SystemRow, ...] = _f("systems, best first by the first measure")
     topics: int = _f("number of topics averaged over")
     baseline: str = _f("the baseline system, or '' (no significance marks)")
@@ -358,6 +361,10 @@ class ReportContext:
     not_shown: tuple[str, ...] = _f("why an analysis is missing (not computed, or stale)")
     provenance: Provenance = _f("section 8")
     figures: tuple[Figure, ...] = _f("every chart of the page, for --figures (PDF and PNG)")
+    leaderboards: tuple[Leaderboard, ...] = _f("one leaderboard per suite shown (report."
+                                               "leaderboard_suites, else every suite with a "
+                                               "measure of the qrels set); the first is "
+                                               "``leaderboard``", ())
 
 
 CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard,

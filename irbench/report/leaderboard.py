@@ -19,14 +19,42 @@ MATRIX_SYSTEMS = 30  # the significance matrix shows the best 30; significance.c
 
 
 def leaderboard(config, store, seed: int = 0) -> Leaderboard:
-    """Section 1 alone (for the exports), on the config's first qrels set."""
-    return leaderboard_on(config, store, config.qrels[0].name, seed)
+    """Section 1's first leaderboard alone, on the config's first qrels set."""
+    spec = config.qrels[0]
+    suite = next((s for s in shown_suites(config) if spec.measures(config.suites[s])), None)
+    return leaderboard_on(config, store, spec.name, seed, suite)
 
 
-def leaderboard_on(config, store, qrels: str, seed: int) -> Leaderboard:
+def leaderboards(config, store, seed: int = 0) -> tuple[Leaderboard, ...]:
+    """Section 1 alone (for the exports): one leaderboard per suite shown, on the config's
+    first qrels set."""
+    return leaderboards_on(config, store, config.qrels[0].name, seed)
 
+
+def shown_suites(config) -> tuple[str, ...]:
+    """The suites given a leaderboard: report.leaderboard_suites, else every suite."""
+    return config.report.leaderboard_suites or tuple(config.suites)
+
+
+def leaderboards_on(config, store, qrels: str, seed: int) -> tuple[Leaderboard, ...]:
+    """One leaderboard per suite of :func:`shown_suites` that has a measure ``qrels`` scores
+    (at least one: the first suite's, when none has)."""
     spec = next(q for q in config.qrels if q.name == qrels)
-    measures = [str(m) for m in spec.measures(next(iter(config.suites.values())))]
+    boards = tuple(leaderboard_on(config, store, qrels, seed, suite)
+                   for suite in shown_suites(config)
+                   if spec.measures(config.suites[suite]))
+    return boards or (leaderboard_on(config, store, qrels, seed, shown_suites(config)[0]),)
+
+
+def leaderboard_on(config, store, qrels: str, seed: int, suite: str | None = None
+                   ) -> Leaderboard:
+    """The leaderboard of ``suite`` (default: the first shown) on ``qrels``: systems ranked
+    by its first measure (smallest first for a measure whose registry entry says lower is
+    better), intervals, marks against the baseline (Holm over the systems of each measure)."""
+    spec = next(q for q in config.qrels if q.name == qrels)
+    suite = suite or shown_suites(config)[0]
+    measures = [str(m) for m in spec.measures(config.suites[suite])]
+    lower = {m for m in measures if parse_measure(m).definition.lower_is_better}
     _, rows = store.means(qrels, measures=measures)
     means: dict[tuple[str, str], float] = {(r[0], r[2]): r[3] for r in rows}
     systems = sorted({r[0] for r in rows})
@@ -34,7 +62,8 @@ def leaderboard_on(config, store, qrels: str, seed: int) -> Leaderboard:
     meta = {s.name: s for s in declared}
     matrices = {m: store.score_matrix(qrels, m) for m in measures}
     first = measures[0]
-    systems.sort(key=lambda s: (-(means.get((s, first)) or -math.inf), s))
+    sign = 1 if first in lower else -1  # best first
+    systems.sort(key=lambda s: (_key(means.get((s, first)), sign), s))
     baseline = next((s.name for s in declared if s.baseline and s.name in systems), "")
     marks: dict[tuple[str, str], tuple[str, float]] = {}
     how = "no baseline marked in the config: no significance marks"
@@ -47,14 +76,16 @@ def leaderboard_on(config, store, qrels: str, seed: int) -> Leaderboard:
             other = pair.system_a if pair.system_b == baseline else pair.system_b
             diff = pair.mean_a - pair.mean_b if pair.system_b == baseline else \
                 pair.mean_b - pair.mean_a
-            mark = ("▲" if diff > 0 else "▼") if pair.significant else ""
+            better = diff < 0 if pair.measure in lower else diff > 0
+            mark = ("▲" if better else "▼") if pair.significant else ""
             marks[(other, pair.measure)] = (mark, pair.p_adjusted)
         how = (f"against {baseline}: paired randomisation test, 10,000 samples, seed {seed}, "
                "Holm correction over the systems of each measure (the family: per measure), "
                "alpha 0.05")
-    best = {m: max((means[(s, m)] for s in systems if (s, m) in means
-                    and means[(s, m)] is not None and math.isfinite(means[(s, m)])),
-                   default=None) for m in measures}
+    best = {m: (min if m in lower else max)(
+        (means[(s, m)] for s in systems if (s, m) in means
+         and means[(s, m)] is not None and math.isfinite(means[(s, m)])), default=None)
+        for m in measures}
     pooled = pooled_flags(config, declared)
     found = intervals(matrices, seed)  # every system and measure at once
     table = []
@@ -78,9 +109,16 @@ def leaderboard_on(config, store, qrels: str, seed: int) -> Leaderboard:
                                official=s.official if s else True,
                                pooled=pooled.get(name, ""), cells=tuple(cells)))
     topics = len(matrices[first][1]) if matrices else 0
-    return Leaderboard(qrels=qrels, measures=tuple(measures), rows=tuple(table), topics=topics,
+    return Leaderboard(qrels=qrels, suite=suite, measures=tuple(measures),
+                       lower_better=tuple(m for m in measures if m in lower),
+                       rows=tuple(table), topics=topics,
                        baseline=baseline, test=how,
                        interval=caption(seed, {i.method for i in found.values()}))
+
+
+def _key(value: float | None, sign: int) -> float:
+    """A mean as a sort key, best first (``sign`` -1: the largest first); none last."""
+    return sign * value if value is not None and math.isfinite(value) else math.inf
 
 
 def pooled_flags(config, systems) -> dict[str, str]:
