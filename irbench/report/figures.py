@@ -1,11 +1,12 @@
 """The report's charts, drawn by matplotlib (the ``report`` extra), inline as SVG in the page
 and, with ``irbench report --figures DIR``, as PDF and PNG for a paper.
 
-Every chart has labelled axes with ticks, a legend naming its series, the Okabe & Ito
-colour-blind-safe palette with a marker per series, and a categorical x axis for the judgment
-fractions (100% ... 3% evenly spaced). Text is kept as text in the SVG (searchable, printable);
-participants' strings (run names) are drawn literally: math text is off, and matplotlib
-escapes what it writes into the SVG. Output is deterministic (fixed SVG ids, no date).
+Every chart has labelled axes with ticks, a legend naming its series, a colour-blind-safe
+palette (:data:`PALETTE`, every colour at least 3:1 against white) with a marker per series,
+and a categorical x axis for the judgment fractions (100% ... 3% evenly spaced). Text is
+kept as text in the SVG (searchable, printable); participants' strings (run names) are drawn
+literally: math text is off, and matplotlib escapes what it writes into the SVG. Output is
+deterministic (fixed SVG ids, no date).
 """
 
 from __future__ import annotations
@@ -16,18 +17,21 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import OutputError
 from ..files import replacing
 
-if TYPE_CHECKING:
-    from matplotlib.transforms import Bbox
-
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
-             "#000000")
+# The series' colours: Okabe & Ito's colour-blind-safe hues where they are dark enough on
+# white, their orange, sky blue and yellow (2.3, 2.3 and 1.3 : 1) replaced by amber, purple and
+# olive: every colour at least 3:1 against white (WCAG 2.1, 1.4.11, graphics), so no line
+# fades into the page on screen or paper. Each series also has its own marker.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#A66F00", "#5D3A9B", "#6B6B00",
+           "#000000")
+OTHERS = "#8C8C8C"  # the lines of the systems not highlighted: grey, still 3.4:1 on white
+OKABE_ITO = PALETTE  # the name the report's other modules use for it
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 STYLES = ("-", "--", "-.", ":")
 
@@ -89,7 +93,7 @@ def _style():
         "svg.fonttype": "none",  # text stays text: searchable and printed as text
         "svg.hashsalt": "irbench",  # the same ids every time
         "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
-        "axes.prop_cycle": cycler(color=OKABE_ITO),
+        "axes.prop_cycle": cycler(color=PALETTE),
     })
 
 
@@ -125,7 +129,7 @@ def reduction(measures: Sequence[str], fractions: Sequence[str], tau: np.ndarray
                               (axes[1], tau_map, "against MAP, all judgments")):
         for i, name in enumerate(measures):  # a line style each: equal series stay visible
             ax.plot(x, values[i], marker=MARKERS[i % len(MARKERS)], markersize=4,
-                    linestyle=STYLES[i % len(STYLES)], color=OKABE_ITO[i % len(OKABE_ITO)],
+                    linestyle=STYLES[i % len(STYLES)], color=PALETTE[i % len(PALETTE)],
                     label=name)
         ax.set_xticks(x, list(fractions))
         ax.set_xlabel("judgments kept per topic")
@@ -148,10 +152,10 @@ def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[s
     recall = np.linspace(0, 1, 11)
     for name, ys in curves.items():
         if name not in highlighted:
-            ax.plot(recall, ys, color="#bbbbbb", linewidth=0.7, zorder=1)
+            ax.plot(recall, ys, color=OTHERS, linewidth=0.6, zorder=1)
     for i, name in enumerate(highlighted):
         ax.plot(recall, curves[name], marker=MARKERS[i % len(MARKERS)], markersize=4,
-                color=OKABE_ITO[i % len(OKABE_ITO)], label=name, zorder=2)
+                color=PALETTE[i % len(PALETTE)], label=name, zorder=2)
     ax.set_xlabel("recall")
     ax.set_ylabel("interpolated precision")
     ax.set_xlim(0, 1)
@@ -169,11 +173,16 @@ def precision_recall(curves: dict[str, Sequence[float]], highlighted: Sequence[s
 def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarray,
              labelled: int = 10) -> Figure:
     """Each system at (MAP, GMAP): the best by MAP and those whose rank changes most are
-    named; the two rankings' disagreement shows as points off a monotone line. Labels are
-    placed by adjustText away from the points and each other, joined to their point by a
-    line; a label that still overlaps one placed before it is left out, so none collide."""
+    named; the two rankings' disagreement shows as points off a monotone line. Each label
+    takes the nearest free place around its dot (:func:`_place_labels`): on no dot, clear of
+    the frame and of the labels placed before it, joined to its dot by a line; a label with
+    no such place is left out, and the title says how many were."""
+    map_values = np.asarray(map_values, dtype=float)
+    gmap_values = np.asarray(gmap_values, dtype=float)
     fig, ax = _new((7.5, 5.2))
-    ax.scatter(map_values, gmap_values, s=16, color=OKABE_ITO[0], zorder=2)
+    ax.patch.set_gid("frame")
+    dots = ax.scatter(map_values, gmap_values, s=DOT_AREA, color=PALETTE[0], zorder=2)
+    dots.set_gid("dots")
     map_rank = np.argsort(np.argsort(-map_values, kind="stable"), kind="stable")
     gmap_rank = np.argsort(np.argsort(-gmap_values, kind="stable"), kind="stable")
     change = map_rank - gmap_rank
@@ -186,76 +195,125 @@ def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarr
              "runs whose rank moves most\n(+k: k places higher by GMAP than by MAP)")
     ax.set_title(title, fontsize=8.5)
     fig.tight_layout()  # the axes' final place: labels are placed (in pixels) after it
-    texts = [ax.text(map_values[i], gmap_values[i], f"{names[i]} ({change[i]:+d})", fontsize=8,
-                     zorder=3) for i in named]
-    shown = _place_labels(fig, ax, texts, map_values, gmap_values)
-    for i, text in zip(named, texts):
-        if text in shown:
-            x, y = text.get_position()
-            ax.annotate("", (map_values[i], gmap_values[i]), xytext=(x, y),
-                        arrowprops={"arrowstyle": "-", "color": "#888888", "lw": 0.6},
-                        zorder=1)
-    left_out = len(named) - len(shown)
+    left_out = _place_labels(fig, ax, [(i, f"{names[i]} ({change[i]:+d})") for i in named],
+                             map_values, gmap_values)
     if left_out:  # the same two lines: the axes keep their place
         ax.set_title(title.replace("\n(", f"; {left_out} left out to avoid overlap\n("),
                      fontsize=8.5)
     return _done("map-gmap", fig)
 
 
-def _place_labels(fig, ax, texts, x: np.ndarray, y: np.ndarray) -> list:
-    """Move ``texts`` off the points (x, y) and each other (adjustText), then remove each
-    text that overlaps one kept before it (or leaves the axes); the texts kept."""
-    try:
-        from adjustText import adjust_text
-    except ImportError:
-        raise OutputError("the report's charts need adjustText (label placement): pip install "
-                          "'irbench[report]'") from None
+DOT_AREA = 16  # the scatter's marker area in points^2: a dot of radius 2 points
+LABEL_GAP = 3.0  # points between a label and a dot, another label or the frame
+# where a label may go: its near edge this many points from its dot, in these directions
+# (degrees, the nearest first; the first free place wins)
+RADII = (4.0, 9.0, 16.0, 25.0, 36.0, 50.0, 68.0, 90.0, 115.0, 145.0, 180.0, 220.0, 270.0)
+ANGLES = (45, 135, -45, -135, 90, -90, 0, 180,
+          *(a for a in range(-165, 180, 15) if a % 45))
+
+
+def _place_labels(fig, ax, labels: Sequence[tuple[int, str]], x: np.ndarray,
+                  y: np.ndarray) -> int:
+    """Write each (dot index, text) of ``labels`` at the nearest place around its dot where
+    its box touches no dot (its own included) and no label or line placed before it, and
+    stays LABEL_GAP inside the frame, with a line from the dot that crosses no label; how
+    many had no such place and were left out. Everything is measured in display pixels once
+    the axes are laid out; the candidate places of one label are tested against every dot at
+    once."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    canvas = FigureCanvasAgg(fig)
-    if texts:
-        x, y = _near_labels(texts, np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-        adjust_text(texts, x=x, y=y, ax=ax,
-                    expand=(1.3, 1.8), force_static=(0.6, 1.2), force_text=(0.4, 0.8),
-                    force_pull=(0.002, 0.002), iter_lim=500, time_lim=None)
-    renderer = canvas.get_renderer()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    points = ax.transData.transform(np.column_stack([x, y]))
+    px = fig.dpi / 72.0  # pixels per point
+    gap, radius = LABEL_GAP * px, (DOT_AREA ** 0.5 / 2 + 0.5) * px  # half the stroke too
     frame = ax.get_window_extent(renderer)
-    kept: list = []
-    boxes: list[Bbox] = []
-    for text in texts:
-        box = text.get_window_extent(renderer)
-        inside = (box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1  # a pixel's rounding
-                  and box.y0 >= frame.y0 - 1 and box.y1 <= frame.y1 + 1)
-        if not inside or any(box.overlaps(other) for other in boxes):
-            text.remove()
+    angles = np.radians(ANGLES)
+    unit = np.column_stack([np.cos(angles), np.sin(angles)])
+    boxes = np.empty((0, 4))  # (x0, y0, x1, y1) of the labels kept
+    lines = np.empty((0, 4))  # (x0, y0, x1, y1) of their lines: dot to label centre
+    left_out = 0
+    for index, words in labels:
+        probe = ax.text(0, 0, words, fontsize=8)
+        extent = probe.get_window_extent(renderer)
+        probe.remove()
+        half = np.array([extent.width, extent.height]) / 2
+        centres = _candidates(points[index], unit, np.asarray(RADII) * px + radius, half)
+        mine = np.hstack([centres - half, centres + half])
+        free = (_inside(mine, (frame.x0 + gap, frame.y0 + gap, frame.x1 - gap,
+                               frame.y1 - gap))
+                & (_distance(mine, points) >= radius + gap)
+                & ~_overlaps(mine, boxes, gap)
+                & ~_hits(np.broadcast_to(points[index], centres.shape), centres, boxes,
+                         gap).any(axis=1)
+                & ~_hits(lines[:, :2], lines[:, 2:], mine, 0.0).any(axis=0))
+        if not free.any():
+            left_out += 1
             continue
-        kept.append(text)
-        boxes.append(box)
-    return kept
+        best = int(np.argmax(free))
+        boxes = np.vstack([boxes, mine[best]])
+        lines = np.vstack([lines, np.concatenate([points[index], centres[best]])])
+        at = ax.transData.inverted().transform(centres[best])
+        text = ax.annotate(words, (x[index], y[index]), xytext=(float(at[0]), float(at[1])),
+                           fontsize=8, ha="center", va="center", zorder=3,
+                           arrowprops={"arrowstyle": "-", "color": "#767676", "lw": 0.6,
+                                       "shrinkA": 1, "shrinkB": radius / px})
+        text.set_gid(f"label-{index}")
+    return left_out
 
 
-NEAR = 300  # points a label is kept off: the nearest to the labelled ones (adjustText's cost)
+def _candidates(point: np.ndarray, unit: np.ndarray, reach: np.ndarray,
+                half: np.ndarray) -> np.ndarray:
+    """Centres of a box of half-size ``half`` around ``point``: in each direction of
+    ``unit``, the box's edge facing the point at each distance of ``reach``, nearest first."""
+    offset = unit * half * np.sign(np.round(unit, 9))  # from that edge to the box's centre
+    return (point + reach[:, None, None] * unit[None] + offset[None]).reshape(-1, 2)
 
 
-def _near_labels(texts, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The NEAR points closest to a labelled point (on the axes' scale): the only points a
-    label can land on, so a campaign of 1,000 runs costs what one of 300 does."""
-    if len(x) <= NEAR:
-        return x, y
-    span = np.array([np.ptp(x) or 1.0, np.ptp(y) or 1.0])
-    points = np.column_stack([x, y]) / span
-    labelled = np.array([t.get_position() for t in texts]) / span
-    nearest = np.min(np.linalg.norm(points[:, None, :] - labelled[None, :, :], axis=2), axis=1)
-    keep = np.sort(np.argsort(nearest, kind="stable")[:NEAR])
-    return x[keep], y[keep]
+def _inside(boxes: np.ndarray, frame: tuple) -> np.ndarray:
+    """Which ``boxes`` (x0, y0, x1, y1 rows) lie inside ``frame``."""
+    return ((boxes[:, 0] >= frame[0]) & (boxes[:, 1] >= frame[1]) &
+            (boxes[:, 2] <= frame[2]) & (boxes[:, 3] <= frame[3]))
+
+
+def _distance(boxes: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """For each box, the distance to the nearest of ``points`` (0 for a point inside)."""
+    nearest = np.clip(points[None, :, :], boxes[:, None, :2], boxes[:, None, 2:])
+    return np.hypot(*(nearest - points[None, :, :]).transpose(2, 0, 1)).min(axis=1)
+
+
+def _overlaps(boxes: np.ndarray, others: np.ndarray, gap: float) -> np.ndarray:
+    """Which ``boxes`` come within ``gap`` of any of ``others``."""
+    if not len(others):
+        return np.zeros(len(boxes), dtype=bool)
+    near = ((boxes[:, None, 0] < others[None, :, 2] + gap) &
+            (boxes[:, None, 2] > others[None, :, 0] - gap) &
+            (boxes[:, None, 1] < others[None, :, 3] + gap) &
+            (boxes[:, None, 3] > others[None, :, 1] - gap))
+    return np.asarray(near.any(axis=1))
+
+
+def _hits(start: np.ndarray, end: np.ndarray, boxes: np.ndarray, gap: float) -> np.ndarray:
+    """[segment, box]: whether segment start-end ((n, 2) each) passes through each of
+    ``boxes`` ((m, 4): x0, y0, x1, y1) grown by ``gap``. Liang and Barsky's clipping: the
+    segment's parameter intervals inside the box's x range and y range meet within [0, 1]."""
+    if not len(start) or not len(boxes):
+        return np.zeros((len(start), len(boxes)), dtype=bool)
+    origin, step = start[:, None, :], (end - start)[:, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = (boxes[None, :, :2] - gap - origin) / step
+        b = (boxes[None, :, 2:] + gap - origin) / step
+    enter = np.nan_to_num(np.minimum(a, b), nan=-np.inf, posinf=np.inf).max(axis=2)
+    leave = np.nan_to_num(np.maximum(a, b), nan=np.inf, neginf=-np.inf).min(axis=2)
+    return np.asarray(np.maximum(enter, 0.0) <= np.minimum(leave, 1.0))
 
 
 def label_boxes(figure: Figure) -> list:
-    """The window boxes of the texts drawn inside the axes of ``figure`` (for tests: no two
-    may overlap)."""
+    """The window boxes of the texts drawn inside the axes of ``figure``, a label's text
+    without its line (for tests: no two may overlap)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
 
     fig = figure.figure
     renderer = FigureCanvasAgg(fig).get_renderer()
-    return [t.get_window_extent(renderer) for ax in fig.axes for t in ax.texts
+    return [Text.get_window_extent(t, renderer) for ax in fig.axes for t in ax.texts
             if t.get_text()]
