@@ -123,7 +123,10 @@ class Desk:
         self.skipped: dict[str, dict[int, None]] = {}
         self.redo: dict[str, int] = {}          # assessor -> candidate taken back by undo
         self.labels: dict[tuple[str, int], int] = {}  # (assessor, candidate) -> their label
-        self.second: set[int] = set()  # overlap documents waiting for a second assessor
+        C = len(state.status)
+        self.second = np.zeros(C, dtype=bool)  # overlap documents waiting for a second label
+        self.first = np.full(C, -1, dtype=np.int64)  # per document: its first judge's code
+        self.codes: dict[str, int] = {}  # judge -> code (their index, in order seen)
         self.board: tuple | None = None  # the organiser's leaderboard, with what it rests on
         self.topics = [text(t) for t in state.table.topics]
         self._wanted: dict[tuple[str, ...], np.ndarray] = {}  # topics -> mask per candidate
@@ -160,8 +163,9 @@ class Desk:
                 self.judges[cand].append(judge)
             if judge in self.people and self.judges[cand][0] == judge:
                 self._claim(judge, int(self.state.table.cand_topic[cand]))
-        self.second = {c for c, names in self.judges.items()
-                       if len(names) == 1 and names[0] != OUTSIDE and self._overlap(c)}
+        for c, names in self.judges.items():
+            self.first[c] = self._code(names[0])
+            self.second[c] = len(names) == 1 and names[0] != OUTSIDE and self._overlap(c)
 
     # -- what an assessor sees
 
@@ -210,7 +214,7 @@ class Desk:
         status, topic = self.state.status, self.state.table.cand_topic
         waiting = np.zeros(len(self.topics), dtype=bool)  # something handed out, for them
         waiting[topic[(status == PENDING) & ~taken]] = True
-        waiting[[topic[c] for c in self.second if self.judges[c][0] != who.name]] = True
+        waiting[topic[self._second_for(who)]] = True
         free = mine & ~others
         order = [*np.flatnonzero(free & waiting).tolist(),
                  *self.state.next_topics(free & ~waiting).tolist(),
@@ -224,6 +228,15 @@ class Desk:
                         self.topic_of[who.name] = t
                     return found
         return None
+
+    def _code(self, name: str) -> int:
+        return self.codes.setdefault(name, len(self.codes))
+
+    def _second_for(self, who: Assessor | None) -> np.ndarray:
+        """Per document: a second label is wanted from ``who`` (from anyone with None)."""
+        if who is None:
+            return self.second
+        return self.second & (self.first != self.codes.get(who.name, -2))
 
     def _claim(self, name: str, t: int) -> None:
         """``name`` holds topic ``t`` (their last first label was of it), nobody else."""
@@ -263,10 +276,9 @@ class Desk:
         cands = self._in[t]
         skipped = self.skipped.get(who.name, {})
         aside = np.fromiter(skipped, dtype=np.int64, count=len(skipped))
-        topic = self.state.table.cand_topic
+        me = self.codes.get(who.name, -2)
         for _ in range(2):
-            second = np.array([c for c in self.second if topic[c] == t and not taken[c]
-                               and self.judges[c][0] != who.name], dtype=np.int64)
+            second = cands[self.second[cands] & (self.first[cands] != me) & ~taken[cands]]
             pending = cands[(self.state.status[cands] == PENDING) & ~taken[cands]]
             if shared:
                 pending = pending[:0]
@@ -373,10 +385,8 @@ class Desk:
             self.clicks += 1
             if who.name not in names:
                 names.append(who.name)
-            if len(names) == 1 and names[0] != OUTSIDE and self._overlap(cand):
-                self.second.add(cand)
-            elif len(names) > 1:
-                self.second.discard(cand)
+            self.first[cand] = self._code(names[0])
+            self.second[cand] = len(names) == 1 and names[0] != OUTSIDE and self._overlap(cand)
             self.labels[(who.name, cand)] = relevance
             self.last.setdefault(who.name, []).append(cand)
             if self.held.get(who.name) == cand:
@@ -398,7 +408,7 @@ class Desk:
             return False
         if self.state.status[cand] == PENDING:
             return True
-        return cand in self.second and self.judges[cand][0] != who.name
+        return bool(self._second_for(who)[cand])
 
     def skip(self, who: Assessor, query_id: str, doc_id: str) -> Item | None:
         """Put the document aside (it comes back when nothing else of the assessor's is
@@ -453,8 +463,7 @@ class Desk:
             current = None if held is None else TopicProgress(
                 query_id=self.topics[held], judged=int(judged[held]), total=int(total[held]))
             left = (status == PENDING) & mine
-            second = any(mine[c] and (who is None or self.judges[c][0] != who.name)
-                         for c in self.second)
+            second = bool((self._second_for(who) & mine).any())
             finished = not (left.any() or second or (state.open_topics() & mine_t).any())
             return Progress(judged=int(judged.sum()), total=int(total.sum()), skipped=skipped,
                             topics=rows, done=bool(state.complete), current=current,
