@@ -160,6 +160,6 @@ def test_a_diversity_set_first_leads_the_leaderboard_and_report(tmp_path, capsys
                                  "measure = 'alpha_nDCG@10'")[1])
     column = header.index("alpha_nDCG@10")
     for row in rows:
-        assert float(row[column]) == pytest.approx(means[row[1]])
+        assert float(row[column]) == pytest.approx(means[row[header.index("system")]])
     assert cli.main(["report", str(path), "--out", str(tmp_path / "rep")]) == 0
     assert (tmp_path / "rep" / "index.html").stat().st_size > 10_000

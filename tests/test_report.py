@@ -169,7 +169,8 @@ def test_leaderboard_exports(tmp_path, capsys):
     assert "| rank | system | group |" in markdown and "g_1 &amp; #2" in markdown
     out = tmp_path / "board.csv"
     assert cli.main(["report", str(path), "--format", "csv", "-o", str(out)]) == 0
-    assert out.read_text().startswith("rank,system,group,type,official,baseline,AP,")
+    assert out.read_text().startswith(
+        "suite,rank,system,group,type,official,pooled,baseline,AP,")
 
 
 def test_participant_pages(tmp_path):

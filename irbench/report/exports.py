@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 
 from ..escaping import csv_cell, markdown_cell
 from ..stats import escape_latex
@@ -56,16 +57,21 @@ def export_significance(sig: Significance, fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_leaderboard(board: Leaderboard, fmt: str) -> str:
-    """``board`` in ``fmt`` (one of :data:`EXPORT_FORMATS`)."""
-    return _EXPORTERS[fmt](board)
+def export_leaderboard(boards: Leaderboard | Sequence[Leaderboard], fmt: str) -> str:
+    """``boards`` (one leaderboard per suite, or one) in ``fmt`` (one of
+    :data:`EXPORT_FORMATS`): CSV and JSON one record per suite and system with a ``suite``
+    column, Markdown and LaTeX one table per suite."""
+    if isinstance(boards, Leaderboard):
+        boards = (boards,)
+    return _EXPORTERS[fmt](tuple(boards))
 
 
 def _records(board: Leaderboard) -> list[dict]:
     out = []
     for row in board.rows:
-        record = {"rank": row.rank, "system": row.name, "group": row.group, "type": row.type,
-                  "official": row.official, "baseline": row.baseline}
+        record = {"suite": board.suite, "rank": row.rank, "system": row.name,
+                  "group": row.group, "type": row.type, "official": row.official,
+                  "pooled": row.pooled, "baseline": row.baseline}
         for m, cell in zip(board.measures, row.cells):
             record[m] = cell.value
             record[f"{m} ci low"] = cell.low  # the page's interval, unrounded
@@ -77,44 +83,68 @@ def _records(board: Leaderboard) -> list[dict]:
     return out
 
 
-def _csv(board: Leaderboard) -> str:
-    records = _records(board)
+def _csv(boards: tuple[Leaderboard, ...]) -> str:
+    """One row per suite and system; the columns of every suite's measures (empty in the
+    rows of a suite without that measure)."""
+    records = [r for board in boards for r in _records(board)]
     buf = io.StringIO()
     if records:
-        writer = csv.DictWriter(buf, fieldnames=list(records[0]), lineterminator="\n")
+        head = list(dict.fromkeys(k for r in records for k in r))
+        writer = csv.DictWriter(buf, fieldnames=head, restval="", lineterminator="\n")
         writer.writeheader()
         writer.writerows({k: csv_cell(v) for k, v in record.items()} for record in records)
     return buf.getvalue()
 
 
-def _json(board: Leaderboard) -> str:
-    return json.dumps({"qrels": board.qrels, "topics": board.topics, "baseline": board.baseline,
-                       "significance": board.test, "interval": board.interval,
-                       "systems": _records(board)},
+def _json(boards: tuple[Leaderboard, ...]) -> str:
+    first = boards[0]
+    return json.dumps({"qrels": first.qrels, "topics": first.topics,
+                       "baseline": first.baseline, "significance": first.test,
+                       "interval": first.interval,
+                       "suites": [{"suite": b.suite, "measures": list(b.measures),
+                                   "ranked_by": b.measures[0] if b.measures else None,
+                                   "lower_is_better": list(b.lower_better),
+                                   "interval": b.interval} for b in boards],
+                       "systems": [r for b in boards for r in _records(b)]},
                       indent=1, ensure_ascii=False) + "\n"
 
 
-def _markdown(board: Leaderboard) -> str:
-    head = ["rank", "system", "group", *board.measures]
-    lines = ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
-             "|" + "|".join("---" for _ in head) + "|"]
-    for row in board.rows:
-        values = [(f"**{c.text}**{c.mark}" if c.best else f"{c.text}{c.mark}")
-                  + (" " + markdown_cell(c.ci).replace("*", "\\*") if c.ci else "")
-                  for c in row.cells]
-        lines.append("| " + " | ".join([str(row.rank), markdown_cell(row.name),
-                                         markdown_cell(row.group),
-                                         *values]) + " |")
-    lines += ["", "Beside each mean: " + markdown_cell(board.interval).replace("*", "\\*") + "."]
-    return "\n".join(lines) + "\n"
+def _title(board: Leaderboard) -> str:
+    return (f"Suite '{board.suite}' on qrels '{board.qrels}' ({board.topics} topics), ranked "
+            f"by {board.measures[0] if board.measures else '-'}")
 
 
-def _latex(board: Leaderboard) -> str:
+def _markdown(boards: tuple[Leaderboard, ...]) -> str:
+    lines: list[str] = []
+    for board in boards:
+        if len(boards) > 1 or board.suite:
+            lines += [f"**{markdown_cell(_title(board))}**", ""]
+        head = ["rank", "system", "group", *board.measures]
+        lines += ["| " + " | ".join(markdown_cell(h) for h in head) + " |",
+                  "|" + "|".join("---" for _ in head) + "|"]
+        for row in board.rows:
+            values = [(f"**{c.text}**{c.mark}" if c.best else f"{c.text}{c.mark}")
+                      + (" " + markdown_cell(c.ci).replace("*", "\\*") if c.ci else "")
+                      for c in row.cells]
+            lines.append("| " + " | ".join([str(row.rank), markdown_cell(row.name),
+                                             markdown_cell(row.group),
+                                             *values]) + " |")
+        lines += ["", "Beside each mean: " + markdown_cell(board.interval).replace("*", "\\*")
+                  + ".", ""]
+    return "\n".join(lines[:-1]) + "\n"
+
+
+def _latex(boards: tuple[Leaderboard, ...]) -> str:
+    return "\n".join(_latex_one(board, len(boards) > 1 or bool(board.suite)) for board in boards)
+
+
+def _latex_one(board: Leaderboard, titled: bool) -> str:
     cols = "rll" + "r" * len(board.measures)
-    lines = [r"\begin{tabular}{" + cols + "}", r"\toprule",
-             " & ".join(["", "System", "Group", *[escape_latex(m) for m in board.measures]])
-             + r" \\",
-             r"\midrule"]
+    lines = ([f"% {escape_latex(_title(board))}"] if titled else []) + [
+        r"\begin{tabular}{" + cols + "}", r"\toprule",
+        " & ".join(["", "System", "Group", *[escape_latex(m) for m in board.measures]])
+        + r" \\",
+        r"\midrule"]
     for row in board.rows:
         cells = []
         for c in row.cells:
