@@ -44,6 +44,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--participants-pdf", action="store_true",
                    help="also print each run page to a PDF beside it (systems/NAME.pdf), with "
                    "headless Chromium; implies --participants")
+    p.add_argument("--appendix-pdf", default=None, metavar="FILE",
+                   help="also write FILE: one PDF of every run page in rank order (the "
+                   "report's focus measure) after a contents page (run, group, rank, page), "
+                   "printed with headless Chromium; implies --participants")
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="also write every chart as PDF and PNG into DIR (for a paper)")
     p.add_argument("--force", action="store_true",
@@ -77,7 +81,7 @@ def cmd_report(args) -> int:
     from .output import warn_stale, write_text
 
     config = load_config(args.config, strict=False, systems=False)  # systems: the store's
-    args.participants = args.participants or args.participants_pdf
+    args.participants = args.participants or args.participants_pdf or bool(args.appendix_pdf)
     from ..errors import UsageError
 
     problems = config.report.problems
@@ -139,7 +143,8 @@ def _exported_table(args, config, store) -> str:
 
 
 def _write_extras(args, context, path: str, pages) -> None:
-    """The figures (--figures) and the run pages as PDF (--participants-pdf)."""
+    """The figures (--figures), the run pages as PDF (--participants-pdf) and the appendix
+    PDF (--appendix-pdf)."""
     from ..errors import UsageError
 
     if args.figures:
@@ -159,6 +164,26 @@ def _write_extras(args, context, path: str, pages) -> None:
         with progress_bar("page") as bar:
             pdfs = print_pages([folder / p.file for p in pages], progress=bar)
         print(f"wrote {len(pdfs)} run page PDFs to {folder}", file=sys.stderr)
+    if args.appendix_pdf and pages:
+        _write_appendix(args, context, path, pages)
+
+
+def _write_appendix(args, context, path: str, pages) -> None:
+    """--appendix-pdf FILE: the run pages bound in rank order after a contents page."""
+    from pathlib import Path
+
+    from ..report.appendix import write_appendix
+
+    folder = Path(path).resolve().parent / "systems"
+    printed = ({p.file: folder / Path(p.file).with_suffix(".pdf").name for p in pages}
+               if args.participants_pdf else None)
+    with progress_bar("page") as bar:
+        total, contents = write_appendix(pages, folder, Path(args.appendix_pdf),
+                                         title=context.title,
+                                         generated_at=context.generated_at,
+                                         printed=printed, progress=bar)
+    print(f"wrote {args.appendix_pdf}: {len(pages)} runs on {total - contents} pages after "
+          f"{contents} contents page{'s' if contents > 1 else ''}", file=sys.stderr)
 
 
 def cmd_analyse(args) -> int:

@@ -19,11 +19,17 @@ from .base import REGISTRY, Family, Measure, Param, register, summarise
 from .names import NICKNAMES, TREC_FAMILIES, measure_list, parse_measure, parse_trec_specs
 
 # What every ad hoc evaluation keeps for the report whatever the suites (the store's
-# ``profiles``): judged@10, judged@100 and the interpolated 11-point precision-recall curve.
-PROFILE = ("judged@10", "judged@100",
-           *(f"iprec_at_recall_{r / 10:.2f}" for r in range(11)))
+# ``profiles``): judged@10, judged@100, the interpolated 11-point precision-recall curve and
+# the run page's summary counts (trec_eval's num_ret, num_rel, num_rel_ret over all topics).
+JUDGED = ("judged@10", "judged@100")
+CURVE = tuple(f"iprec_at_recall_{r / 10:.2f}" for r in range(11))
+COUNTS = ("NumRet", "NumRel", "NumRelRet")
+PROFILE = (*JUDGED, *CURVE, *COUNTS)
 
 __all__ = [
+    "COUNTS",
+    "CURVE",
+    "JUDGED",
     "PROFILE",
     "REGISTRY",
     "Family",

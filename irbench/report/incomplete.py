@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import analyses
 from ..analyses.reduction import DESIGNS, Reduction
-from ..measures import PROFILE
+from ..measures import CURVE, JUDGED
 from ..pooling import Coverage
 from . import figures
 from .contract import (
@@ -30,7 +30,7 @@ def from_profiles(store, qrels: str, order: list[str]):
     """judged@10/@100 and 11-point curves of every system: the profile ``irbench run`` keeps
     for every ad hoc evaluation (measures a campaign's suites need not contain)."""
     profiles = {name: p for name, p in store.profiles(qrels).items()
-                if all(m in p for m in PROFILE)}
+                if all(m in p for m in (*JUDGED, *CURVE))}  # older stores lack COUNTS
     if not profiles:
         return None, None
     rows = [JudgedRow(name, num(p["judged@10"]), num(p["judged@100"]),
@@ -42,7 +42,7 @@ def from_profiles(store, qrels: str, order: list[str]):
                f"{JUDGED_FLAG:.2f}: {', '.join(flagged[:10])}"
                + (f" and {len(flagged) - 10} more" if len(flagged) > 10 else "") + ".")
     judged = Judged(qrels, tuple(rows), f"{JUDGED_FLAG:.2f}", finding)
-    curves = {name: [float(p[m]) for m in PROFILE[2:]] for name, p in profiles.items()}
+    curves = {name: [float(p[m]) for m in CURVE] for name, p in profiles.items()}
     ranked = [n for n in order if n in curves] + sorted(set(curves) - set(order))
     shown = ranked[:len(figures.OKABE_ITO)]
     lines = tuple(Curve(name, " ".join(f"{y:.3f}" for y in curves[name]),

@@ -1,12 +1,15 @@
 """The appendix of a TREC overview: one page per run (``irbench report --participants``).
 
-Each page holds the run's metadata (group, type, pooled, description, its file's sha256),
-every suite measure with its rank and the best/median of all runs, the recall-precision graph
-with labelled recall points, its per-topic values against the best, median and worst of all
-runs (chart and table), and the significance test's verdict against every other run as a
-compact table. Pages link back to the report, to every section, and to the previous and next
-run by rank. Charts are templated SVG (:mod:`.svg`): one matplotlib figure per run would cost
-more than the whole report.
+Each page holds the run's summary counts over all topics (retrieved, relevant, relevant
+retrieved: trec_eval's num_ret, num_rel, num_rel_ret, from the profile ``irbench run``
+keeps), its metadata (group, type, pooled, description, its file's sha256), every suite
+measure with its rank and the best/median of all runs, the recall-precision graph with
+labelled recall points, its per-topic values against the best, median and worst of all runs
+(chart and table), and the significance test's verdict against every other run as a compact
+table. Pages link back to the report, to every section, and to the previous and next run by
+rank. Printed (A4 landscape), a page fits one sheet for up to 50 topics (150 in practice):
+the per-topic table stays on screen. Charts are templated SVG (:mod:`.svg`): one matplotlib
+figure per run would cost more than the whole report.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..measures import PROFILE
+from ..measures import COUNTS, CURVE
 from . import svg
 from .choices import focus_measure, run_page_names
 from .fields import documented
@@ -89,6 +92,10 @@ class Participant:
     curve_chart: svg.LineChart | None = _f("the recall-precision graph: the run, the median "
                                            "and the best run's curve")
     judged: str = _f("its judged@10 and judged@100, printed, or ''")
+    counts: tuple[tuple[str, str], ...] = _f("the summary counts over all topics: "
+                                             "('retrieved', n), ('relevant', n), ('relevant "
+                                             "retrieved', n) as trec_eval's num_ret, num_rel, "
+                                             "num_rel_ret, or () when the store lacks them")
     significance_test: str = _f("the test and its family, in words, or '' (no test)")
     verdicts: tuple[Verdict, ...] = _f("better than / worse than / not distinguishable from")
     chart: svg.BarChart = _f("per topic, its value minus the median of all runs")
@@ -136,7 +143,8 @@ def participants(config, store, context) -> tuple[Participant, ...]:
     declared = {s.name: s for s in store.declared_systems()}
     hashes = store.system_hashes()
     profiles = store.profiles(qrels)
-    curves = {n: [p.get(m, math.nan) for m in PROFILE[2:]] for n, p in profiles.items()}
+    curves = {n: [p.get(m, math.nan) for m in CURVE] for n, p in profiles.items()}
+    counts = _counts(store, qrels, profiles)
     median_curve = (np.nanmedian(np.array(list(curves.values())), axis=0)
                     if curves else None)
     top_curve = curves.get(by_rank[0])
@@ -177,11 +185,31 @@ def participants(config, store, context) -> tuple[Participant, ...]:
             curve_chart=chart,
             judged=(f"judged@10 {num(profile['judged@10'])}, judged@100 "
                     f"{num(profile['judged@100'])}") if "judged@10" in profile else "",
+            counts=counts.get(name, ()),
             significance_test=context.significance.test if context.significance else "",
             verdicts=_verdicts(context.significance, name),
             chart=svg.differences(title, f"{measure} - median", topics,
                                   values[i] - median)))
     return tuple(pages)
+
+
+COUNT_LABELS = ("retrieved", "relevant", "relevant retrieved")
+
+
+def _counts(store, qrels: str, profiles: dict[str, dict[str, float]]
+            ) -> dict[str, tuple[tuple[str, str], ...]]:
+    """{system: the summary counts printed}: the profile's NumRet, NumRel, NumRelRet (sums
+    over topics, as trec_eval's num_ret, num_rel, num_rel_ret), else a suite's stored means of
+    them; a system with any of the three missing has none (a store scored before the profile
+    kept them: 'irbench run CONFIG' adds them without rescoring the rest)."""
+    found = {name: {m: p[m] for m in COUNTS if m in p} for name, p in profiles.items()}
+    _, rows = store.means(qrels, measures=COUNTS)
+    for system, _, m, value, _ in rows:
+        if value is not None:
+            found.setdefault(system, {}).setdefault(m, value)
+    return {name: tuple(zip(COUNT_LABELS, (str(int(round(got[m]))) for m in COUNTS)))
+            for name, got in found.items()
+            if all(m in got and math.isfinite(got[m]) for m in COUNTS)}
 
 
 def _measure(entry: dict, shown: dict, name: str, measure: str) -> ParticipantMeasure:
