@@ -148,7 +148,8 @@ class _Worker:
         process = context.Process(target=_serve,
                                   args=(fn, shared, there, os.getpid(), inherited),
                                   daemon=True)
-        process.start()
+        with _stops_blocked():  # the worker starts with them blocked: see _serve
+            process.start()
         there.close()
         return cls(process, here)
 
@@ -198,8 +199,15 @@ def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int, inherited: list) 
         except OSError:
             pass
     die_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler (see irbench.cli)
+    # Ctrl-C and SIGTERM were blocked from the fork until here (_stops_blocked), so neither
+    # lands in what a child runs first (random's reseeding, multiprocessing's bootstrap) with
+    # the parent's handlers, as a traceback; now Ctrl-C is ignored (the parent's to handle)
+    # and SIGTERM ends the worker through every ``finally`` (its spill folder removed), then
+    # the signals are let in.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_terminated)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
     for item in iter(_receiver(pipe), None):
         try:
             reply: tuple[bool, Any] = (True, fn(item, shared))
@@ -214,6 +222,30 @@ def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int, inherited: list) 
                 pipe.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
             except OSError:
                 return
+
+
+TERMINATED = 143  # a worker's exit status after SIGTERM: 128 + 15, as a shell reports
+
+
+def _worker_terminated(signum: int, frame: Any) -> None:
+    raise SystemExit(TERMINATED)  # quiet in multiprocessing's bootstrap: no traceback
+
+
+@contextmanager
+def _stops_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread while a worker is started: the worker
+    inherits the mask and lets them in once its own handlers are set; one that came for this
+    process meanwhile is delivered as the block ends. Nothing where there is no signal mask."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, signal.SIGTERM))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _receiver(pipe: Connection) -> Callable[[], Any]:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import trec
-from ..cache import spill_prefix
+from ..cache import SpillFolder
 from ..errors import FormatError, IrbenchError
 from ..measures import Measure
 from ..measures.base import summarise
@@ -315,14 +315,10 @@ def _byte_ranges(path: str, workers: int | None,
 
 
 def _spill_folder(kind: str) -> Any:
-    """A temporary folder (a context manager) for the workers' columns; without one (no
-    room, no temporary folder) they come through the pipes: ``None``."""
-    import tempfile  # here: a big run read in parts needs it, irbench eval's start-up not
-
-    try:
-        return tempfile.TemporaryDirectory(prefix=spill_prefix() + kind)
-    except OSError:
-        return contextlib.nullcontext(None)
+    """A temporary folder (a context manager, see :class:`irbench.cache.SpillFolder`) for the
+    workers' columns; without one (no room, no temporary folder) they come through the
+    pipes: ``None``."""
+    return SpillFolder(kind, optional=True)
 
 
 def _saved(folder: str, start: int, columns) -> list[str] | None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import trec
-from ..cache import alive, spill_prefix
+from ..cache import SpillFolder, alive, spill_prefix
 from ..errors import FormatError, IrbenchError, OptionError
 from ..measures import Measure
 from ..measures.base import summarise
@@ -168,7 +168,8 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
         piece = min(limit, SHARD_PIECE)
         shards, scale = max(1, -(-size // piece)), max(1, limit // piece)
     sweep_spills()
-    with tempfile.TemporaryDirectory(prefix=spill_prefix()) as folder:
+    with SpillFolder() as folder:
+        assert folder is not None  # not optional: no folder raises
         spill = _Spill(folder, shards)
         spill.text["size"] = size
         joined = spill.read(path)
