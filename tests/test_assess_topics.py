@@ -184,16 +184,21 @@ def test_suggestions_only_from_the_judge_asked_for_and_this_pool(config):
             Judgment(pool="other", query_id="401", doc_id=doc, relevance=2, judge="llm",
                      judge_kind="model", source="model")
             for doc in ("SIM-00000001", "SIM-00000002")])
-    with pytest.raises(AssessError, match="no labels for pool 'web'"):
+    with pytest.raises(AssessError, match="no labels for the documents of pool 'web'"):
         with opened(cfg, "web", None, DeskOptions(suggest="llm")):
             pass
     with opened(cfg, "web", None, DeskOptions()) as (desk, _, _):
         assert desk.suggestions == {} and desk.next_for(ANN).suggestion is None
     with opened(cfg, "web", None, DeskOptions()) as (desk, store, _):
         item = desk.next_for(ANN)
-        store.record_judgments([Judgment(pool="web", query_id=item.query_id,
+        store.record_judgments([Judgment(pool="other", query_id=item.query_id,
                                          doc_id=item.doc_id, relevance=1, judge="llm",
+                                         judge_kind="model", source="model"),
+                                Judgment(pool="web", query_id=item.query_id,
+                                         doc_id=item.doc_id, relevance=0, judge="other-llm",
                                          judge_kind="model", source="model")])
+    # the judge's label of a document of web, asked for another pool: the same label; never
+    # another judge's
     with opened(cfg, "web", None, DeskOptions(suggest="llm")) as (desk, _, _):
         assert desk.suggestions == {(item.query_id, item.doc_id): 1}
         again = desk.next_for(ANN)

@@ -10,11 +10,13 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 from starlette.applications import Starlette
 
 from ..documents import open_documents
 from ..errors import IrbenchError
 from ..escaping import terminal
+from ..ids import id_bytes
 from ..judgments import POOL_RULE
 from ..judgments import made as made_qrels
 from ..pooling import PoolingState, load_state
@@ -82,7 +84,7 @@ def opened(config, pool: str, wait: float | None, options: DeskOptions) -> Itera
         if state is None:
             raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "
                               f"{config.path} --name {pool})")
-        suggestions = suggested(store, pool, options.suggest)
+        suggestions = suggested(store, state, pool, options.suggest)
         clicks = store.clicks(pool)
         catch_up(state, clicks, store.clicks_applied(pool))
 
@@ -107,15 +109,24 @@ def opened(config, pool: str, wait: float | None, options: DeskOptions) -> Itera
             yield desk, store, docs
 
 
-def suggested(store: Store, pool: str, judge: str | None) -> dict[tuple[str, str], int]:
-    """The model judge ``judge``'s labels of ``pool`` (none without a judge); AssessError
-    when it has none for this pool (a judge's labels of another pool are never shown)."""
+def suggested(store: Store, state: PoolingState, pool: str, judge: str | None
+              ) -> dict[tuple[str, str], int]:
+    """The model judge ``judge``'s labels of the documents of ``pool`` (none without a judge;
+    a label of the same topic and document asked for another pool is the same label);
+    AssessError when it has labelled none of them."""
     if judge is None:
         return {}
-    labels = store.model_labels(pool, judge)
+    found = store.model_labels(judge)
+    pairs = list(found)
+    table = state.table
+    topic = table.topic_lookup(np.array([id_bytes(q) for q, _ in pairs], dtype=object
+                                        ).astype(bytes))
+    cand = table.lookup(topic, np.array([id_bytes(d) for _, d in pairs], dtype=object
+                                        ).astype(bytes))
+    labels = {pair: found[pair] for pair, c in zip(pairs, cand.tolist()) if c >= 0}
     if not labels:
-        raise AssessError(f"--suggest {terminal(judge)}: that judge has no labels for pool "
-                          f"'{terminal(pool)}' (irbench judge CONFIG --judge "
+        raise AssessError(f"--suggest {terminal(judge)}: that judge has no labels for the "
+                          f"documents of pool '{terminal(pool)}' (irbench judge CONFIG --judge "
                           f"{terminal(judge)} --pool {terminal(pool)} first)")
     return labels
 

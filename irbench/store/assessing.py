@@ -132,11 +132,12 @@ class Assessing:
             "source = ? ORDER BY judged_at, rowid", [pool, ASSESSED]).fetchall()
         return [Judgment(**dict(zip(JUDGMENT_FIELDS, row))) for row in rows]
 
-    def model_labels(self, pool: str, judge: str) -> dict[tuple[str, str], int]:
-        """{(topic, doc): the label the model judge ``judge`` gave it for ``pool`` (the
-        latest)}: the suggestions ``irbench assess --suggest JUDGE`` shows."""
+    def model_labels(self, judge: str) -> dict[tuple[str, str], int]:
+        """{(topic, doc): the label the model judge ``judge`` gave it (the latest, whichever
+        pool asked)}: the suggestions ``irbench assess --suggest JUDGE`` shows on a pool's
+        documents."""
         rows = self.con.execute(
             "SELECT query_id, doc_id, arg_max(relevance, judged_at) FROM judgments "
-            "WHERE judge_kind = 'model' AND relevance IS NOT NULL AND pool = ? AND judge = ? "
-            "GROUP BY query_id, doc_id", [pool, judge]).fetchall()
+            "WHERE judge_kind = 'model' AND relevance IS NOT NULL AND judge = ? "
+            "GROUP BY query_id, doc_id", [judge]).fetchall()
         return {(r[0], r[1]): int(r[2]) for r in rows}
