@@ -12,7 +12,7 @@ from irbench.measures.catalogue import markdown
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-SETUP = ("pip install -e . && irbench run configs/demo.yaml",
+SETUP = ("pip install -e '.[report]' && irbench run configs/demo.yaml",
          "pip install -e '.[test]' && python -m pytest tests")
 
 

@@ -225,3 +225,54 @@ def test_every_line_of_the_recall_precision_graph_has_3_to_1_contrast():
         assert _contrast_on_white(colour) >= 3.0, colour
     strokes = set(re.findall(r"stroke: (#[0-9a-f]{6})", figure.svg))
     assert "#f0e442" not in strokes and "#e69f00" not in strokes and "#56b4e9" not in strokes
+
+
+# ---- extras: which command needs which, and how to install one -------------------------------
+
+def _extras_of_pyproject() -> set[str]:
+    import tomllib  # noqa: F401  (Python >= 3.11; the test extra runs there)
+
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        return set(tomllib.load(fh)["project"]["optional-dependencies"])
+
+
+def test_install_names_the_package_and_the_checkout_forms():
+    from irbench.extras import install
+
+    assert install("report") == ("pip install 'irbench[report]' (in a checkout: pip install -e "
+                                 "'.[report]')")
+
+
+def test_every_extra_is_said_in_the_readme_with_the_command_that_needs_it():
+    pytest.importorskip("tomllib")
+    from irbench.extras import NEEDED_BY
+
+    assert set(NEEDED_BY) | {"test", "bench"} == _extras_of_pyproject()
+    readme = (ROOT / "README.md").read_text()
+    line = re.sub(r"\s+", " ", readme[readme.index("Extras, imported only when used"):])
+    for extra in NEEDED_BY:
+        assert f"`{extra}` for " in line, extra
+    for extra, command in (("report", "irbench report"), ("judge", "irbench judge"),
+                           ("assess", "irbench assess")):
+        assert f"`{extra}` for `{command}`" in line
+    assert "pip install -e '.[EXTRA]'" in line
+    # the README's first command installs what irbench run and irbench report need
+    first = re.findall(r"```sh\n(.*?)```", readme, re.S)[0]
+    assert "pip install -e '.[report]'" in first
+
+
+@pytest.mark.timeout(120)
+def test_report_without_its_extra_says_both_ways_to_install_it(tmp_path):
+    from campaigns import make_campaign
+
+    from irbench import cli
+
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    code = ("import sys; sys.modules['matplotlib'] = None; from irbench import cli; "
+            f"sys.exit(cli.main(['report', {str(path)!r}, '--out', {str(tmp_path / 'r')!r}]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=100)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert ("the report's charts need matplotlib: pip install 'irbench[report]' (in a "
+            "checkout: pip install -e '.[report]')") in out.stderr

@@ -6,6 +6,7 @@ import sys
 
 from ..errors import UsageError
 from ..escaping import terminal
+from ..extras import install
 from .output import add_wait
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -66,8 +67,8 @@ def cmd_assess(args) -> int:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ModuleNotFoundError:
-        raise UsageError("irbench assess needs the assess extra: pip install "
-                         "'irbench[assess]' (Starlette and uvicorn)") from None
+        raise UsageError("irbench assess needs the assess extra (Starlette and uvicorn): "
+                         + install("assess")) from None
     from ..assess.relevance import chosen_levels
     from ..assess.serve import serve
     from ..config import load_config

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import JudgeError
 from ..escaping import terminal
+from ..extras import install
 from ..store.judging import token_count
 from .spec import JudgeSpec
 
@@ -86,8 +87,8 @@ class Caller:
         try:
             import httpx  # the judge extra: only judging needs it
         except ModuleNotFoundError:
-            raise JudgeError("model judges need the judge extra: pip install "
-                             "'irbench[judge]' (httpx)") from None
+            raise JudgeError(f"model judges need the judge extra (httpx): {install('judge')}"
+                             ) from None
 
         self.spec, self.httpx, self.transport = spec, httpx, transport
         self.sleep: Sleep = sleep or asyncio.sleep

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OutputError
+from ..extras import install
 from ..files import replacing
 
 # The series' colours: Okabe & Ito's colour-blind-safe hues where they are dark enough on
@@ -62,7 +63,7 @@ def _new(figsize: tuple[float, float], *grid, **keywords):
     try:
         from matplotlib.figure import Figure as MatplotlibFigure
     except ImportError:
-        raise OutputError("the report's charts need matplotlib: pip install 'irbench[report]'"
+        raise OutputError(f"the report's charts need matplotlib: {install('report')}"
                           ) from None
     fig = MatplotlibFigure(figsize=figsize)
     return fig, fig.subplots(*grid, **keywords)
@@ -85,8 +86,8 @@ def _style():
         import matplotlib
         from matplotlib.rcsetup import cycler  # what matplotlib.cycler is
     except ModuleNotFoundError:
-        raise OutputError("the report's charts need matplotlib: pip install "
-                          "'irbench[report]'") from None
+        raise OutputError(f"the report's charts need matplotlib: {install('report')}"
+                          ) from None
 
     return matplotlib.rc_context({
         "text.parse_math": False,  # '$' in a run name is a dollar sign
