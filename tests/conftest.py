@@ -27,3 +27,14 @@ def no_dask_client_left():
     gc.collect()
     yield
     gc.collect()
+
+
+@pytest.fixture
+def browser():
+    """Debian's Chromium in Playwright (tests/desk_server.py ``chromium``), for the pages of
+    ``irbench assess`` (the modules using it are skipped where Chromium or Playwright is
+    missing)."""
+    from desk_server import chromium
+
+    with chromium() as launched:
+        yield launched

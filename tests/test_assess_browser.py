@@ -4,72 +4,19 @@ driven by Playwright on Debian's Chromium. Skipped, with a message, where either
 from __future__ import annotations
 
 import gzip
-import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 import yaml
+from desk_server import Server, add_link, client, needs_chromium, open_page, sign_in
 
 from irbench import cli
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra")
 expect = playwright.expect
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian "
-                                "package 'chromium'; .ci/run installs it where it can)")
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = needs_chromium
 HOSTILE = ("&lt;img src=x onerror=&quot;window.pwned=1&quot;&gt; &lt;script&gt;window.pwned=2"
            "&lt;/script&gt;")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``irbench assess`` in a process of its own, as an organiser starts it."""
-
-    def __init__(self, config: Path, port: int, env: dict, extra: tuple[str, ...] = ()):
-        self.config, self.port, self.env, self.extra = config, port, env, extra
-        self.url = f"http://127.0.0.1:{port}/"
-        self.start()
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "irbench", "assess", str(self.config), "--pool", "web",
-             "--port", str(self.port), "--overlap", "0.5", *self.extra], env=self.env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        first = self.proc.stdout.readline()  # printed once the store and documents are open
-        assert "irbench assess: pool 'web' at" in first, first + self.proc.stdout.read()
-        for _ in range(300):  # then uvicorn binds the port
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError("the server did not listen")
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        return self.proc.stdout.read()
 
 
 @pytest.fixture
@@ -84,53 +31,19 @@ def campaign(tmp_path, monkeypatch, capsys):
     config = folder / "campaign.yaml"
     assert cli.main(["pool", "start", str(config), "--name", "web", "--strategy", "depth",
                      "--param", "k=4"]) == 0
-    links = {}
-    for name, extra in (("ann", ["--topics", "401,402"]), ("bob", ["--topics", "402,403"]),
-                        ("org", ["--organiser"])):
-        capsys.readouterr()
-        assert cli.main(["assess", str(config), "--pool", "web", "--add-assessor", name,
-                         *extra]) == 0
-        links[name] = capsys.readouterr().out.strip().rsplit(" ", 1)[1]
+    links = {name: add_link(config, name, capsys, *extra)
+             for name, extra in (("ann", ["--topics", "401,402"]),
+                                 ("bob", ["--topics", "402,403"]), ("org", ["--organiser"]))}
     return config, links
 
 
 @pytest.fixture
-def server(campaign, tmp_path):
+def server(campaign):
     config, links = campaign
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "IRBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    port = _free_port()
-    srv = Server(config, port, env)
-    srv.links = {k: v.replace("8765", str(port)) for k, v in links.items()}
+    srv = Server(config, overlap=0.5)
+    srv.links = {k: srv.on_port(v) for k, v in links.items()}
     yield srv
     srv.stop()
-
-
-@pytest.fixture
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
-
-
-def _sign_in(page, link: str) -> None:
-    """Open a personal link: the sign-in page refreshes to the server's root."""
-    page.goto(link)
-    page.wait_for_url(link.split("?", 1)[0])
-    page.wait_for_load_state()
-
-
-def _open(browser, link: str, width: int = 1366, height: int = 800):
-    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    _sign_in(page, link)
-    expect(page.locator("#doc-text")).not_to_be_empty()
-    page.errors = errors
-    return page
 
 
 def _judged(page) -> int:
@@ -147,7 +60,7 @@ def _wait_answered(page, n: int) -> None:
 
 
 def test_judge_by_keyboard_undo_reload_and_resume(server, browser, tmp_path):
-    page = _open(browser, server.links["ann"])
+    page = open_page(browser, server.links["ann"])
     page.screenshot(path=str(tmp_path / "assess-1366.png"))
     first = page.text_content("#topic-id")
     assert first in ("401", "402") and page.text_content("#topic-title")
@@ -181,7 +94,7 @@ def test_judge_by_keyboard_undo_reload_and_resume(server, browser, tmp_path):
 
 def _organiser_qrels(browser, server) -> list[str]:
     page = browser.new_page()
-    _sign_in(page, server.links["org"])
+    sign_in(page, server.links["org"])
     assert "PROVISIONAL" in page.content()
     response = page.request.get(server.url + "qrels")
     assert response.status == 200
@@ -189,7 +102,7 @@ def _organiser_qrels(browser, server) -> list[str]:
 
 
 def test_a_hostile_document_stays_text(server, browser):
-    page = _open(browser, server.links["ann"])
+    page = open_page(browser, server.links["ann"])
     text = page.text_content("#doc-text")
     assert '<img src=x onerror="window.pwned=1">' in text and "<script>" in text
     assert page.evaluate("window.pwned") is None
@@ -198,8 +111,8 @@ def test_a_hostile_document_stays_text(server, browser):
 
 
 def test_tokens_topics_and_csrf(server, browser):
-    ann = _open(browser, server.links["ann"])
-    bob = _open(browser, server.links["bob"])
+    ann = open_page(browser, server.links["ann"])
+    bob = open_page(browser, server.links["bob"])
     assert bob.text_content("#topic-id") in ("402", "403")
     csrf = ann.get_attribute("meta[name=csrf]", "content")
     # bob's session cannot judge a topic of ann's alone
@@ -225,8 +138,8 @@ def test_tokens_topics_and_csrf(server, browser):
 
 def test_two_assessors_in_parallel_then_a_killed_server_loses_nothing(server, browser,
                                                                       tmp_path):
-    ann = _open(browser, server.links["ann"])
-    bob = _open(browser, server.links["bob"], width=820, height=1180)  # a tablet
+    ann = open_page(browser, server.links["ann"])
+    bob = open_page(browser, server.links["bob"], width=820, height=1180)  # a tablet
     for i in range(3):
         ann.keyboard.press("1")
         bob.keyboard.press("0")
@@ -234,7 +147,7 @@ def test_two_assessors_in_parallel_then_a_killed_server_loses_nothing(server, br
         _wait_answered(bob, i + 2)
     bob.screenshot(path=str(tmp_path / "assess-tablet.png"))
     org = browser.new_page()
-    _sign_in(org, server.links["org"])
+    sign_in(org, server.links["org"])
     before = re.search(r"(\d+) of \d+ documents judged", org.inner_text("body")).group(0)
     server.kill()  # mid-topic: every acknowledged click is in the store
     server.start()
@@ -261,11 +174,9 @@ def test_model_labels_are_suggestions_to_post_edit(campaign, tmp_path, browser):
         config.write_text(yaml.safe_dump(data, sort_keys=False))
         assert cli.main(["judge", str(config), "--judge", "standin", "--pool", "web"]) == 0
         assert model.calls > 0
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "IRBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    port = _free_port()
-    server = Server(config, port, env, ("--suggest", "standin"))
+    server = Server(config, overlap=0.5, extra=("--suggest", "standin"))
     try:
-        page = _open(browser, links["ann"].replace("8765", str(port)))
+        page = open_page(browser, server.on_port(links["ann"]))
         suggestion = page.text_content("#suggestion")
         assert suggestion.startswith("A model judged this ") and "judge it yourself" in suggestion
         shown = int(suggestion.split()[4])
@@ -276,7 +187,7 @@ def test_model_labels_are_suggestions_to_post_edit(campaign, tmp_path, browser):
         page.keyboard.press(str(shown))  # kept
         _wait_answered(page, 3)
         org = browser.new_page()
-        _sign_in(org, links["org"].replace("8765", str(port)))
+        sign_in(org, server.on_port(links["org"]))
         assert "ann 401, 402 2" in " ".join(org.inner_text("body").split())
         assert "1 of 2" in org.inner_text("body")
     finally:
@@ -305,7 +216,7 @@ def test_a_link_from_another_site_neither_signs_in_nor_out_by_itself(server, bro
     folder, site = elsewhere
     (folder / "bob.html").write_text(f'<a id="go" href="{server.links["bob"]}">bob</a>')
     (folder / "ann.html").write_text(f'<a id="go" href="{server.links["ann"]}">ann</a>')
-    ann = _open(browser, server.links["ann"])
+    ann = open_page(browser, server.links["ann"])
     assert ann.text_content(".who") == "ann"
     ann.goto(site + "bob.html")  # a page elsewhere sends ann's browser to bob's link
     ann.click("#go")
@@ -327,22 +238,11 @@ def test_a_link_from_another_site_neither_signs_in_nor_out_by_itself(server, bro
     expect(ann.locator(".who")).to_have_text("bob")
 
 
-def _client(server, name: str):
-    import httpx
-
-    client = httpx.Client(base_url=server.url, follow_redirects=True)
-    page = client.get(server.links[name].replace(server.url, "/"))
-    assert page.status_code == 200
-    page = client.get("/")
-    csrf = re.search(r'name="csrf" content="([^"]+)"', page.text).group(1)
-    client.headers["X-CSRF-Token"] = csrf
-    return client
-
-
 def test_the_api_refuses_what_a_page_never_sends(server, campaign):
     """Straight to the real server (httpx): documents not handed out, labels of the wrong
     type, bodies that are not JSON objects, an assessor name of another pool."""
-    ann, bob = _client(server, "ann"), _client(server, "bob")
+    ann = client(server.url, server.links["ann"])
+    bob = client(server.url, server.links["bob"])
     held = bob.post("/api/next").json()["item"]
     mine = ann.post("/api/next").json()["item"]
     if held["query_id"] == "402":  # a document of a shared topic, handed to bob, not ann
@@ -365,7 +265,7 @@ def test_the_api_refuses_what_a_page_never_sends(server, campaign):
 def test_the_pages_on_a_wide_screen(server, browser, tmp_path):
     """At 1920 px: the topic beside the document, the document's lines kept to a readable
     length rather than stretched across the screen, the organiser's tables in the window."""
-    page = _open(browser, server.links["ann"], 1920, 1080)
+    page = open_page(browser, server.links["ann"], 1920, 1080)
     topic = page.locator("section[aria-label=Topic]").bounding_box()
     text = page.locator("#doc-text").bounding_box()
     assert topic["x"] + topic["width"] <= text["x"] and abs(topic["y"] - text["y"]) < 80
@@ -373,7 +273,7 @@ def test_the_pages_on_a_wide_screen(server, browser, tmp_path):
     page.screenshot(path=str(tmp_path / "assess-1920.png"))
     assert page.errors == []
     org = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
-    _sign_in(org, server.links["org"])
+    sign_in(org, server.links["org"])
     expect(org.locator("h2.provisional")).to_be_visible()
     for table in org.locator("table").all():
         box = table.bounding_box()

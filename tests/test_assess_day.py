@@ -26,20 +26,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from desk_server import ROOT, Server, free_port, needs_chromium, sign_in
 
 from irbench import cli
 from irbench.config import load_config
 from irbench.store import Store
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra")
 expect = playwright.expect
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian "
-                                "package 'chromium')")
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = needs_chromium
 SIZES = {"1366": (1366, 768), "1920": (1920, 1080), "tablet": (820, 1180)}
-
-from test_assess_browser import Server, _free_port, _sign_in, browser  # noqa: E402, F401
 
 
 def _cli(*args: str, env: dict) -> str:
@@ -63,7 +59,7 @@ class Desk:
         self.page = chromium.new_context(viewport={"width": width, "height": height}).new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        _sign_in(self.page, link)
+        sign_in(self.page, link)
         self.seen: list[tuple[str, str]] = []
 
     def answered(self) -> int:
@@ -142,15 +138,15 @@ def campaign(tmp_path, monkeypatch):
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("strategy", [("depth", "--param", "k=4"), ("mtf", "--budget", "7")],
                          ids=["depth", "mtf"])
-def test_a_day_at_the_desk(campaign, tmp_path, browser, strategy):  # noqa: F811
+def test_a_day_at_the_desk(campaign, tmp_path, browser, strategy):
     config = campaign
     env = {**os.environ, "PYTHONPATH": str(ROOT), "IRBENCH_CACHE_DIR": str(tmp_path / "cache")}
     _cli("pool", "start", str(config), "--name", "web", "--strategy", *strategy, env=env)
-    port = _free_port()
+    port = free_port()
     links = {name: _link(_cli("assess", str(config), "--pool", "web", "--add-assessor", name,
                               *extra, env=env), port)
              for name, extra in (("ann", ()), ("bob", ()), ("org", ("--organiser",)))}
-    server = Server(config, port, env)
+    server = Server(config, overlap=0.5, env=env, port=port)
     try:
         ann = Desk(browser, links["ann"], "1366")
         bob = Desk(browser, links["bob"], "1920")

@@ -6,23 +6,16 @@ its answers are the point, as a real ``python -m irbench assess`` process driven
 from __future__ import annotations
 
 import gzip
-import os
-import re
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from desk_server import Server, add_link, client
 
 from irbench import cli
 from irbench.assess.serve import DeskOptions, opened
 from irbench.config import load_config
 from irbench.store import Assessor, Store
 
-ROOT = Path(__file__).resolve().parents[1]
 ANN = Assessor(name="ann", role="assessor", topics=("401",), pool="web")
 DAN = Assessor(name="dan", role="assessor", topics=("401",), pool="web")
 ALL = Assessor(name="cat", role="assessor", topics=(), pool="web")
@@ -86,65 +79,6 @@ def test_a_latin1_docno_is_served_judged_undone_and_stored_by_the_desk(config):
         assert desk.undo(ANN).doc_id == SHOWN
 
 
-class Server:
-    """``irbench assess`` in a process of its own, as an organiser starts it; ``lines`` is
-    what it printed before serving."""
-
-    def __init__(self, config: Path, people: int, tmp_path: Path):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/"
-        env = {**os.environ, "PYTHONPATH": str(ROOT),
-               "IRBENCH_CACHE_DIR": str(tmp_path / "cache")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "irbench", "assess", str(config), "--pool", "web",
-             "--port", str(self.port), "--overlap", "0"], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        assert self.proc.stdout is not None
-        self.lines = [self.proc.stdout.readline() for _ in range(1 + people)]
-        assert b"irbench assess: pool 'web' at" in self.lines[0], self.lines
-        deadline = time.monotonic() + 60
-        while True:  # then uvicorn binds the port
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise AssertionError("the server did not listen") from None
-                time.sleep(0.05)
-
-    def client(self, link: str):
-        import httpx
-
-        client = httpx.Client(base_url=self.url, follow_redirects=True, timeout=30)
-        token = link.rsplit("token=", 1)[1]
-        assert client.get("/", params={"token": token}).status_code == 200
-        page = client.get("/")
-        assert page.status_code == 200
-        found = re.search(r'name="csrf" content="([^"]+)"', page.text)  # an assessor's page
-        if found:
-            client.headers["X-CSRF-Token"] = found.group(1)
-        return client
-
-    def stop(self) -> bytes:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        assert self.proc.stdout is not None
-        return self.proc.stdout.read()
-
-
-def _link(config: Path, name: str, capsys, *extra: str) -> str:
-    capsys.readouterr()
-    assert cli.main(["assess", str(config), "--pool", "web", "--add-assessor", name,
-                     *extra]) == 0
-    return capsys.readouterr().out.strip().rsplit(" ", 1)[1]
-
-
 @pytest.mark.timeout(180)
 def test_a_latin1_docno_never_leaves_an_assessor_stuck_on_the_server(config, tmp_path, capsys):
     """Before: every /api/next and /api/undo answered 400 (the JSON of the document could not
@@ -152,14 +86,14 @@ def test_a_latin1_docno_never_leaves_an_assessor_stuck_on_the_server(config, tmp
     ``caf\\xe9``; the desk's start-up lines escape a hostile name an older store kept."""
     _latin1_docno(config)
     cfg = _start(config, "depth", "--param", "k=3")
-    links = {"ann": _link(config, "ann", capsys, "--topics", "401"),
-             "org": _link(config, "org", capsys, "--organiser")}
+    links = {"ann": add_link(config, "ann", capsys, "--topics", "401"),
+             "org": add_link(config, "org", capsys, "--organiser")}
     with Store(str(cfg.store)) as store:  # a name from before names were checked
         store.add_assessor(Assessor(name="eve\x1b]0;owned\x07\u202e", role="assessor",
                                     topics=("402",), pool="web"), "0" * 64)
-    server = Server(config, 3, tmp_path)
+    server = Server(config, lines=3, text=False)
     try:
-        ann = server.client(links["ann"])
+        ann = client(server.url, links["ann"])
         answer = ann.post("/api/next")
         assert answer.status_code == 200, answer.text
         item = answer.json()["item"]
@@ -181,7 +115,7 @@ def test_a_latin1_docno_never_leaves_an_assessor_stuck_on_the_server(config, tmp
         assert relabel.status_code == 200, relabel.text
         after = ann.post("/api/next").json()["item"]  # and the next judgment is stored too
         assert ann.post("/api/judge", json={**after, "relevance": 0}).status_code == 200
-        qrels = server.client(links["org"]).get("/qrels")
+        qrels = client(server.url, links["org"]).get("/qrels")
         assert qrels.status_code == 200 and f"401 0 {SHOWN} 1\n" in qrels.text
     finally:
         rest = server.stop()
@@ -307,14 +241,14 @@ def test_an_empty_or_hostile_name_is_refused_before_any_server(config, capsys, n
 @pytest.mark.timeout(120)
 def test_a_name_of_the_other_role_says_so(config, capsys):
     _start(config)
-    _link(config, "org", capsys, "--organiser")
-    _link(config, "ann", capsys)
+    add_link(config, "org", capsys, "--organiser")
+    add_link(config, "ann", capsys)
     base = ["assess", str(config), "--pool", "web", "--add-assessor"]
     assert cli.main([*base, "org"]) == 1
     assert "'org' is an organiser of pool 'web' already" in capsys.readouterr().err
     assert cli.main([*base, "ann", "--organiser"]) == 1
     assert "'ann' is an assessor of pool 'web' already" in capsys.readouterr().err
-    assert _link(config, "org", capsys, "--organiser").startswith("http://")  # a new link
+    assert add_link(config, "org", capsys, "--organiser").startswith("http://")  # a new link
 
 
 @pytest.mark.timeout(120)
@@ -341,7 +275,7 @@ def test_unknown_or_empty_topics_are_refused(config, capsys, topics, said):
 @pytest.mark.timeout(120)
 def test_known_topics_are_kept_once_in_the_order_given(config, capsys):
     cfg = _start(config)
-    _link(config, "ann", capsys, "--topics", " 403, 401,403")
+    add_link(config, "ann", capsys, "--topics", " 403, 401,403")
     with Store(str(cfg.store)) as store:
         assert [a.topics for a in store.assessors("web")] == [("403", "401")]
     assert cli.main(["assess", str(config), "--pool", "web", "--topics", "401"]) == 1

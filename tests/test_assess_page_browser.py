@@ -13,23 +13,16 @@ import gzip
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from desk_server import Server, add_link, needs_chromium, open_page, sign_in
 
 from irbench import cli
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra")
 expect = playwright.expect
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian "
-                                "package 'chromium')")
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = needs_chromium
 LEVELS = "0:not relevant,1:related,2:<b>highly</b> relevant"
 SIZES = {"1366": (1366, 768), "1920": (1920, 1080), "tablet": (820, 1180)}
 LONG = "".join(f"Line {i} of a long document, read by scrolling.\n" for i in range(300))
@@ -51,43 +44,6 @@ def _shot(page, tmp_path: Path, name: str) -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``irbench assess`` in a process of its own, with the levels named."""
-
-    def __init__(self, config: Path, env: dict):
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "irbench", "assess", str(config), "--pool", "web",
-             "--port", str(self.port), "--overlap", "0", "--levels", LEVELS], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        first = self.proc.stdout.readline()  # printed once the store and documents are open
-        assert "irbench assess: pool 'web' at" in first, first + self.proc.stdout.read()
-        deadline = time.monotonic() + 30
-        while True:  # then uvicorn binds the port
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not listen"
-                time.sleep(0.05)
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        return self.proc.stdout.read()
-
-
 @pytest.fixture
 def server(tmp_path, capsys):
     """Pool 'web' (depth 3, a budget of 4 per topic) of long documents; ann and bob both judge
@@ -101,44 +57,17 @@ def server(tmp_path, capsys):
     config = folder / "campaign.yaml"
     assert cli.main(["pool", "start", str(config), "--name", "web", "--strategy", "depth",
                      "--param", "k=3", "--budget", "4"]) == 0
-    links = {}
-    for name, extra in (("ann", ["--topics", "401"]), ("bob", ["--topics", "401"]),
-                        ("cat", ["--topics", "402"]), ("org", ["--organiser"])):
-        capsys.readouterr()
-        assert cli.main(["assess", str(config), "--pool", "web", "--add-assessor", name,
-                         *extra]) == 0
-        links[name] = capsys.readouterr().out.strip().rsplit(" ", 1)[1]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    srv = Server(config, env)
-    srv.links = {k: v.replace("8765", str(srv.port)) for k, v in links.items()}
+    links = {name: add_link(config, name, capsys, *extra)
+             for name, extra in (("ann", ["--topics", "401"]), ("bob", ["--topics", "401"]),
+                                 ("cat", ["--topics", "402"]), ("org", ["--organiser"]))}
+    srv = Server(config, extra=("--levels", LEVELS))
+    srv.links = {k: srv.on_port(v) for k, v in links.items()}
     yield srv
     srv.stop()
 
 
-@pytest.fixture
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
-
-
 def _open(browser, link: str, size: str = "1366", wait_document: bool = True):
-    width, height = SIZES[size]
-    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(link)
-    page.wait_for_url(link.split("?", 1)[0])  # the sign-in page refreshes to the root
-    page.wait_for_load_state()
-    expect(page.locator("body")).to_have_attribute("data-answered", "1")
-    if wait_document:
-        expect(page.locator("#doc-text")).not_to_be_empty()
-    page.errors = errors
-    return page
+    return open_page(browser, link, *SIZES[size], document=wait_document)
 
 
 def _answered(page, n: int) -> None:
@@ -159,8 +88,7 @@ def _rows(page, table: str) -> dict[str, list[str]]:
 
 def _qrels(browser, server) -> list[str]:
     org = browser.new_page()
-    org.goto(server.links["org"])
-    org.wait_for_url(server.url)
+    sign_in(org, server.links["org"])
     response = org.request.get(server.url + "qrels")
     assert response.status == 200
     return response.text().splitlines()
@@ -264,8 +192,7 @@ def test_the_organiser_counts_judgments_after_an_undo_and_the_pages_at_three_siz
         assert keys["x"] >= 0 and keys["x"] + keys["width"] <= width
         _shot(page, tmp_path, f"assess-{size}")
         org = browser.new_context(viewport={"width": width, "height": height}).new_page()
-        org.goto(server.links["org"])
-        org.wait_for_url(server.url)
+        sign_in(org, server.links["org"])
         body = " ".join(org.inner_text("body").split())
         assert "1 judgments made in the browser (2 labels given" in body
         assert "budget over all topics: unlimited" in body

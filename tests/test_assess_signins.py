@@ -7,74 +7,17 @@ Debian's Chromium (those tests skipped where either is missing)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import signal
-import socket
 import stat
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from desk_server import CHROMIUM, Server, client, open_page, sign_in
 
 from irbench import cli
 from irbench.config import load_config
 from irbench.store import Store
-
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``irbench assess`` in a process of its own, started again on the same port after a
-    kill; ``start`` returns once the port is open."""
-
-    def __init__(self, config: Path, env: dict):
-        self.config, self.env, self.port = config, env, _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.start()
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "irbench", "assess", str(self.config), "--pool", "web",
-             "--port", str(self.port), "--overlap", "0"], env=self.env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        assert self.proc.stdout is not None
-        first = self.proc.stdout.readline()  # printed once the store is open
-        assert "irbench assess: pool 'web' at" in first, first + self.proc.stdout.read()
-        deadline = time.monotonic() + 60
-        while True:  # then uvicorn binds the port
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise AssertionError("the server did not listen") from None
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        assert self.proc.stdout is not None
-        return self.proc.stdout.read()
 
 
 @pytest.fixture
@@ -107,30 +50,14 @@ def _link(config: Path, capsys, name: str, *extra: str, pool: str = "web") -> st
 
 
 @pytest.fixture
-def server(campaign, tmp_path, capsys):
+def server(campaign, capsys):
     links = {"ann": _link(campaign, capsys, "ann", "--topics", "401"),
              "bob": _link(campaign, capsys, "bob", "--topics", "402"),
              "org": _link(campaign, capsys, "org", "--organiser")}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "IRBENCH_CACHE_DIR": str(tmp_path / "cache")}
-    srv = Server(campaign, env)
-    srv.links = {k: v.replace("127.0.0.1:8765/", f"127.0.0.1:{srv.port}/")
-                 for k, v in links.items()}
+    srv = Server(campaign)
+    srv.links = {k: srv.on_port(v) for k, v in links.items()}
     yield srv
     srv.stop()
-
-
-def _client(url: str, link: str) -> httpx.Client:
-    """A browser-like client signed in with ``link`` (its page's CSRF token in its headers)."""
-    client = httpx.Client(base_url=url, follow_redirects=True, timeout=30)
-    assert client.get("/", params={"token": link.rsplit("token=", 1)[1]}).status_code == 200
-    page = client.get("/")
-    assert page.status_code == 200, page.text
-    found = re.search(r'name="csrf" content="([^"]+)"', page.text)
-    if found:
-        client.headers["X-CSRF-Token"] = found.group(1)
-    else:  # the organiser's: the token of their people section's calls
-        client.headers["X-CSRF-Token"] = client.get("/api/people").json()["csrf"]
-    return client
 
 
 def _judge_next(client: httpx.Client) -> dict:
@@ -161,7 +88,7 @@ def test_an_assessor_added_from_the_command_line_judges_and_revoked_is_refused(
     assert stat.S_IMODE(runtime.stat().st_mode) == 0o600  # the admin secret: the owner's only
     link = _link(campaign, capsys, "cat", "--topics", "403")
     assert link.startswith(server.url + "?token=")  # the server's own address
-    cat = _client(server.url, link)
+    cat = client(server.url, link)
     item = _judge_next(cat)
     assert item["query_id"] == "403"
     code, out, err = _cli(campaign, capsys, "--revoke", "cat")
@@ -171,7 +98,7 @@ def test_an_assessor_added_from_the_command_line_judges_and_revoked_is_refused(
     assert cat.get("/").status_code == 401
     code, out, err = _cli(campaign, capsys, "--revoke", "cat")  # twice: said, not silent
     assert code == 1 and "'cat' was revoked already" in err
-    ann = _client(server.url, server.links["ann"])  # the others unaffected
+    ann = client(server.url, server.links["ann"])  # the others unaffected
     assert _judge_next(ann)["query_id"] == "401"
     printed = server.stop()
     assert not runtime.exists()  # removed at a clean stop
@@ -188,7 +115,7 @@ def test_topics_reassigned_from_the_command_line_take_effect_at_the_next_documen
     """ann holds a document of 401; given 402 instead, her next document is of 402 and the
     one she held goes back to the pool (bob, given 401, gets it); an organiser has no topics;
     a name the pool does not have is said so."""
-    ann, bob = _client(server.url, server.links["ann"]), _client(server.url, server.links["bob"])
+    ann, bob = client(server.url, server.links["ann"]), client(server.url, server.links["bob"])
     held = ann.post("/api/next").json()["item"]
     assert held["query_id"] == "401"
     code, out, err = _cli(campaign, capsys, "--set-topics", "ann", "--topics", "402")
@@ -230,10 +157,10 @@ def test_another_role_or_pool_is_refused_as_before_while_the_server_runs(
     assert code == 1 and "held by the server of pool 'web'" in err
     other = httpx.Client(base_url=server.url, timeout=30)
     assert other.get("/", params={"token": zed.rsplit("token=", 1)[1]}).status_code == 401
-    ann = _client(server.url, server.links["ann"])
+    ann = client(server.url, server.links["ann"])
     assert ann.post("/api/people/add", json={"name": "mal"}).status_code == 403
     assert ann.get("/api/people").status_code == 403
-    org = _client(server.url, server.links["org"])
+    org = client(server.url, server.links["org"])
     bare = httpx.Client(base_url=server.url, cookies=org.cookies, timeout=30)
     assert bare.post("/api/people/revoke", json={"name": "ann"}).status_code == 403  # CSRF
     forged = httpx.Client(base_url=server.url, timeout=30,
@@ -259,7 +186,7 @@ def test_a_killed_server_leaves_a_stale_runtime_file_the_command_line_sees_throu
     assert link.startswith("http://127.0.0.1:8765/?token=") and not runtime.exists()
     server.start()
     assert runtime.exists()
-    dan = _client(server.url, link.replace("127.0.0.1:8765/", f"127.0.0.1:{server.port}/"))
+    dan = client(server.url, server.on_port(link))
     assert _judge_next(dan)["query_id"] == "403"
 
 
@@ -269,7 +196,7 @@ def test_the_csrf_token_of_a_page_from_before_a_sigkill_is_good_after_the_restar
     """Before: 403 'CSRF check failed' for every page opened before a restart. Now the
     token a page was given before a SIGKILL is taken by the restarted server, and the pool's
     secret is the one made at the first start."""
-    ann = _client(server.url, server.links["ann"])
+    ann = client(server.url, server.links["ann"])
     _judge_next(ann)
     store = load_config(campaign).store
     server.kill()
@@ -303,29 +230,6 @@ browser_only = pytest.mark.skipif(_browser_missing() is not None,
                                   reason=_browser_missing() or "")
 
 
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        yield b
-        b.close()
-
-
-def _open(browser, link: str):
-    from playwright.sync_api import expect
-
-    page = browser.new_context(viewport={"width": 1366, "height": 800}).new_page()
-    page.goto(link)
-    page.wait_for_url(link.split("?", 1)[0])
-    page.wait_for_load_state()
-    expect(page.locator("#doc-text")).not_to_be_empty()
-    return page
-
-
 @browser_only
 @pytest.mark.timeout(240)
 def test_an_open_page_saves_its_next_keypress_after_a_sigkill_and_a_restart(
@@ -336,7 +240,7 @@ def test_an_open_page_saves_its_next_keypress_after_a_sigkill_and_a_restart(
     keypress, no reload; the secret is printed nowhere."""
     from playwright.sync_api import expect
 
-    page = _open(browser, server.links["ann"])
+    page = open_page(browser, server.links["ann"])
     page.keyboard.press("1")
     expect(page.locator("body")).to_have_attribute("data-answered", "2")
     server.kill()
@@ -362,8 +266,7 @@ def test_the_organiser_adds_revokes_and_reassigns_on_their_page(server, campaign
     from playwright.sync_api import expect
 
     org = browser.new_context().new_page()
-    org.goto(server.links["org"])
-    org.wait_for_url(server.url)
+    sign_in(org, server.links["org"])
     expect(org.locator("#people-list tr")).to_have_count(3)
     org.fill("#people-name", "eve")
     org.fill("#people-topics", "403")
@@ -371,7 +274,7 @@ def test_the_organiser_adds_revokes_and_reassigns_on_their_page(server, campaign
     expect(org.locator("#people-link")).to_have_text(re.compile(r"^http://.*\?token=\S+$"))
     link = org.text_content("#people-link")
     expect(org.locator("#people-list tr")).to_have_count(4)
-    eve = _open(browser, link)
+    eve = open_page(browser, link)
     assert eve.text_content("#topic-id") == "403"
     eve.keyboard.press("1")
     expect(eve.locator("body")).to_have_attribute("data-answered", "2")
@@ -382,7 +285,7 @@ def test_the_organiser_adds_revokes_and_reassigns_on_their_page(server, campaign
     eve.keyboard.press("1")
     expect(eve.locator("#status")).to_contain_text("no valid token")
     assert eve.request.post(server.url + "api/next").status == 401
-    ann = _client(server.url, server.links["ann"])
+    ann = client(server.url, server.links["ann"])
     assert ann.post("/api/next").json()["item"]["query_id"] == "401"
     ann_row = org.locator("#people-list tr[data-name=ann]")
     ann_row.locator("input").fill("403")
@@ -402,7 +305,7 @@ def test_a_page_on_a_document_no_longer_theirs_moves_on_after_saying_so(
     used to stay on the refused document until s)."""
     from playwright.sync_api import expect
 
-    page = _open(browser, server.links["ann"])
+    page = open_page(browser, server.links["ann"])
     assert page.text_content("#topic-id") == "401"
     assert _cli(campaign, capsys, "--set-topics", "ann", "--topics", "402")[0] == 0
     page.keyboard.press("1")

@@ -9,15 +9,13 @@ from ``/qrels`` wherever two assessors disagreed; no ``--rule`` gave the server'
 from __future__ import annotations
 
 import os
-import re
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from desk_server import ROOT, Server, add_link, client
 
 from irbench import cli
 from irbench.assess.serve import DeskOptions, opened
@@ -26,7 +24,6 @@ from irbench.ids import id_text
 from irbench.judgments.rules import POOL_RULE, RULES, combine, made
 from irbench.store import Assessor
 
-ROOT = Path(__file__).resolve().parents[1]
 ANN = Assessor(name="ann", role="assessor", topics=("401",), pool="web")
 BOB = Assessor(name="bob", role="assessor", topics=("401",), pool="web")
 
@@ -161,59 +158,6 @@ def test_the_desk_the_rule_and_irbench_qrels_agree(config, tmp_path, strategy):
 # -- the real server: /qrels while it runs, irbench qrels --pool once stopped
 
 
-def _link(config: Path, name: str, capsys, *extra: str) -> str:
-    capsys.readouterr()
-    assert cli.main(["assess", str(config), "--pool", "web", "--add-assessor", name,
-                     *extra]) == 0
-    return capsys.readouterr().out.strip().rsplit(" ", 1)[1]
-
-
-class _Server:
-    """``irbench assess --overlap 1`` in a process of its own."""
-
-    def __init__(self, config: Path, tmp_path: Path):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/"
-        env = {**os.environ, "PYTHONPATH": str(ROOT),
-               "IRBENCH_CACHE_DIR": str(tmp_path / "cache")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "irbench", "assess", str(config), "--pool", "web",
-             "--port", str(self.port), "--overlap", "1"], env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise AssertionError("the server did not listen") from None
-                time.sleep(0.05)
-
-    def client(self, link: str):
-        import httpx
-
-        client = httpx.Client(base_url=self.url, follow_redirects=True, timeout=30)
-        token = link.rsplit("token=", 1)[1]
-        assert client.get("/", params={"token": token}).status_code == 200
-        found = re.search(r'name="csrf" content="([^"]+)"', client.get("/").text)
-        if found:
-            client.headers["X-CSRF-Token"] = found.group(1)
-        return client
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(2)  # SIGINT: uvicorn stops, the desk saves its state
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def _judge(client, label: int) -> dict | None:
     item = client.post("/api/next").json().get("item")
     if item is not None:
@@ -228,12 +172,12 @@ def test_the_servers_qrels_are_irbench_qrels_byte_for_byte(config, tmp_path, cap
     assert cli.main(["pool", "start", str(config), "--name", "web", "--strategy", "depth",
                      "--param", "k=3"]) == 0
     q, d = _file_first(config, tmp_path)
-    links = {"ann": _link(config, "ann", capsys, "--topics", "401"),
-             "bob": _link(config, "bob", capsys, "--topics", "401"),
-             "org": _link(config, "org", capsys, "--organiser")}
-    server = _Server(config, tmp_path)
+    links = {"ann": add_link(config, "ann", capsys, "--topics", "401"),
+             "bob": add_link(config, "bob", capsys, "--topics", "401"),
+             "org": add_link(config, "org", capsys, "--organiser")}
+    server = Server(config, overlap=1)
     try:
-        ann, bob = server.client(links["ann"]), server.client(links["bob"])
+        ann, bob = client(server.url, links["ann"]), client(server.url, links["bob"])
         for i in range(5):
             _judge(ann, 2)
             if i == 2:  # ann undoes: her latest label is the pool's
@@ -242,7 +186,7 @@ def test_the_servers_qrels_are_irbench_qrels_byte_for_byte(config, tmp_path, cap
                                                     "doc_id": item["doc_id"],
                                                     "relevance": 1}).status_code == 200
             _judge(bob, 0)  # bob: ann's documents second (overlap 1), then his own
-        served = server.client(links["org"]).get("/qrels")
+        served = client(server.url, links["org"]).get("/qrels")
         assert served.status_code == 200, served.text
     finally:
         server.stop()
