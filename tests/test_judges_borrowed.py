@@ -9,72 +9,33 @@ stand-in answering differently (tests/chat_server.py)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
-import yaml
 from chat_server import ChatServer
+from judge_campaign import (
+    JUDGMENT,
+    MODEL,
+    PAIRS,
+    always,
+    config_with,
+    entry,
+    labels_of,
+    make_template,
+    run_judge,
+    schema_15_store,
+    store_path,
+)
 
-from irbench import cli
-from irbench.store import MIGRATIONS, ModelAnswer, Store
+from irbench.store import ModelAnswer, Store
 
-PAIRS = 6
 BORROWED = 4  # the pairs B took from A in the old store; it asked the other two itself
-MODEL = "llama"
-JUDGMENT = ("pool", "query_id", "doc_id", "relevance", "source", "judge", "judge_kind", "model",
-            "prompt_sha256", "answer")
-
-
-def _always(grade: int):
-    return lambda body: f"##final score: {grade}"
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("borrowed") / "camp"
-    assert cli.main(["simulate", str(folder), "--groups", "2", "--topics", "3",
-                     "--pool-depth", "5", "--seed", "7"]) == 0
-    lines = (folder / "qrels.txt").read_text().splitlines()[:PAIRS]
-    (folder / "pairs.txt").write_text("".join(f"{x.split()[0]} {x.split()[2]}\n"
-                                              for x in lines))
-    return folder
-
-
-def _entry(server: ChatServer, **more) -> dict:
-    return {"base_url": server.base_url, "model": MODEL, "backoff": 0, "retries": 1,
-            "timeout": 10, "concurrency": 2, **more}
-
-
-def _campaign(template: Path, tmp_path: Path, judges: dict) -> Path:
-    folder = tmp_path / "camp"
-    if not folder.exists():
-        shutil.copytree(template, folder)
-    config = folder / "campaign.yaml"
-    data = yaml.safe_load(config.read_text())
-    data["judges"] = judges
-    config.write_text(yaml.safe_dump(data, sort_keys=False))
-    return config
-
-
-def _store(config: Path) -> str:
-    return str(config.parent / "campaign.duckdb")
-
-
-def _judge(config: Path, name: str, capsys) -> tuple[int, str]:
-    rc = cli.main(["judge", str(config), "--judge", name, "--pairs",
-                   str(config.parent / "pairs.txt")])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return rc, out
-
-
-def _labels(config: Path, judge: str) -> dict[tuple[str, str], int]:
-    with Store(_store(config), read_only=True) as store:
-        cols = store.judgment_columns(None, [judge])
-    return dict(zip(zip(cols["query_id"].tolist(), cols["doc_id"].tolist()),
-                    cols["relevance"].tolist()))
+    return make_template(tmp_path_factory.mktemp("borrowed"), seed=7)
 
 
 def _judgments(path: str, judges: tuple[str, ...]) -> list[tuple]:
@@ -83,34 +44,17 @@ def _judgments(path: str, judges: tuple[str, ...]) -> list[tuple]:
                            "list_contains(?, judge) ORDER BY ALL", [list(judges)]).fetchall()
 
 
-def _old_store(path: str, judges: list[tuple], answers: list[tuple],
-               judgments: list[tuple]) -> None:
-    """A store as irbench wrote it at schema 15, answers keyed by model name alone."""
-    con = duckdb.connect(path)
-    con.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
-                "applied_at TIMESTAMP)")
-    for version, (name, sql) in enumerate(MIGRATIONS[:15], 1):
-        con.execute(sql)
-        con.execute("INSERT INTO migrations VALUES (?, ?, now())", [version, name])
-    con.executemany("INSERT INTO judges VALUES (?, 'model', ?, ?, ?, now())", judges)
-    con.executemany("INSERT INTO model_answers VALUES (?, ?, ?, ?, ?, ?, ?, 5, 2, 0.1, now())",
-                    answers)
-    con.executemany(f"INSERT INTO judgments ({', '.join(JUDGMENT)}, judged_at) "
-                    f"VALUES ({', '.join('?' * len(JUDGMENT))}, now())", judgments)
-    con.close()
-
-
 @pytest.mark.timeout(180)
 def test_labels_borrowed_from_another_server_are_removed_and_rejudged(template, tmp_path,
                                                                        capsys):
-    with ChatServer(_always(3)) as a, ChatServer(_always(1)) as b:
-        config = _campaign(template, tmp_path, {"llama-a": _entry(a), "llama-b": _entry(b)})
-        rc, _ = _judge(config, "llama-a", capsys)  # the requests' sha256, as judged today
+    with ChatServer(always(3)) as a, ChatServer(always(1)) as b:
+        config = config_with(template, tmp_path, {"llama-a": entry(a), "llama-b": entry(b)})
+        rc, _, _ = run_judge(config, "llama-a", capsys)  # the requests' sha256, as judged today
         assert rc == 0 and a.calls == PAIRS
-        with Store(_store(config), read_only=True) as store:
+        with Store(store_path(config), read_only=True) as store:
             _, asked = store.query("SELECT model, prompt_sha256, query_id, doc_id, answer "
                                    "FROM model_answers ORDER BY query_id, doc_id")
-        Path(_store(config)).unlink()
+        Path(store_path(config)).unlink()
         a_text, b_text = "##final score: 3", "##final score: 1"
         assert {r[4] for r in asked} == {a_text}
 
@@ -129,7 +73,7 @@ def test_labels_borrowed_from_another_server_are_removed_and_rejudged(template, 
         # reuses A's answers) took them too; H's labels have a text no stored answer has; G's
         # (model mistral) are answers of a judge the store does not know ('gone': endpoint
         # unknown); an assessor and an imported model qrels label them too
-        _old_store(_store(config), [
+        schema_15_store(store_path(config), [
             ("llama-a", MODEL, a.base_url, "{}"), ("llama-b", MODEL, b.base_url, "{}"),
             ("llama-e", MODEL, a.base_url, "{}"), ("llama-c", MODEL, None, "{}"),
             ("llama-d", MODEL, "", "{}"),
@@ -150,47 +94,47 @@ def test_labels_borrowed_from_another_server_are_removed_and_rejudged(template, 
             + [judgment(r, "imported", a_text, 2, sha=False) for r in lent])
         others = ("llama-a", "llama-e", "llama-c", "llama-d", "llama-f", "llama-h",
                   "mistral-g", "ann", "imported")
-        assert len(_judgments(_store(config), others)) == 8 * BORROWED + PAIRS
-        before = _judgments(_store(config), others)
-        with Store(_store(config)):  # migrates
+        assert len(_judgments(store_path(config), others)) == 8 * BORROWED + PAIRS
+        before = _judgments(store_path(config), others)
+        with Store(store_path(config)):  # migrates
             pass
         # B's four borrowed labels are gone, its own two kept; nobody else's touched
-        assert _judgments(_store(config), ("llama-b",)) == sorted(
+        assert _judgments(store_path(config), ("llama-b",)) == sorted(
             judgment(r, "llama-b", b_text, 1, pool="web") for r in own)
-        assert _judgments(_store(config), others) == before
+        assert _judgments(store_path(config), others) == before
         # a rerun of B asks its server for the four pairs it had borrowed, and records them
-        rc, out = _judge(config, "llama-b", capsys)
+        rc, out, _ = run_judge(config, "llama-b", capsys)
         assert rc == 0, out
         assert f"{PAIRS - BORROWED} answered before (no call), {BORROWED} new answers" in out
         assert b.calls == BORROWED and a.calls == PAIRS
-    assert _labels(config, "llama-b") == {(r[2], r[3]): 1 for r in asked}
-    assert _labels(config, "llama-a") == {(r[2], r[3]): 3 for r in lent}
-    assert _judgments(_store(config), others) == before
+    assert labels_of(config, "llama-b") == {(r[2], r[3]): 1 for r in asked}
+    assert labels_of(config, "llama-a") == {(r[2], r[3]): 3 for r in lent}
+    assert _judgments(store_path(config), others) == before
 
 
 @pytest.mark.timeout(120)
 def test_an_own_answer_replaces_a_label_reused_from_another_endpoint(template, tmp_path,
                                                                       capsys):
-    with ChatServer(_always(3)) as a, ChatServer(_always(1)) as b:
-        config = _campaign(template, tmp_path, {
-            "llama-a": _entry(a), "llama-b": _entry(b, reuse_answers_from=["llama-a"])})
-        assert _judge(config, "llama-a", capsys)[0] == 0
-        rc, out = _judge(config, "llama-b", capsys)
-        assert rc == 0 and b.calls == 0 and set(_labels(config, "llama-b").values()) == {3}
+    with ChatServer(always(3)) as a, ChatServer(always(1)) as b:
+        config = config_with(template, tmp_path, {
+            "llama-a": entry(a), "llama-b": entry(b, reuse_answers_from=["llama-a"])})
+        assert run_judge(config, "llama-a", capsys)[0] == 0
+        rc, out, _ = run_judge(config, "llama-b", capsys)
+        assert rc == 0 and b.calls == 0 and set(labels_of(config, "llama-b").values()) == {3}
         # the config no longer lets B reuse A's answers: B asks its server, its labels follow
-        _campaign(template, tmp_path, {"llama-a": _entry(a), "llama-b": _entry(b)})
-        rc, out = _judge(config, "llama-b", capsys)
+        config_with(template, tmp_path, {"llama-a": entry(a), "llama-b": entry(b)})
+        rc, out, _ = run_judge(config, "llama-b", capsys)
         assert rc == 0 and f"0 answered before (no call), {PAIRS} new answers" in out
         assert b.calls == PAIRS and a.calls == PAIRS
-        assert _labels(config, "llama-b") == {k: 1 for k in _labels(config, "llama-a")}
-        assert set(_labels(config, "llama-a").values()) == {3}
-        assert len(_labels(config, "llama-b")) == PAIRS
+        assert labels_of(config, "llama-b") == {k: 1 for k in labels_of(config, "llama-a")}
+        assert set(labels_of(config, "llama-a").values()) == {3}
+        assert len(labels_of(config, "llama-b")) == PAIRS
         # reuse allowed again: B's own answers come first, its labels stay its own
-        _campaign(template, tmp_path, {
-            "llama-a": _entry(a), "llama-b": _entry(b, reuse_answers_from=["llama-a"])})
-        rc, out = _judge(config, "llama-b", capsys)
+        config_with(template, tmp_path, {
+            "llama-a": entry(a), "llama-b": entry(b, reuse_answers_from=["llama-a"])})
+        rc, out, _ = run_judge(config, "llama-b", capsys)
         assert rc == 0 and f"{PAIRS} answered before (no call)" in out and b.calls == PAIRS
-        assert set(_labels(config, "llama-b").values()) == {1}
+        assert set(labels_of(config, "llama-b").values()) == {1}
 
 
 def _answer(judge: str, endpoint: str | None, text: str, grade: int | None,

@@ -11,67 +11,36 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
-import yaml
 from chat_server import ChatServer, Fault
+from judge_campaign import (
+    MODEL,
+    PAIRS,
+    always,
+    config_with,
+    entry,
+    labels_of,
+    make_template,
+    run_judge,
+    schema_15_store,
+    store_path,
+)
 
 from irbench import cli
 from irbench.config import load_config
 from irbench.errors import ConfigError
-from irbench.store import MIGRATIONS, Store
+from irbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-PAIRS = 6
-MODEL = "llama"
-
-
-def _always(grade: int):
-    return lambda body: f"##final score: {grade}"
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("endpoints") / "camp"
-    assert cli.main(["simulate", str(folder), "--groups", "2", "--topics", "3",
-                     "--pool-depth", "5", "--seed", "5"]) == 0
-    lines = (folder / "qrels.txt").read_text().splitlines()[:PAIRS]
-    (folder / "pairs.txt").write_text("".join(f"{x.split()[0]} {x.split()[2]}\n"
-                                              for x in lines))
-    return folder
-
-
-def _judge_entry(server: ChatServer, **more) -> dict:
-    return {"base_url": server.base_url, "model": MODEL, "backoff": 0, "retries": 1,
-            "timeout": 10, "concurrency": 2, **more}
-
-
-def _campaign(template: Path, tmp_path: Path, judges: dict) -> Path:
-    folder = tmp_path / "camp"
-    if not folder.exists():
-        shutil.copytree(template, folder)
-    config = folder / "campaign.yaml"
-    data = yaml.safe_load(config.read_text())
-    data["judges"] = judges
-    config.write_text(yaml.safe_dump(data, sort_keys=False))
-    return config
-
-
-def _store(config: Path) -> str:
-    return str(config.parent / "campaign.duckdb")
-
-
-def _judge(config: Path, name: str, capsys) -> tuple[int, str, str]:
-    rc = cli.main(["judge", str(config), "--judge", name, "--pairs",
-                   str(config.parent / "pairs.txt")])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return rc, out, err
+    return make_template(tmp_path_factory.mktemp("endpoints"), seed=5)
 
 
 def _judge_process(config: Path, name: str) -> subprocess.CompletedProcess:
@@ -80,13 +49,6 @@ def _judge_process(config: Path, name: str) -> subprocess.CompletedProcess:
                            name, "--pairs", str(config.parent / "pairs.txt")],
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
                           text=True, timeout=120)
-
-
-def _labels(config: Path, judge: str) -> dict[tuple[str, str], int]:
-    with Store(_store(config), read_only=True) as store:
-        cols = store.judgment_columns(None, [judge])
-    return dict(zip(zip(cols["query_id"].tolist(), cols["doc_id"].tolist()),
-                    cols["relevance"].tolist()))
 
 
 def _judges_table(config: Path, capsys) -> dict[str, dict[str, str]]:
@@ -108,34 +70,34 @@ def _judges_table(config: Path, capsys) -> dict[str, dict[str, str]]:
 
 @pytest.mark.timeout(120)
 def test_two_servers_of_one_model_name_never_share_answers(template, tmp_path, capsys):
-    with ChatServer(_always(3)) as a, ChatServer(_always(1)) as b, \
-            ChatServer(_always(0)) as c, ChatServer(_always(0)) as d:
-        config = _campaign(template, tmp_path, {
-            "llama-a": _judge_entry(a), "llama-b": _judge_entry(b),
-            "llama-c": _judge_entry(c, reuse_answers_from=["llama-a"]),
-            "llama-d": _judge_entry(d, reuse_answers_from=[b.base_url + "/"])})
-        rc, out, _ = _judge(config, "llama-a", capsys)
+    with ChatServer(always(3)) as a, ChatServer(always(1)) as b, \
+            ChatServer(always(0)) as c, ChatServer(always(0)) as d:
+        config = config_with(template, tmp_path, {
+            "llama-a": entry(a), "llama-b": entry(b),
+            "llama-c": entry(c, reuse_answers_from=["llama-a"]),
+            "llama-d": entry(d, reuse_answers_from=[b.base_url + "/"])})
+        rc, out, _ = run_judge(config, "llama-a", capsys)
         assert rc == 0 and f"{PAIRS} new answers" in out and a.calls == PAIRS
         # before: B made 0 calls and took A's labels; now it asks its own server
-        rc, out, _ = _judge(config, "llama-b", capsys)
+        rc, out, _ = run_judge(config, "llama-b", capsys)
         assert rc == 0 and f"0 answered before (no call), {PAIRS} new answers" in out
         assert b.calls == PAIRS and a.calls == PAIRS
-        assert set(_labels(config, "llama-a").values()) == {3}
-        assert set(_labels(config, "llama-b").values()) == {1}
-        assert len(_labels(config, "llama-b")) == PAIRS
+        assert set(labels_of(config, "llama-a").values()) == {3}
+        assert set(labels_of(config, "llama-b").values()) == {1}
+        assert len(labels_of(config, "llama-b")) == PAIRS
         # reuse_answers_from names judge A: C asks nothing and has A's labels
-        rc, out, err = _judge(config, "llama-c", capsys)
+        rc, out, err = run_judge(config, "llama-c", capsys)
         assert rc == 0 and f"{PAIRS} answered before (no call), 0 new answers" in out
         assert f"{PAIRS} of the answers held before came from another endpoint" in err
-        assert c.calls == 0 and _labels(config, "llama-c") == _labels(config, "llama-a")
+        assert c.calls == 0 and labels_of(config, "llama-c") == labels_of(config, "llama-a")
         # ... or B's base_url (a trailing / as written in a config): D has B's labels
-        rc, out, _ = _judge(config, "llama-d", capsys)
+        rc, out, _ = run_judge(config, "llama-d", capsys)
         assert rc == 0 and d.calls == 0
-        assert _labels(config, "llama-d") == _labels(config, "llama-b")
+        assert labels_of(config, "llama-d") == labels_of(config, "llama-b")
         # a rerun of B still takes its own answers (its own endpoint comes first)
-        rc, out, _ = _judge(config, "llama-b", capsys)
+        rc, out, _ = run_judge(config, "llama-b", capsys)
         assert rc == 0 and f"{PAIRS} answered before" in out and b.calls == PAIRS
-    with Store(_store(config), read_only=True) as store:
+    with Store(store_path(config), read_only=True) as store:
         _, rows = store.query("SELECT endpoint, judge, count(*), sum(requests) FROM "
                               "model_answers GROUP BY ALL ORDER BY judge")
     # the answers reused are kept once, under the endpoint that gave them
@@ -144,10 +106,10 @@ def test_two_servers_of_one_model_name_never_share_answers(template, tmp_path, c
 
 @pytest.mark.timeout(60)
 def test_reuse_answers_from_is_checked(template, tmp_path):
-    with ChatServer(_always(1)) as a:
-        config = _campaign(template, tmp_path, {
-            "x": _judge_entry(a, reuse_answers_from="llama-a"),
-            "y": _judge_entry(a, reuse_answers_from=[
+    with ChatServer(always(1)) as a:
+        config = config_with(template, tmp_path, {
+            "x": entry(a, reuse_answers_from="llama-a"),
+            "y": entry(a, reuse_answers_from=[
                 "https://bob:pw@h.example/v1", "ftp://h/v1", "no spaces", 7, "y",
                 a.base_url, "fine", "https://h.example/v1/"])})
         with pytest.raises(ConfigError) as info:
@@ -165,43 +127,29 @@ def test_reuse_answers_from_is_checked(template, tmp_path):
     assert "bob:pw" not in text and "[6]" not in text and "[7]" not in text
 
 
-def _schema_15_store(path: str, judges: list[tuple], answers: list[tuple]) -> None:
-    """A store as irbench wrote it at schema 15: its migrations, its judges and answers."""
-    con = duckdb.connect(path)
-    con.execute("CREATE TABLE migrations (version INTEGER PRIMARY KEY, name VARCHAR, "
-                "applied_at TIMESTAMP)")
-    for version, (name, sql) in enumerate(MIGRATIONS[:15], 1):
-        con.execute(sql)
-        con.execute("INSERT INTO migrations VALUES (?, ?, now())", [version, name])
-    con.executemany("INSERT INTO judges VALUES (?, 'model', ?, ?, '{}', now())", judges)
-    con.executemany("INSERT INTO model_answers VALUES (?, ?, ?, ?, ?, ?, ?, 5, 2, 0.1, now())",
-                    answers)
-    con.close()
-
-
 @pytest.mark.timeout(120)
 def test_a_store_of_schema_15_with_answers_migrates_and_keeps_them(template, tmp_path, capsys):
-    with ChatServer(_always(2)) as a, ChatServer(_always(0)) as b, \
-            ChatServer(_always(0)) as c:
-        config = _campaign(template, tmp_path, {
-            "llama-a": _judge_entry(a), "llama-b": _judge_entry(b),
-            "llama-c": _judge_entry(c, reuse_answers_from=["gone"])})
-        rc, _, _ = _judge(config, "llama-a", capsys)  # the requests' sha256, as judged today
+    with ChatServer(always(2)) as a, ChatServer(always(0)) as b, \
+            ChatServer(always(0)) as c:
+        config = config_with(template, tmp_path, {
+            "llama-a": entry(a), "llama-b": entry(b),
+            "llama-c": entry(c, reuse_answers_from=["gone"])})
+        rc, _, _ = run_judge(config, "llama-a", capsys)  # the requests' sha256, as judged today
         assert rc == 0 and a.calls == PAIRS
-        with Store(_store(config), read_only=True) as store:
+        with Store(store_path(config), read_only=True) as store:
             _, answered = store.query("SELECT model, prompt_sha256, query_id, doc_id, judge, "
                                       "answer, relevance FROM model_answers ORDER BY doc_id")
-        os.remove(_store(config))
+        os.remove(store_path(config))
         # at schema 15: A's answers of four pairs, those of a judge the store does not know
         # ('gone') of the other two
         old = [(*r[:4], "gone", "##final score: 1", 1) for r in answered[:2]] + answered[2:]
-        _schema_15_store(_store(config), [("llama-a", MODEL, a.base_url)], old)
-        rc, out, _ = _judge(config, "llama-a", capsys)  # migrates, then judges
+        schema_15_store(store_path(config), [("llama-a", MODEL, a.base_url, "{}")], old)
+        rc, out, _ = run_judge(config, "llama-a", capsys)  # migrates, then judges
         assert rc == 0
         # A's answers are kept and reused; the two answered only by 'gone' are asked again
         assert f"{PAIRS - 2} answered before (no call), 2 new answers" in out
         assert a.calls == PAIRS + 2
-        with Store(_store(config), read_only=True) as store:
+        with Store(store_path(config), read_only=True) as store:
             _, rows = store.query("SELECT endpoint, judge, count(*), count(requests) FROM "
                                   "model_answers GROUP BY ALL ORDER BY judge")
             _, version = store.query("SELECT max(version) FROM migrations")
@@ -209,9 +157,9 @@ def test_a_store_of_schema_15_with_answers_migrates_and_keeps_them(template, tmp
         # A's four kept (their requests unknown) and two new; gone's two under 'unknown'
         assert rows == [("unknown", "gone", 2, 0), (a.base_url, "llama-a", PAIRS, 2)]
         # B (another server) asks its own; C, allowed 'gone', takes its two answers
-        rc, out, _ = _judge(config, "llama-b", capsys)
+        rc, out, _ = run_judge(config, "llama-b", capsys)
         assert rc == 0 and b.calls == PAIRS
-        rc, out, _ = _judge(config, "llama-c", capsys)
+        rc, out, _ = run_judge(config, "llama-c", capsys)
         assert rc == 0 and "2 answered before (no call)" in out and c.calls == PAIRS - 2
         table = _judges_table(config, capsys)
     assert table["llama-a"]["calls"] == str(PAIRS)
@@ -222,12 +170,12 @@ def test_a_store_of_schema_15_with_answers_migrates_and_keeps_them(template, tmp
 
 @pytest.mark.timeout(120)
 def test_a_journal_written_before_endpoints_folds_as_its_judges(template, tmp_path, capsys):
-    with ChatServer(_always(2)) as a, ChatServer(_always(0)) as b:
-        config = _campaign(template, tmp_path, {"llama-a": _judge_entry(a),
-                                                "llama-b": _judge_entry(b)})
-        rc, _, _ = _judge(config, "llama-a", capsys)
+    with ChatServer(always(2)) as a, ChatServer(always(0)) as b:
+        config = config_with(template, tmp_path, {"llama-a": entry(a),
+                                                "llama-b": entry(b)})
+        rc, _, _ = run_judge(config, "llama-a", capsys)
         assert rc == 0
-        with Store(_store(config)) as store:  # one answer left in the journal, as before
+        with Store(store_path(config)) as store:  # one answer left in the journal, as before
             _, rows = store.query("SELECT model, prompt_sha256, query_id, doc_id, judge, "
                                   "answer, relevance, prompt_tokens, completion_tokens, seconds "
                                   "FROM model_answers ORDER BY doc_id LIMIT 1")
@@ -236,14 +184,14 @@ def test_a_journal_written_before_endpoints_folds_as_its_judges(template, tmp_pa
                  "relevance", "prompt_tokens", "completion_tokens", "seconds")
         line = {**dict(zip(names, rows[0])), "pool": ""}
         stranger = {**line, "judge": "never-remembered", "doc_id": "D-x"}
-        Path(_store(config) + ".answers.jsonl").write_text(
+        Path(store_path(config) + ".answers.jsonl").write_text(
             json.dumps(line) + "\n" + json.dumps(stranger) + "\n")
-        rc, out, err = _judge(config, "llama-b", capsys)  # folds A's journal first
+        rc, out, err = run_judge(config, "llama-b", capsys)  # folds A's journal first
         assert rc == 0 and "2 answers left by an interrupted run were kept first" in err
         assert b.calls == PAIRS  # A's folded answer is not B's
-        rc, out, _ = _judge(config, "llama-a", capsys)
+        rc, out, _ = run_judge(config, "llama-a", capsys)
         assert f"{PAIRS} answered before (no call)" in out and a.calls == PAIRS
-    with Store(_store(config), read_only=True) as store:
+    with Store(store_path(config), read_only=True) as store:
         _, folded = store.query("SELECT doc_id, endpoint, requests FROM model_answers "
                                 "WHERE doc_id IN (?, 'D-x') AND judge <> 'llama-b'", [rows[0][3]])
     assert sorted(folded) == sorted([(rows[0][3], a.base_url, None), ("D-x", "unknown", None)])
@@ -259,7 +207,7 @@ def test_judge_exits_non_zero_when_every_request_failed(template, tmp_path):
         return "##final score: 2"
 
     with ChatServer(rule) as server:
-        config = _campaign(template, tmp_path, {"h": _judge_entry(server)})
+        config = config_with(template, tmp_path, {"h": entry(server)})
         run = _judge_process(config, "h")
         assert run.returncode == 1, run.stderr
         assert "Traceback" not in run.stderr
@@ -282,10 +230,10 @@ def test_judge_exits_non_zero_when_every_request_failed(template, tmp_path):
 @pytest.mark.timeout(120)
 def test_a_request_failed_once_then_answered_counts_two_http_requests(template, tmp_path,
                                                                         capsys):
-    with ChatServer(_always(2)) as server:
-        config = _campaign(template, tmp_path, {"h": _judge_entry(server, concurrency=1)})
+    with ChatServer(always(2)) as server:
+        config = config_with(template, tmp_path, {"h": entry(server, concurrency=1)})
         server.fail(Fault.SERVER_ERROR, times=1)  # the first request fails, its retry answers
-        rc, out, _ = _judge(config, "h", capsys)
+        rc, out, _ = run_judge(config, "h", capsys)
         assert rc == 0 and server.calls == PAIRS and len(server.requests) == PAIRS + 1
         assert f"{PAIRS} new answers" in out and f"0 failed; {PAIRS + 1} HTTP requests" in out
         table = _judges_table(config, capsys)
