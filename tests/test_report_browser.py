@@ -91,8 +91,8 @@ def test_no_table_is_wider_than_the_screen_and_print_keeps_every_measure(tmp_pat
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine")
 def test_a_screenshot_shows_the_charts(tmp_path):
-    """Chromium's screenshot of the page holds the charts' series colours (Okabe & Ito's
-    blue and orange, which nothing else on the page uses): the inline SVG figures render."""
+    """Chromium's screenshot of the page holds the charts' first two series colours (blue
+    and vermillion, figures.PALETTE): the inline SVG figures render."""
     image = pytest.importorskip("PIL.Image")  # matplotlib's own dependency
     path = make_campaign(tmp_path, systems=5, extra_qrels=False)
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
@@ -105,6 +105,8 @@ def test_a_screenshot_shows_the_charts(tmp_path):
     import numpy as np
 
     pixels = np.asarray(image.open(png).convert("RGB")).reshape(-1, 3).astype(int)
-    for colour in ((0x00, 0x72, 0xB2), (0xE6, 0x9F, 0x00)):
+    from irbench.report.figures import PALETTE
+
+    for colour in (tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in PALETTE[:2]):
         near = np.abs(pixels - np.array(colour)).sum(axis=1) < 30
         assert near.sum() > 200, colour

@@ -276,3 +276,41 @@ def test_report_without_its_extra_says_both_ways_to_install_it(tmp_path):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert ("the report's charts need matplotlib: pip install 'irbench[report]' (in a "
             "checkout: pip install -e '.[report]')") in out.stderr
+
+
+# ---- judged@k over k, beside the share of the retrieved documents judged ---------------------
+
+def test_judged_divides_by_k_and_judged_retrieved_by_what_was_retrieved():
+    import irbench
+
+    run = {"q1": {f"d{i}": 100.0 - i for i in range(61)}, "q3": {"e0": 1.0}}
+    qrels = {"q1": {f"d{i}": i % 2 for i in range(60)}, "q2": {"x": 1}, "q3": {"zz": 1}}
+    ev = irbench.evaluate(qrels, run, ["judged@100", "judged(retrieved)@100",
+                                       "judged(retrieved)@10"], complete=True)
+    assert ev.topics == ("q1", "q2", "q3")
+    assert ev["judged@100"].tolist() == [0.6, 0.0, 0.0]  # 60 of 100 ranks: 39 empty
+    assert ev["judged(retrieved)@100"].tolist() == pytest.approx([60 / 61, 0.0, 0.0])
+    assert ev["judged(retrieved)@10"].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_the_report_explains_judged_at_k_beside_the_share_of_retrieved(tmp_path):
+    from campaigns import make_campaign
+
+    from irbench import cli
+
+    path = make_campaign(tmp_path, systems=3, extra_qrels=False)
+    assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(path), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text()
+    section = page[page.index('<section id="judged">'):]
+    section = section[:section.index("</section>")]
+    text = re.sub(r"\s+", " ", section)
+    assert "ranks a run left empty count as unjudged" in text
+    assert "<th>judged@10</th><th>of retrieved</th><th>judged@100</th><th>of retrieved</th>" \
+        in text
+    rows = re.findall(r"<tr><td class=\"text\">.*?</td>((?:<td>[^<]*</td>){4})", section)
+    assert len(rows) == 3
+    for row in rows:
+        j10, r10, j100, r100 = (float(v) for v in re.findall(r"<td>([^<]*)</td>", row))
+        assert r10 >= j10 and r100 >= j100  # over at most k, never over more

@@ -55,12 +55,19 @@ def condense(r: Ranked) -> Ranked:
 
 def _judged(r, m):
     """Judged@k: the fraction of the top k that has a judgment (level >= 0), divided by k even
-    when fewer than k documents are retrieved. As ir_measures' ``Judged`` (MacAvaney,
-    Macdonald & Ounis, Streamlining evaluation with ir-measures, ECIR 2022)."""
+    when fewer than k documents are retrieved: ranks a run left empty count as unjudged. As
+    ir_measures' ``Judged`` (MacAvaney, Macdonald & Ounis, Streamlining evaluation with
+    ir-measures, ECIR 2022). ``judged(retrieved)@k`` divides by min(k, retrieved) instead: the
+    share of what the run did retrieve in its top k that is judged (0 with nothing
+    retrieved), so a run of 61 documents a topic, all judged, has judged@100 0.61 and
+    judged(retrieved)@100 1."""
     k = m.get("cutoff")
     if k is None or k <= 0:
         raise MeasureParameterError("judged needs a positive cutoff, e.g. judged@10")
-    return r.per_topic_count(r.judged & (r.rank <= k)) / k
+    count = r.per_topic_count(r.judged & (r.rank <= k))
+    if m.get("of") == "retrieved":
+        return ratio(count, np.minimum(r.num_ret, k))
+    return count / k
 
 
 def _iprec(r, m):
@@ -127,8 +134,11 @@ def bpref_ten(r, m):
     return ratio(r.per_topic_sum(contrib, r.rel), r.num_rel)
 
 
-register(Family("judged", "fraction of the top k with a judgment (level >= 0), over k", _judged,
-                (Param("cutoff", int, None, "rank cutoff k"),), cutoff="cutoff",
+register(Family("judged", "fraction of the top k with a judgment (level >= 0), over k (or, "
+                "judged(retrieved)@k, over the documents retrieved in the top k)", _judged,
+                (Param("of", str, "", "'retrieved': divide by min(k, retrieved), not k",
+                       choices=("", "retrieved"), positional=True),
+                 Param("cutoff", int, None, "rank cutoff k")), cutoff="cutoff",
                 missing=lambda m: 0.0,
                 citation="MacAvaney, Macdonald & Ounis, Streamlining evaluation with "
                          "ir-measures, ECIR 2022"))

@@ -293,6 +293,9 @@ class JudgedRow:
     judged_10: str = _f("judged@10, printed")
     judged_100: str = _f("judged@100, printed")
     flagged: bool = _f("judged@10 below the threshold: its scores rest on unjudged documents")
+    retrieved_10: str = _f("judged(retrieved)@10, printed: the share of the documents it "
+                           "retrieved in its top 10 that is judged; '' if not stored")
+    retrieved_100: str = _f("judged(retrieved)@100, printed; '' if not stored")
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,6 @@ from ..files import replacing
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#A66F00", "#5D3A9B", "#6B6B00",
            "#000000")
 OTHERS = "#8C8C8C"  # the lines of the systems not highlighted: grey, still 3.4:1 on white
-OKABE_ITO = PALETTE  # the name the report's other modules use for it
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 STYLES = ("-", "--", "-.", ":")
 

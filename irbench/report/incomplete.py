@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import analyses
 from ..analyses.reduction import DESIGNS, Reduction
-from ..measures import CURVE, JUDGED
+from ..measures import CURVE, JUDGED, JUDGED_RETRIEVED
 from ..pooling import Coverage
 from . import figures
 from .contract import (
@@ -34,7 +34,9 @@ def from_profiles(store, qrels: str, order: list[str]):
     if not profiles:
         return None, None
     rows = [JudgedRow(name, num(p["judged@10"]), num(p["judged@100"]),
-                      p["judged@10"] < JUDGED_FLAG) for name, p in profiles.items()]
+                      p["judged@10"] < JUDGED_FLAG,
+                      *(num(p[m]) if m in p else "" for m in JUDGED_RETRIEVED))
+            for name, p in profiles.items()]  # a store scored before has no JUDGED_RETRIEVED
     rows.sort(key=lambda r: (r.judged_10, r.name))
     flagged = [r.name for r in rows if r.flagged]
     finding = (f"No system has judged@10 below {JUDGED_FLAG:.2f}." if not flagged else
@@ -44,9 +46,9 @@ def from_profiles(store, qrels: str, order: list[str]):
     judged = Judged(qrels, tuple(rows), f"{JUDGED_FLAG:.2f}", finding)
     curves = {name: [float(p[m]) for m in CURVE] for name, p in profiles.items()}
     ranked = [n for n in order if n in curves] + sorted(set(curves) - set(order))
-    shown = ranked[:len(figures.OKABE_ITO)]
+    shown = ranked[:len(figures.PALETTE)]
     lines = tuple(Curve(name, " ".join(f"{y:.3f}" for y in curves[name]),
-                        figures.OKABE_ITO[i] if i < len(shown) else "")
+                        figures.PALETTE[i] if i < len(shown) else "")
                   for i, name in enumerate(ranked))
     return judged, PrecisionRecall(lines, figures.precision_recall(
         {n: curves[n] for n in ranked}, shown))
@@ -88,7 +90,7 @@ def reduction_section(config, store) -> ReductionSection | None:
     rows = tuple(ReductionRow(m, tuple(num3(t) for t in result.tau[i]),
                               tuple(num3(t) for t in result.tau_map[i]),
                               tuple(f"{e:.4f}" for e in result.rmse[i]),
-                              figures.OKABE_ITO[i % len(figures.OKABE_ITO)])
+                              figures.PALETTE[i % len(figures.PALETTE)])
                  for i, m in enumerate(result.measures))
     figure = figures.reduction(result.measures, labels, result.tau, result.tau_map, design.name)
     return ReductionSection(design=design.name, how=design.description,
