@@ -175,7 +175,6 @@ MAX_POSITIONAL = 5  # a constructor called with more positional arguments: use k
 LAZY_IMPORTS = {
     "scipy": "0.3-1 s to import; only the statistics and the report's intervals need it",
     "matplotlib": "the report's charts (the report extra)",
-    "adjustText": "the report's scatter labels (the report extra)",
     "distributed": "the Dask engine (the cluster extra)",
     "pandas": "data frames in and out (the pandas extra)",
     "pyarrow": "Arrow tables in (with pandas or Polars)",
