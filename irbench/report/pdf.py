@@ -128,7 +128,7 @@ def bind(parts: list[Path], out: Path, outline: Sequence[tuple[str, int]] = ()) 
         for page in pypdf.PdfReader(str(part)).pages:
             writer.add_page(page)
     for title, at in outline:
-        writer.add_outline_item(title, at)
+        writer.add_outline_item(title=title, page_number=at)
     temporary = out.with_name(f".{out.name}.part")
     try:
         with open(temporary, "wb") as fh:
