@@ -92,6 +92,28 @@ def test_shards_do_not_depend_on_the_id_arrays_width():
     assert topic_shards(ids, 13)[:2].tolist() == topic_shards(narrow, 13).tolist()
 
 
+@pytest.mark.parametrize("options", [EvalOptions(), EvalOptions(complete=True),
+                                     EvalOptions(complete=True, relevance_level=2)],
+                         ids=["plain", "-c", "-c -l 2"])
+def test_num_rel_is_summed_in_shards_as_trec_eval_sums_it(tmp_path, options):
+    """NumRel's summary (the report's run pages print it): the sum of the per-topic values,
+    and under -c the qrels lines above 0 of the topics scored whatever -l says (m_num_rel.c),
+    as in one evaluation."""
+    run, qrels_path = _campaign(tmp_path, topics=60, depth=10)
+    qrels = irbench.read_qrels(qrels_path)
+    if not options.complete:  # every qrels topic answered: no -c needed
+        answered = tmp_path / "answered.qrels"
+        answered.write_text("".join(line + "\n" for line in qrels_path.read_text().splitlines()
+                                    if int(line.split()[0][1:]) < 40))
+        qrels = irbench.read_qrels(answered)
+    measures = [parse_measure("num_rel"), parse_measure("num_ret")]
+    whole = irbench.evaluate(irbench.PreparedQrels(qrels), irbench.read_run(run), measures,
+                             options)
+    got = evaluate_sharded(qrels, str(run), measures, options, shards=5)
+    for m in measures:
+        assert got.summaries[m] == whole.summary(str(m)), m
+
+
 def test_run_level_summaries_are_refused(tmp_path):
     run, qrels = _campaign(tmp_path, topics=30, depth=5)
     with pytest.raises(IrbenchError, match="NumQ cannot be computed in topic shards"):

@@ -32,7 +32,7 @@ from ..cache import SpillFolder, alive, spill_prefix
 from ..errors import FormatError, IrbenchError, OptionError
 from ..measures import Measure
 from ..measures.base import summarise
-from ..measures.compute import restrict, summary_needs_ranking, topic_values
+from ..measures.compute import restrict, topic_values
 from ..ranked import EvalOptions, PreparedQrels
 from ..system import source_of
 from .engine import release_freed_memory
@@ -146,6 +146,33 @@ def sweep_spills(folder: str | None = None) -> list[str]:
     return removed
 
 
+@dataclass(frozen=True)
+class Whole:
+    """What a summary may ask of the whole evaluation besides its per-topic values (NumRel's
+    under -c: the qrels lines with a relevance above 0 of each topic scored), known to a run
+    scored in shards."""
+
+    options: EvalOptions
+    num_lines_rel_positive: np.ndarray
+
+
+def _needs_ranking(measure: Measure, options: EvalOptions) -> bool:
+    """Whether ``measure``'s summary needs more than :class:`Whole` gives (the ranking)."""
+    try:
+        summarise(measure, np.zeros(1), Whole(options, np.zeros(1, dtype=np.int64)))
+    except (AttributeError, TypeError):
+        return True
+    return False
+
+
+def _positive_lines(qrels: trec.Qrels, topics: np.ndarray) -> np.ndarray:
+    """Per topic of ``topics``: its qrels lines with a relevance above 0."""
+    ids, counts = np.unique(qrels.query_id[qrels.relevance > 0], return_counts=True)
+    at = np.minimum(np.searchsorted(ids, topics), max(len(ids) - 1, 0))
+    found = (len(ids) > 0) & (ids[at] == topics) if len(ids) else np.zeros(len(topics), bool)
+    return np.where(found, counts[at] if len(ids) else 0, 0).astype(np.int64)
+
+
 def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
                      options: EvalOptions = EvalOptions(), shards: int | None = None,
                      intersection: bool = False, limit: int | None = None) -> Sharded:
@@ -158,7 +185,7 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
     lines scored at once when a few topics fill a shard: a group of topics holds up to
     ``limit`` bytes' worth of lines, one topic up to ``TOPIC_LIMIT`` times that."""
     for m in measures:
-        if summary_needs_ranking(m):  # num_q, runid, micro averages
+        if _needs_ranking(m, options):  # num_q, runid, micro averages
             raise IrbenchError(f"{m} cannot be computed in topic shards (its summary needs "
                                "the whole run)")
     size = source_of(path).stat(path)[0]  # the run's source (irbench.system)
@@ -210,8 +237,9 @@ def evaluate_sharded(qrels: trec.Qrels, path: str, measures: Sequence[Measure],
         merged[m] = (np.concatenate(parts) if parts else np.zeros(0))[order]
         del parts
     answered, first_line = spill.first_lines()
+    whole = Whole(options, _positive_lines(qrels, all_topics[order]))
     done = Sharded(topics=all_topics[order], values=merged,
-                   summaries={m: summarise(m, merged[m], None) for m in measures},
+                   summaries={m: summarise(m, merged[m], whole) for m in measures},
                    answered=answered, first_line=first_line, num_docs=spill.num_docs,
                    runid=runid, shards=shards)
     del all_topics, order, topics
