@@ -180,6 +180,7 @@ LAZY_IMPORTS = {
     "pyarrow": "Arrow tables in (with pandas or Polars)",
     "fsspec": "object storage URLs (the remote extra)",
     "ir_datasets": "irds: inputs (an extra)",
+    "pypdf": "binding the appendix PDF (the report extra: --appendix-pdf only)",
     "multiprocessing": "8 ms of irbench eval's start-up; only worker processes need it",
     "ctypes": "PR_SET_PDEATHSIG in worker processes only",
     "signal": "0.5 ms of irbench eval's start-up; worker processes set their handlers",

@@ -227,6 +227,27 @@ def test_every_line_of_the_recall_precision_graph_has_3_to_1_contrast():
     assert "#f0e442" not in strokes and "#e69f00" not in strokes and "#56b4e9" not in strokes
 
 
+def test_every_line_of_a_run_page_has_3_to_1_contrast(tmp_path):
+    """The run pages' SVG recall-precision graph (drawn by the templates, not matplotlib)
+    uses the same palette: the median's and the best run's lines were #999999 (2.8:1) and
+    #E69F00 (2.2:1)."""
+    pytest.importorskip("matplotlib")
+    from campaigns import copy_demo
+
+    from irbench import cli
+
+    config = copy_demo(tmp_path)
+    assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 0
+    out = tmp_path / "report"
+    assert cli.main(["report", str(config), "--out", str(out), "--participants"]) == 0
+    lines = {colour for page in (out / "systems").glob("*.html")
+             for colour in re.findall(r'<polyline [^>]*stroke="(#[0-9A-Fa-f]{6})"',
+                                      page.read_text())}
+    assert len(lines) == 3, lines  # the run, the median of all runs, the best run
+    for colour in lines:
+        assert _contrast_on_white(colour) >= 3.0, colour
+
+
 # ---- extras: which command needs which, and how to install one -------------------------------
 
 def _extras_of_pyproject() -> set[str]:
@@ -237,7 +258,7 @@ def _extras_of_pyproject() -> set[str]:
 
 
 def test_install_names_the_package_and_the_checkout_forms():
-    from irbench.extras import install
+    from irbench.errors import install
 
     assert install("report") == ("pip install 'irbench[report]' (in a checkout: pip install -e "
                                  "'.[report]')")
@@ -245,7 +266,7 @@ def test_install_names_the_package_and_the_checkout_forms():
 
 def test_every_extra_is_said_in_the_readme_with_the_command_that_needs_it():
     pytest.importorskip("tomllib")
-    from irbench.extras import NEEDED_BY
+    from irbench.errors import NEEDED_BY
 
     assert set(NEEDED_BY) | {"test", "bench"} == _extras_of_pyproject()
     readme = (ROOT / "README.md").read_text()

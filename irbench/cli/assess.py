@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import UsageError
+from ..errors import UsageError, install
 from ..escaping import terminal
-from ..extras import install
 from .output import add_wait
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

@@ -31,9 +31,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import JudgeError
+from ..errors import JudgeError, install
 from ..escaping import terminal
-from ..extras import install
 from ..store.judging import token_count
 from .spec import JudgeSpec
 

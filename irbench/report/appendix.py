@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import OutputError
 from . import pdf
 from .fields import documented
-from .render import _environment as environment
+from .render import environment
 
 _f = documented
 

@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OutputError
-from ..extras import install
+from ..errors import OutputError, install
 from ..files import replacing
 
 # The series' colours: Okabe & Ito's colour-blind-safe hues where they are dark enough on

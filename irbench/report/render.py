@@ -16,7 +16,7 @@ from ..escaping import csv_cell
 from .contract import ReportContext
 
 
-def _environment() -> Environment:
+def environment() -> Environment:
     return Environment(loader=PackageLoader("irbench", "report/templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True),
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -24,7 +24,7 @@ def _environment() -> Environment:
 
 def render(context: ReportContext) -> str:
     """The self-contained ``index.html`` of ``context``."""
-    return _environment().get_template("index.html").render(c=context, links=context.links)
+    return environment().get_template("index.html").render(c=context, links=context.links)
 
 
 OWNER = ".irbench-report.json"  # which campaign's report a folder holds
@@ -57,7 +57,7 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
     ``index.html`` and ``systems/`` whole (never a truncated page or half a set). A report
     written without run pages removes the ``systems/`` folder an earlier report left, so no
     page is left out of date."""
-    env = _environment()
+    env = environment()
     index = env.get_template("index.html").render(c=context, links=context.links)
     page = env.get_template("participant.html")
     siblings = {p.system: p.file for p in participants}

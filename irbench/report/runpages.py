@@ -25,6 +25,7 @@ from ..measures import COUNTS, CURVE
 from . import svg
 from .choices import focus_measure, run_page_names
 from .fields import documented
+from .figures import OTHERS, PALETTE
 from .intervals import caption, has_interval, intervals
 from .numbers import num, ranks, spread
 
@@ -160,11 +161,11 @@ def participants(config, store, context) -> tuple[Participant, ...]:
         curve = curves.get(name)
         chart = None
         if curve is not None and median_curve is not None:
-            lines = [("median of all runs", "#999999", "4 3", list(median_curve))]
+            lines = [("median of all runs", OTHERS, "4 3", list(median_curve))]
             if top_curve is not None and by_rank[0] != name:
-                lines.append((f"best run by {measure}: {by_rank[0]}", "#E69F00", "1 3",
+                lines.append((f"best run by {measure}: {by_rank[0]}", PALETTE[1], "1 3",
                               top_curve))
-            lines.append((name, "#0072B2", "", curve))
+            lines.append((name, PALETTE[0], "", curve))
             chart = svg.precision_recall("Interpolated precision at each recall point "
                                          "(trec_eval's iprec_at_recall)", lines)
         pages.append(Participant(
