@@ -114,6 +114,7 @@ class Desk:
                                  hashlib.sha256).digest()
         self.key = order_key(state, order, seed)  # per candidate: its place in the order
         self.topic_of: dict[str, int] = {}  # assessor -> the topic they hold (its index)
+        self._shared: tuple[np.ndarray, np.ndarray] | None = None  # see _shares
         self.people: dict[str, Assessor] = {}  # assessor -> as last seen (their topics)
         self.lock = threading.Lock()
         self.held: dict[str, int] = {}          # assessor -> candidate on their page
@@ -297,7 +298,7 @@ class Desk:
         """Hand out more documents of topic ``t`` if the strategy has some for it now (the
         state is saved then); whether it did."""
         state = self.state
-        if not state.open_topics()[t]:
+        if not self._shares()[0][t]:
             return False
         if state.strategy.adaptive:
             allowed = np.zeros(len(self.topics), dtype=bool)
@@ -308,10 +309,19 @@ class Desk:
             handed = state.next_batch(self.batch, topics=allowed)
         else:  # a plan: handed out at once (the order within a topic is the desk's)
             handed = state.next_batch()
+        self._shared = None  # what a topic may still be handed has changed
         if len(handed) == 0:
             return False
         self.save_state(state, self.clicks)  # hand-outs: the state is saved
         return True
+
+    def _shares(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per topic: whether it can still be handed documents, and its share of the pool
+        (:meth:`PoolingState.open_topics`, :meth:`PoolingState.planned`), kept until the
+        strategy hands out again (only hand-outs change them; a judgment does not)."""
+        if self._shared is None:
+            self._shared = (self.state.open_topics(), self.state.planned())
+        return self._shared
 
     def _overlap(self, cand: int) -> bool:
         """Whether this document is one of the ``overlap`` fraction judged twice (a hash of
@@ -453,7 +463,8 @@ class Desk:
             mine_t = self._my_topics(who) if who else np.ones(len(self.topics), dtype=bool)
             status, topic = state.status, state.table.cand_topic
             judged = np.bincount(topic[mine & (status == JUDGED)], minlength=len(self.topics))
-            total = np.where(mine_t, np.maximum(state.planned(), judged), 0)
+            open_, planned = self._shares()
+            total = np.where(mine_t, np.maximum(planned, judged), 0)
             rows = tuple(TopicProgress(query_id=q, judged=int(j), total=int(t))
                          for q, j, t in zip(self.topics, judged, total) if t)
             aside = {c for name, cands in self.skipped.items()
@@ -464,7 +475,7 @@ class Desk:
                 query_id=self.topics[held], judged=int(judged[held]), total=int(total[held]))
             left = (status == PENDING) & mine
             second = bool((self._second_for(who) & mine).any())
-            finished = not (left.any() or second or (state.open_topics() & mine_t).any())
+            finished = not (left.any() or second or (open_ & mine_t).any())
             return Progress(judged=int(judged.sum()), total=int(total.sum()), skipped=skipped,
                             topics=rows, done=bool(state.complete), current=current,
                             finished=finished)

@@ -3,7 +3,6 @@ store, the desk, the app, and uvicorn serving it until Ctrl-C."""
 
 from __future__ import annotations
 
-import copy
 import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
@@ -89,7 +88,7 @@ def opened(config, pool: str, wait: float | None, options: DeskOptions) -> Itera
         catch_up(state, clicks, store.clicks_applied(pool))
 
         def save_state(state: PoolingState, applied: int) -> Future:
-            return writer.state(state.strategy.name, copy.deepcopy(state.to_dict()), applied)
+            return writer.state(state.strategy.name, state.to_dict(), applied)  # copies
 
         def document(docno: str) -> tuple[str, str]:
             if docno not in docs:  # docnos as irbench.ids.id_text gives them, in both

@@ -457,7 +457,9 @@ class PoolingState:
     # ---- persistence -------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """Plain values and numpy arrays, enough to resume with :meth:`from_dict`."""
+        """Plain values and copies of the numpy arrays (nothing shared with the live state:
+        another thread may write them while judging goes on), enough to resume with
+        :meth:`from_dict`."""
         d: dict[str, Any] = {
             "version": STATE_VERSION,
             "strategy": self.strategy.name,
