@@ -316,3 +316,19 @@ def test_a_page_on_a_document_no_longer_theirs_moves_on_after_saying_so(
     expect(page.locator("#status")).to_have_text("")
     server.stop()
     assert [c for c in _clicks(campaign) if c[0] == "ann"] == [("ann", "402")]
+
+
+@pytest.mark.timeout(180)
+def test_the_command_line_reaches_the_server_directly_whatever_proxy_is_set(
+        server, campaign, capsys, monkeypatch):
+    """The runtime file's secret goes to the server's own address only: an http_proxy in the
+    environment (a proxy that would see the Bearer secret; here nothing listens there) is not
+    used."""
+    with monkeypatch.context() as env:  # for the command line only (httpx reads it too)
+        for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+            env.setenv(name, "http://127.0.0.1:9")
+        env.delenv("no_proxy", raising=False)
+        env.delenv("NO_PROXY", raising=False)
+        link = _link(campaign, capsys, "dee", "--topics", "403")
+    assert link.startswith(server.url + "?token=")
+    assert _judge_next(client(server.url, link))["query_id"] == "403"

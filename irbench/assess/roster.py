@@ -289,6 +289,18 @@ def change(config, pool: str, asked: Change, *, wait: float | None, url: str) ->
     return in_store(config, pool, asked, wait=wait, url=url)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """The secret goes to the server's own address only: a redirect is refused."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001
+        return None
+
+
+#: Straight to the server: no proxy from the environment (http_proxy would otherwise get the
+#: secret), no redirect.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+
+
 def ask(server: Runtime, asked: Change) -> PeopleView | None:
     """``asked`` sent to the running server; None when it does not answer at all (then the
     store is not held by it)."""
@@ -299,7 +311,7 @@ def ask(server: Runtime, asked: Change) -> PeopleView | None:
         headers={"Authorization": f"Bearer {server.secret}",
                  "Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=SECONDS) as response:
+        with _DIRECT.open(request, timeout=SECONDS) as response:
             raw = response.read(ANSWER_BYTES + 1)
     except urllib.error.HTTPError as exc:
         raise AssessorError(f"the server at {terminal(server.url)} refused: "
