@@ -176,6 +176,10 @@ def test_every_suite_in_every_export(trec8, capsys):
     assert data["suites"][2]["lower_is_better"] == data["suites"][2]["measures"]
     assert {s["suite"] for s in data["systems"]} == {"core", "incomplete", "residual"}
     assert data["systems"][0]["pooled"] in ("yes", "no")
+    ends = [(row[key], row[key.replace(" ci low", " ci high")]) for row in data["systems"]
+            for key in row if key.endswith(" ci low") and row[key] not in ("", None)]
+    assert len(ends) > 129 * 5  # every measure of these suites is bounded by 0 and 1
+    assert all(0 <= low <= high <= 1 for low, high in ends)  # no interval leaves [0, 1]
     markdown = export("markdown")
     latex = export("latex")
     for suite, first in (("core", "AP"), ("incomplete", "judged@10")):
