@@ -67,6 +67,11 @@ class JudgmentError(FormatError):
     """Judgments that cannot be recorded: malformed, not in the pool, or conflicting."""
 
 
+class AnswerFormatError(FormatError):
+    """An answer run (generated answers with citations) that breaks its format or the track's
+    rules: each problem at its file and line."""
+
+
 class UnknownMeasureError(IrbenchError):
     """A measure name that is not in the registry."""
 
