@@ -218,20 +218,22 @@ class _Rows:
             name=name or os.path.basename(path),
             topic_id=np.array([t.encode("utf-8", "surrogatepass") for t in topic],
                               dtype=np.bytes_),
-            run_id=_objects(run), sentence=np.array(sentence, dtype=np.int64),
-            citation=np.array(citation, dtype=np.int64), reference=_objects(reference),
-            label=np.array(label, dtype=np.int8), text=_objects(text),
+            run_id=object_array(run), sentence=np.array(sentence, dtype=np.int64),
+            citation=np.array(citation, dtype=np.int64), reference=object_array(reference),
+            label=np.array(label, dtype=np.int8), text=object_array(text),
             line=np.array(line, dtype=np.int64), path=path, judge=judge,
-            warnings=_warning_lines(self.warnings))
+            warnings=warning_lines(self.warnings))
 
 
-def _objects(values: list) -> np.ndarray:
+def object_array(values: list) -> np.ndarray:
+    """``values`` as a 1-d object array (strings kept as they are, None kept)."""
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
 
 
-def _warning_lines(warnings: Problems) -> tuple[str, ...]:
+def warning_lines(warnings: Problems) -> tuple[str, ...]:
+    """The collected warnings as ``FILE:LINE: ...`` lines, and how many more there were."""
     more = (f"... and {warnings.more} more warnings",) if warnings.more else ()
     return tuple(warnings.shown) + more
 
@@ -269,7 +271,7 @@ def _read_jsonl(path: str, data: bytes, name: str | None, judge: str | None) -> 
             continue
         answers[topic, run] = line_no
         references = obj.get("references")
-        for index, sentence in enumerate(sentences):
+        for index, sentence in enumerate(sentences or ()):
             _read_sentence(sentence, index, (topic, run, references, line_no), rows,
                            spellings)
     return rows.labels(path, name, judge)
@@ -387,7 +389,7 @@ def _tsv_row(fields: list[str], line: int, rows: _Rows) -> None:
     label, warning, error = support_label(value)
     if reason is None and None in positions:
         reason = "sentence and citation are positions (0, 1, 2 ...)"
-    if reason or error or label is None:
+    if reason or error or label is None or positions[0] is None or positions[1] is None:
         rows.problems.add(line, reason or error or "no label")
         return
     if warning:
@@ -419,6 +421,7 @@ class PreparedSupport:
         self.by_text = by_text
         self.codes = {ref: i for i, ref in enumerate(dict.fromkeys(labels.reference.tolist()))}
         self.ref_code = _codes(labels.reference.tolist(), self.codes)
+        self.groups: dict[str | None, np.ndarray]
         if by_text:
             pairs = list(zip(labels.topic_id.tolist(), labels.text.tolist()))
             self.sentences = {p: i for i, p in enumerate(dict.fromkeys(
@@ -428,11 +431,7 @@ class PreparedSupport:
             self.groups = {None: _agreeing(labels, rows, self.sentence_key[rows],
                                            self.ref_code[rows])}
         else:
-            runs = np.array(labels.run_id.tolist())
-            order = np.argsort(runs, kind="stable")
-            cut = np.flatnonzero(runs[order][1:] != runs[order][:-1]) + 1
-            self.groups = {runs[order[s]]: order[s:e] for s, e in
-                           zip(np.concatenate(([0], cut)), np.append(cut, len(order)))}
+            self.groups = {run: rows for run, rows in group_rows(labels.run_id).items()}
 
     def labels_for(self, answer) -> np.ndarray:
         """The int8 support label of each of ``answer``'s citations (-1: no judgment)."""
@@ -477,6 +476,15 @@ class PreparedSupport:
         sentence = self.labels.sentence[rows]
         inside = sentence < per_topic[ti]
         return rows[inside], first[ti[inside]] + sentence[inside]
+
+
+def group_rows(run_id: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of each run id (in file order), found with one sort."""
+    runs = np.array(run_id.tolist()) if len(run_id) else np.zeros(0, dtype=str)
+    order = np.argsort(runs, kind="stable")
+    cut = np.flatnonzero(runs[order][1:] != runs[order][:-1]) + 1
+    return {str(runs[order[s]]): order[s:e] for s, e in
+            zip(np.concatenate(([0], cut)), np.append(cut, len(order))) if e > s}
 
 
 def _codes(values: list, codes: dict, missing: int = -1) -> np.ndarray:

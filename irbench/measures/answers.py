@@ -145,7 +145,8 @@ def support_recall(label: np.ndarray, citation_offsets: np.ndarray,
                  _per_topic(sentence_topic, s.counted, num_topics))
 
 
-SUPPORT_VARIANTS = tuple((w, c) for c in ("first", "all") for w in ("graded", "hard"))
+SUPPORT_VARIANTS: tuple[tuple[Weight, Citations], ...] = (
+    ("graded", "first"), ("hard", "first"), ("graded", "all"), ("hard", "all"))
 
 
 def support_measures(label: np.ndarray, citation_offsets: np.ndarray,
@@ -154,7 +155,7 @@ def support_measures(label: np.ndarray, citation_offsets: np.ndarray,
     """Every support measure per topic, keyed ``(precision|recall, weight, citations)``:
     each sentence term computed once per (weight, citations) and shared by both."""
     _check(label, citation_offsets, sentence_topic, num_topics)
-    out = {}
+    out: dict[tuple[str, str, str], np.ndarray] = {}
     for weight, citations in SUPPORT_VARIANTS:  # four variants, each on whole columns
         s = sentence_support(label, citation_offsets, weight, citations)
         total = _per_topic(sentence_topic, s.value, num_topics)
@@ -197,8 +198,9 @@ def nugget_score(nugget_offsets: np.ndarray, vital: np.ndarray, score: np.ndarra
                  np.bincount(topic, weights=w, minlength=num_topics))
 
 
-NUGGET_VARIANTS = tuple((i, strict) for i in ("all", "vital", "weighted")
-                        for strict in (False, True))
+NUGGET_VARIANTS: tuple[tuple[Importance, bool], ...] = (
+    ("all", False), ("all", True), ("vital", False), ("vital", True), ("weighted", False),
+    ("weighted", True))
 
 
 def nugget_measures(nugget_offsets: np.ndarray, vital: np.ndarray, score: np.ndarray
