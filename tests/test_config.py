@@ -500,7 +500,8 @@ def test_report_options_are_refused_with_their_line(campaign):
         "type, description, baseline, official, priority, pooled)",
         f"{path}:12: report.rank_by[3]: type given twice",
         f"{path}:13: report.pool_depht: unknown option (did you mean pool_depth?) (report "
-        "takes measure, pool_depth, pooled_per_group, rank_by, reduction_design, title)",
+        "takes leaderboard_suites, measure, pool_depth, pooled_per_group, rank_by, "
+        "reduction_design, title)",
         f"{path}:14: report.reduction_design: must be one of buckley-voorhees, sampled, "
         "not 'uniform'",
     ]
