@@ -83,7 +83,7 @@ def json_objects(path: str, data: bytes, problems: Problems,
             problems.add(line_no, "JSON nested too deep")
             continue
         except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
-            problems.add(line_no, f"not JSON ({shown(str(exc).encode())})")
+            problems.add(line_no, f"not JSON ({str(exc)[:200]})")
             continue
         if not isinstance(value, dict):
             problems.add(line_no, f"expected a JSON object, got {type(value).__name__}")
