@@ -41,7 +41,9 @@ def write(tmp_path, data: bytes, name="run.jsonl") -> str:
 def rag24(topic, refs, answer, run="r24", words=None):
     return {"run_id": run, "topic_id": topic, "topic": f"question {topic}", "references": refs,
             "response_length": words if words is not None else
-            sum(len(s["text"].split()) for s in answer), "answer": answer}
+            sum(len(s["text"].split()) for s in answer
+                if isinstance(s, dict) and isinstance(s.get("text"), str)),
+            "answer": answer}
 
 
 def rag25(topic, refs, answer, run="r25", team="t1", kind="automatic"):

@@ -97,10 +97,12 @@ class FileRules:
 
 def _q(value: object) -> str:
     """A value quoted for a message, cut at :data:`SHOWN` characters."""
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) > SHOWN:
-        text = f"{text[:SHOWN]}... ({len(text):,} characters)"
-    return repr(text)
+    if not isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= SHOWN else f"{text[:SHOWN]}..."
+    if len(value) > SHOWN:
+        value = f"{value[:SHOWN]}... ({len(value):,} characters)"
+    return repr(value)
 
 
 def _get(obj: dict, path: Path) -> object:
