@@ -223,7 +223,7 @@ def test_ids_with_hash_and_non_ascii_are_kept_whole(tmp_path):
     odd = "doc#1#2_ü"
     run = read_answers(write(tmp_path, lines(
         rag24("t#1", [SEG, odd], [{"text": "x", "citations": [1, 0]}]))))
-    assert run.columns.topics.tolist() == ["t#1".encode()]
+    assert run.columns.topics.tolist() == [b"t#1"]
     assert run.columns.citation_ref.tolist() == [odd, SEG]
     assert run.answer("t#1").references == (SEG, odd)
 

@@ -181,8 +181,11 @@ def _object(number: int, raw: bytes | None, problems: Problems,
                              f"{sys.getrecursionlimit():,} levels)")
         return None
     except ValueError as exc:  # JSONDecodeError; an integer of too many digits
-        where = f" (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        problems.add(number, f"not JSON: {getattr(exc, 'msg', exc)}{where}")
+        if isinstance(exc, json.JSONDecodeError):  # its msg may end "... at"
+            reason = f"{exc.msg.removesuffix(' at')} (column {exc.colno})"
+        else:
+            reason = str(exc)
+        problems.add(number, f"not JSON: {reason}")
         return None
     if not isinstance(obj, dict):
         problems.add(number, f"not a JSON object but {_json_type(obj)}")
