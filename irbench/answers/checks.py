@@ -12,6 +12,7 @@ problem, not a slow or huge run.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Collection, Container
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ MAX_REFERENCES = 10_000  # references of one answer at most
 SHOWN = 80  # characters of an id or value quoted in a message
 
 MISSING = object()
+_SPACE_OR_NUL = re.compile(r"[\s\x00]")  # \s: what str.isspace finds
 
 
 @dataclass
@@ -129,7 +131,7 @@ def id_problem(value: object, integers: bool = False) -> str | None:
         return "an empty id"
     if len(value) > MAX_ID_BYTES or len(value.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
         return f"an id longer than {MAX_ID_BYTES:,} bytes"
-    if "\x00" in value or any(ch.isspace() for ch in value):
+    if _SPACE_OR_NUL.search(value):
         return f"{_q(value)}: an id holds no white space or NUL"
     return None
 
@@ -268,6 +270,10 @@ class LineReader:
     def _citations(self, sentence: dict, where: str, references: list[str],
                    in_references: set[str]) -> tuple[list[str], list[float]] | None:
         value = sentence.get("citations", MISSING)
+        if type(value) is list:
+            plain = self._plain(value, where, references, in_references)
+            if plain is not None:
+                return plain, [math.nan] * len(plain)
         forms = self.fmt.citations
         if isinstance(value, dict) and forms.maps:
             items = list(value.items())
@@ -301,6 +307,31 @@ class LineReader:
             confidence.append(math.nan if score is None else float(score))
         return ids, confidence
 
+    def _plain(self, value: list, where: str, references: list[str],
+               in_references: set[str]) -> list[str] | None:
+        """The ids a list of citations cites when it needs no message (each citation valid,
+        none repeated, within the limits), else None (:meth:`_citations` then finds what to
+        say, citation by citation)."""
+        forms, n = self.fmt.citations, len(references)
+        limit = self.limits.citations_per_sentence
+        if len(value) > MAX_CITATIONS or (limit is not None and len(value) > limit):
+            return None
+        if forms.indexes and all(type(i) is int and 0 <= i < n for i in value):
+            form, cited = "indexes", [references[i] for i in value]
+        elif forms.ids and all(type(i) is str for i in value):
+            known = (in_references.issuperset(value) if self.fmt.references is not None
+                     else all(id_problem(i) is None and id_text(i) == i for i in value))
+            if not known:
+                return None
+            form, cited = "ids", list(value)
+        else:
+            return None
+        if len(set(cited)) != len(cited):
+            return None
+        if cited and forms.indexes and forms.ids:
+            self._form(form, f"{where}.citations[0]")
+        return cited
+
     def _citation(self, item: object, score: object | None, where: str, references: list[str],
                   in_references: set[str]) -> str | None:
         forms = self.fmt.citations
@@ -309,7 +340,8 @@ class LineReader:
             self.error(f"{where}: confidence {_q(score)} is not a finite number")
             return None
         if isinstance(item, int) and not isinstance(item, bool) and forms.indexes:
-            self._form("indexes", where)
+            if forms.ids:
+                self._form("indexes", where)
             if not 0 <= item < len(references):
                 self.error(f"{where}: index {item} outside the {len(references)} references")
                 return None
