@@ -212,3 +212,21 @@ def test_json_of_the_objects_used_here_is_what_the_tracks_write():
         "team_id": "t2", "run_id": "rt", "topic_id": "1"}
     assert set(neuclir("1", [])) == {"request_id", "run_id", "collection_ids", "sentences"}
     assert SEG3.count("#") == 1
+
+
+def test_rag25_indexes_and_ids_in_one_sentence(tmp_path):
+    path = write(tmp_path, lines(rag25("1", [SEG, SEG2], one("x", [0, SEG2]))))
+    assert problems(path) == [f"{path}:1: answer[0].citations[1]: a citation as an id, but as "
+                              "indexes on line 1 (one form per file)"]
+
+
+def test_stdin(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    data = lines(rag24("1", [SEG], one("x", [0])))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    run = read_answers("-")
+    assert run.path == "<stdin>" and run.columns.citation_ref.tolist() == [SEG]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}\n")))
+    assert problems("-")[0].startswith("<stdin>:1: cannot tell the answer format")
