@@ -357,7 +357,8 @@ def test_the_report_compares_qrels_sets_and_warns_of_one_llm_judge(campaign, ser
     assert "Labels of llm against official" in section and "Cohen" in section
     assert "rests on one LLM judge alone (stand-in-8b)" in page
     marked = data["systems"][1]["name"]
-    assert page.count("◆") == 3  # the legend, the screen table and the print table
+    # the legend, and each suite's leaderboard on screen and in print
+    assert page.count("◆") == 1 + 2 * len(data["suites"])
     assert f"{marked} <span title=\"its metadata names the LLM judge's model\">◆" in page
     assert "<script>x</script>" not in page
 
