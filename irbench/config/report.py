@@ -6,7 +6,7 @@ with the rest."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from difflib import get_close_matches
 from typing import Any
@@ -92,46 +92,39 @@ def build_report(report: dict, measures: tuple[Measure, ...], problem: Problem,
 
 
 def _rank_by(report: dict, problem: Problem) -> tuple[str, ...] | None:
-    rank_by = report.get("rank_by")
-    if rank_by is None:
-        return None
-    if not isinstance(rank_by, list):
-        problem(("report", "rank_by"), "must be a list of system fields, e.g. [type] or "
-                f"[type, group] (of {', '.join(RANK_FIELDS)}), not {rank_by!r}")
-        return None
-    ok = True
-    for i, name in enumerate(rank_by):
-        if name not in RANK_FIELDS:
-            close = get_close_matches(name, RANK_FIELDS, n=1) if isinstance(name, str) else []
-            problem(("report", "rank_by", i), f"unknown system field {name!r}"
-                    + (f" (did you mean {close[0]}?)" if close else "")
-                    + f" (rank_by takes {', '.join(RANK_FIELDS)})")
-            ok = False
-        elif name in rank_by[:i]:
-            problem(("report", "rank_by", i), f"{name} given twice")
-            ok = False
-    return tuple(rank_by) if ok else None
+    """``report.rank_by``: system fields to rank within, in the order given."""
+    return _names(report, "rank_by", RANK_FIELDS, problem, what="system field",
+                  plural="system fields", listing=f"rank_by takes {', '.join(RANK_FIELDS)}",
+                  example="[type] or [type, group]", empty=True)
 
 
 def _suites(report: dict, suites: tuple[str, ...], problem: Problem) -> tuple[str, ...] | None:
     """``report.leaderboard_suites``: the suites given a leaderboard, in the order given
     (default: every suite, in config order)."""
-    chosen = report.get("leaderboard_suites")
+    return _names(report, "leaderboard_suites", suites, problem, what="suite",
+                  plural="suite names", listing=f"the config's suites: {', '.join(suites)}",
+                  example=f"[{', '.join(suites[:2]) or 'core'}]", empty=False)
+
+
+def _names(report: dict, key: str, known: Sequence[str], problem: Problem, *, what: str,
+           plural: str, listing: str, example: str, empty: bool) -> tuple[str, ...] | None:
+    """``report.KEY``: a list of names of ``known``, each once (None when not given or
+    refused: each problem said, an unknown name with the closest known one)."""
+    chosen = report.get(key)
     if chosen is None:
         return None
-    if not isinstance(chosen, list) or not chosen:
-        problem(("report", "leaderboard_suites"), "must be a list of suite names, e.g. "
-                f"[{', '.join(suites[:2]) or 'core'}] (of {', '.join(suites)}), not {chosen!r}")
+    if not isinstance(chosen, list) or not (chosen or empty):
+        problem(("report", key), f"must be a list of {plural}, e.g. {example} (of "
+                f"{', '.join(known)}), not {chosen!r}")
         return None
     ok = True
     for i, name in enumerate(chosen):
-        if name not in suites:
-            close = get_close_matches(name, suites, n=1) if isinstance(name, str) else []
-            problem(("report", "leaderboard_suites", i), f"unknown suite {name!r}"
-                    + (f" (did you mean {close[0]}?)" if close else "")
-                    + f" (the config's suites: {', '.join(suites)})")
+        if name not in known:
+            close = get_close_matches(name, known, n=1) if isinstance(name, str) else []
+            problem(("report", key, i), f"unknown {what} {name!r}"
+                    + (f" (did you mean {close[0]}?)" if close else "") + f" ({listing})")
             ok = False
         elif name in chosen[:i]:
-            problem(("report", "leaderboard_suites", i), f"{name} given twice")
+            problem(("report", key, i), f"{name} given twice")
             ok = False
     return tuple(chosen) if ok else None
