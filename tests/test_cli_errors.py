@@ -15,7 +15,8 @@ CLASSES = sorted((cls for _, cls in inspect.getmembers(errors, inspect.isclass)
 
 # trec_eval's statuses where it has one (1 usage, 2 input, 4 cannot evaluate); 3 a busy store
 EXIT = {"FormatError": 2, "AnswerFormatError": 2, "ConfigError": 2, "JudgmentError": 2,
-        "MeasureParameterError": 2, "DuplicateError": 4, "EvaluationError": 4, "StoreError": 3, "StoreValueError": 3}
+        "MeasureParameterError": 2, "DuplicateError": 4, "EvaluationError": 4, "StoreError": 3,
+        "StoreValueError": 3}
 
 
 def _example(cls):
