@@ -223,6 +223,30 @@ def test_clicks_queued_together_are_one_commit_in_the_order_made(config):
         assert store.clicks_applied("web") == 5
 
 
+def test_states_queued_together_are_written_once_the_last(config, monkeypatch):
+    """Several states in one group (one transaction): only the last is encoded and written,
+    with the clicks queued before it as applied; every click is stored, in order."""
+    import irbench.assess.writer as writer_module
+
+    cfg = _start(config, "depth", "--param", "k=3")
+    encoded = []
+    real = writer_module.encode_state
+    monkeypatch.setattr(writer_module, "encode_state",
+                        lambda data: encoded.append(data) or real(data))
+    with Store(str(cfg.store)) as store:
+        writer = Writer(store, "web")
+        state = decode_state(*store.load_pool("web"))
+        done = [writer.click(_click("d0")), writer.state("depth", state, 1),
+                writer.click(_click("d1")), writer.click(_click("d2")),
+                writer.state("depth", {**state, "seed": 7}, 3), writer.click(_click("d3"))]
+        with writer:
+            pass
+        assert all(f.result() is None for f in done) and writer.commits == 1
+        assert len(encoded) == 1 and encoded[0]["seed"] == 7
+        assert [c.doc_id for c in store.clicks("web")] == ["d0", "d1", "d2", "d3"]
+        assert store.clicks_applied("web") == 3
+
+
 def test_a_failed_write_refuses_every_judgment_after_it(config, monkeypatch):
     """A commit that fails (the disk) fails its whole group and every later write, with a
     message to restart; nothing of the group is in the store."""

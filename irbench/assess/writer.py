@@ -121,15 +121,14 @@ class Writer:
             done.set_result(None)
 
     def _together(self, group: list[tuple[Click | _State, Future]]) -> None:
-        """Clicks and states in the order queued, one transaction."""
+        """Clicks and states, one transaction: every click, in the order queued, and the last
+        state only (the group commits as one: the states before it would be replaced within
+        the transaction; the last holds every hand-out a click of the group can be of, as a
+        document is handed out, and its state queued, before it can be clicked)."""
+        states = [what for what, _ in group if isinstance(what, _State)]
+        last = states[-1]
         with self.store.transaction():
-            clicks: list = []
-            for what, _ in group:
-                if isinstance(what, _State):
-                    self.store.save_clicks(self.pool, clicks)
-                    clicks = []
-                    self.store.save_pool_state(self.pool, what.strategy,
-                                               *encode_state(what.data), what.applied)
-                else:
-                    clicks.append(what)
-            self.store.save_clicks(self.pool, clicks)
+            self.store.save_clicks(self.pool, [what for what, _ in group
+                                               if isinstance(what, Click)])
+            self.store.save_pool_state(self.pool, last.strategy, *encode_state(last.data),
+                                       last.applied)
