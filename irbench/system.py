@@ -22,10 +22,14 @@ from typing import Any
 from .registry import Registry
 from .trec import Loaded, Run, is_url, open_binary, read_run, read_url, url_stat
 
+SYSTEM_KINDS = ("run", "answers")  # a ranked run; generated answers (irbench.answers)
+
 
 @dataclass(frozen=True)
 class System:
-    """A submitted run and what the config says about it."""
+    """A submitted run and what the config says about it. ``kind``: ``run`` (a ranked run
+    file) or ``answers`` (generated answers with citations, read by
+    :func:`irbench.answers.read_answers` in ``answer_format``, None: told from the file)."""
 
     name: str
     path: str
@@ -37,6 +41,8 @@ class System:
     priority: int | None = None  # pooling order within a group: 1 first
     pooled: bool | None = None  # its top documents were judged (None: not declared)
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
+    kind: str = "run"
+    answer_format: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -495,9 +495,9 @@ def test_report_options_are_refused_with_their_line(campaign):
         f"{path}:7: report.measure: unknown measure 'nDGC@10' (did you mean nDCG@10?); "
         "'irbench measures' lists them all",
         f"{path}:10: report.rank_by[1]: unknown system field 'grup' (did you mean group?) "
-        "(rank_by takes group, type, description, baseline, official, priority, pooled)",
+        "(rank_by takes group, type, description, baseline, official, priority, pooled, kind)",
         f"{path}:11: report.rank_by[2]: unknown system field 'metadata' (rank_by takes group, "
-        "type, description, baseline, official, priority, pooled)",
+        "type, description, baseline, official, priority, pooled, kind)",
         f"{path}:12: report.rank_by[3]: type given twice",
         f"{path}:13: report.pool_depht: unknown option (did you mean pool_depth?) (report "
         "takes leaderboard_suites, measure, pool_depth, pooled_per_group, rank_by, "

@@ -239,9 +239,10 @@ def test_store_is_versioned(tmp_path):
                         (16, "model answers keyed by their endpoint, with the HTTP requests "
                              "each took"),
                         (17, "sign-ins that survive a restart"),
-                        (18, "model judgments made from another endpoint's answers removed")]
+                        (18, "model judgments made from another endpoint's answers removed"),
+                        (19, "answer runs among the systems")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(18,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(19,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 

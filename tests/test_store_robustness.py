@@ -44,6 +44,7 @@ PINNED = {
     16: "04e53a884f530b4cb5c6736354e4b6f778c0046516c54acba45be3b7d6094b5e",
     17: "27bb09c79f7231561848aabf0bcafd03c3cd03d9d6691d141310e2972a6b4463",
     18: "df5567a8fc26bc7de763f556c781234c512ac5e59eee3f363c6633765b3973e7",
+    19: "fbc7526c401b612ca0261fb237d2ab94e40db30ef2b9a3daaaacc65d2816155d",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,

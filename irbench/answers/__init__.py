@@ -21,5 +21,5 @@ from .formats import (  # noqa: F401
     register,
 )
 from .lines import MAX_LINE_BYTES, MAX_VALUES  # noqa: F401
-from .reader import read_answers  # noqa: F401
+from .reader import answer_tag, read_answers  # noqa: F401
 from .records import AnswerRun, Sentence, TopicAnswer, TopicMeta  # noqa: F401

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Container
 
-from ..trec import Source
+from ..trec import Source, run_name
 from .checks import FileRules, LineReader
 from .columns import ColumnsBuilder
 from .formats import FORMATS, Limits, detect, format_named
@@ -24,7 +24,7 @@ from .records import AnswerRun
 def read_answers(source: Source, format: str | None = None, limits: Limits | None = None,
                  known_ids: Container[str] | None = None,
                  topics: Collection[str] | None = None,
-                 max_line_bytes: int = MAX_LINE_BYTES) -> AnswerRun:
+                 max_line_bytes: int = MAX_LINE_BYTES, name: str | None = None) -> AnswerRun:
     """The answer run in ``source`` (a path, ``-``, a URL, a file object or a
     :class:`~irbench.trec.Loaded` file; gzip or not).
 
@@ -32,7 +32,8 @@ def read_answers(source: Source, format: str | None = None, limits: Limits | Non
     object. ``limits``: the track's rules (default: the format's). ``known_ids``: the segment
     or document ids of the collection; a reference or citation outside it is a problem.
     ``topics``: the campaign's topic ids; an answer to another topic is a problem, a topic
-    with no answer a warning. Raises AnswerFormatError with every problem, each as
+    with no answer a warning. ``name``: the system's name (default: the file's, as a run
+    file's). Raises AnswerFormatError with every problem, each as
     ``FILE:LINE: reason``; OptionError for an unknown format name."""
     declared = format_named(format) if format is not None else None
     with opened(source) as (path, blocks):
@@ -67,7 +68,8 @@ def read_answers(source: Source, format: str | None = None, limits: Limits | Non
                      columns=columns, meta=tuple(metas[i] for i in extras.topic_order.tolist()),
                      sentence_words=extras.sentence_words,
                      citation_confidence=extras.citation_confidence,
-                     warnings=tuple(warnings.shown), warnings_more=warnings.more)
+                     warnings=tuple(warnings.shown), warnings_more=warnings.more,
+                     name=name or run_name(path))
 
 
 def _undetected(obj: dict) -> str:
@@ -75,3 +77,21 @@ def _undetected(obj: dict) -> str:
     known = "; ".join(f"{fmt.name}: {', '.join(fmt.signature)}" for fmt in FORMATS.values())
     return (f"cannot tell the answer format from the keys {{{keys}}} (each format's keys: "
             f"{known}); declare it with format=")
+
+
+def answer_tag(source: Source, format: str | None = None) -> str:
+    """The run id of the first answer of a file (a glob's ``name_from: tag``), or ''. Only
+    the first JSON object is read (a line of at most :data:`MAX_LINE_BYTES`)."""
+    try:
+        with opened(source) as (path, blocks):
+            problems = Problems(path)
+            for _number, obj in json_objects(numbered_lines(blocks, MAX_LINE_BYTES), problems,
+                                             MAX_LINE_BYTES):
+                fmt = format_named(format) if format is not None else detect(obj)
+                value: object = obj
+                for key in fmt.run_id if fmt is not None else ():
+                    value = value.get(key) if isinstance(value, dict) else None
+                return value if isinstance(value, str) and fmt is not None else ""
+    except OSError:
+        return ""
+    return ""

@@ -71,9 +71,14 @@ class AnswerRun:
     citation_confidence: np.ndarray
     warnings: tuple[str, ...] = ()
     warnings_more: int = 0
+    name: str = ""  # the system's name (the file's name when none is given)
 
     @property
     def run_id(self) -> str:
+        return self.columns.run_id
+
+    @property
+    def runid(self) -> str:  # as a ranked run's (irbench.trec.Run.runid)
         return self.columns.run_id
 
     @property

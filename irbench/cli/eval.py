@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import judgments
+from ..answers import read_answers
 from ..errors import DuplicateError, FormatError, UsageError
 from ..judgments import is_irds, materialise
 from ..measures import parse_trec_specs
@@ -29,7 +30,8 @@ def _eval_parser(sub) -> None:
     p.add_argument("qrels", help="qrels file (qid iter docno rel; with a diversity measure, "
                    "topic subtopic docno rel); .gz is fine; - for stdin; irds:DATASET for an "
                    "ir_datasets dataset's qrels")
-    p.add_argument("runs", nargs="+", help="run files (qid Q0 docno rank score tag)")
+    p.add_argument("runs", nargs="+", help="run files (qid Q0 docno rank score tag); with "
+                   "-R support or -R nuggets, answer runs (TREC RAG's JSONL)")
     p.add_argument("-q", action="store_true", help="print per-topic values as well as 'all'")
     p.add_argument("-m", action="append", default=[], metavar="MEASURE",
                    help="measure: trec_eval name (P.5,10; ndcg_cut.10; all_trec; official; set) "
@@ -102,15 +104,17 @@ def _cmd_eval(args) -> int:
             problems.append(hint)
     known = collect(read_qrels, args.known) if args.known else None
     results = []
+    answers = "run" not in kind.scores  # support labels, nugget assignments: answer runs
     if prepared is None or (args.known and known is None):  # still report the runs' problems
         for path in args.runs:
-            collect(read_run, path)
+            collect(read_answers if answers else read_run, path)
     else:  # runs read and scored by worker processes, results in input order
         if known is not None:
             prepared = judgments.with_known(prepared, known)
         _check_levels(prepared, measures, args.qrels)
         results = evaluate_paths(prepared, args.runs, measures, options,
-                                 workers=args.workers, keep_ranked=args.Z is not None)
+                                 workers=args.workers, keep_ranked=args.Z is not None,
+                                 answers=answers)
         for result in results:
             if result.stage == "read" and isinstance(result.error, FormatError):
                 problems.extend(result.error.problems)

@@ -7,14 +7,20 @@ import os
 from functools import partial
 from typing import Any
 
+from ..answers import FORMATS, answer_tag
 from ..errors import ConfigError
 from ..runner.stamp import glob_matches
-from ..system import System, source_of
+from ..system import SYSTEM_KINDS, System, source_of
 from ..trec import glob_url, is_url, run_name, run_tag
 from . import tables
 from .base import BuilderBase, not_a_file
 from .tables import shown_value
 from .types import SYSTEM_KEYS, TABLE_COLUMNS, TABLE_KEYS, TableRow
+
+
+def answer_formats() -> list[str]:
+    """The answer formats' names (:data:`irbench.answers.FORMATS`)."""
+    return list(FORMATS)
 
 
 class SystemsBuilder(BuilderBase):
@@ -164,8 +170,18 @@ class SystemsBuilder(BuilderBase):
             if key not in SYSTEM_KEYS:
                 self.problem(where + (key,), f"unknown key ({', '.join(sorted(SYSTEM_KEYS))})")
         meta = self._metadata(where, entry)
+        if "answers" in entry:  # answers: FILE, the run file of a system of kind answers
+            if "run" in entry or entry.get("kind", "answers") != "answers":
+                self.problem(where + ("answers",), "answers: FILE is the system's file (a "
+                                                   "run of kind answers): give it or run, "
+                                                   "not both")
+                return []
+            entry = {**{k: v for k, v in entry.items() if k != "answers"},
+                     "run": entry["answers"]}
+            meta["kind"] = "answers"
         if ("run" in entry) == ("glob" in entry):
-            self.problem(where, "give either run (one file) or glob (many files)")
+            self.problem(where, "give either run (one file), answers (one answer file) or "
+                                "glob (many files)")
             return []
         if "run" in entry:
             name = entry.get("name")
@@ -220,7 +236,9 @@ class SystemsBuilder(BuilderBase):
                 self.problem(where + ("glob",), f"'{path}' is a link leading out of the "
                                                 f"campaign folder {self.root}")
                 continue
-            name = run_name(path) if name_from == "file" else run_tag(path)
+            name = (run_name(path) if name_from == "file" else
+                    answer_tag(path, meta.get("answer_format")) if meta.get("kind") == "answers"
+                    else run_tag(path))
             if not name:
                 self.problem(where + ("glob",), f"cannot read a run tag from '{path}'")
                 continue
@@ -249,9 +267,32 @@ class SystemsBuilder(BuilderBase):
                                                     f"not {shown_value(value)}")
             else:
                 meta["priority"] = value
+        meta.update(self._kind(where, entry))
         if "metadata" in entry:
             if not isinstance(entry["metadata"], dict):
                 self.problem(where + ("metadata",), "must be a mapping")
             else:
                 meta["metadata"] = entry["metadata"]
         return meta
+
+    def _kind(self, where: tuple, entry: dict) -> dict:
+        """``kind`` (run or answers; answers: FILE says answers) and ``format`` (an answer
+        format's name, for answers)."""
+        out: dict[str, Any] = {}
+        kind = entry.get("kind", "run")
+        if kind not in SYSTEM_KINDS:
+            self.problem(where + ("kind",), f"must be {' or '.join(SYSTEM_KINDS)}, not "
+                                            f"{shown_value(kind)}")
+        elif kind != "run":
+            out["kind"] = kind
+        if "format" in entry:
+            value = entry["format"]
+            if "answers" not in entry and kind != "answers":
+                self.problem(where + ("format",), "format is an answer run's (kind: answers)")
+            elif not isinstance(value, str) or value not in answer_formats():
+                self.problem(where + ("format",), f"must be one of "
+                                                  f"{', '.join(answer_formats())}, not "
+                                                  f"{shown_value(value)}")
+            else:
+                out["answer_format"] = value
+        return out

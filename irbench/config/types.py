@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
-               "official", "priority", "pooled", "metadata"}
+               "official", "priority", "pooled", "metadata", "answers", "kind", "format"}
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
@@ -35,7 +35,7 @@ ENGINES = ("local", "dask")
 # mapped (columns: {pooled: judged_depth100}); run is required (a column, or the run template);
 # every other column is the system's metadata
 TABLE_COLUMNS = ("run", "name", "group", "type", "description", "baseline", "official",
-                 "priority", "pooled")
+                 "priority", "pooled", "kind", "format")
 TABLE_KEYS = ("table", "columns", "run")  # the keys of a run table entry
 # what a yes-or-no cell of a run table may say (any letter case): YAML 1.1's words, y/n, 1/0
 TABLE_BOOLEANS = {"true": True, "yes": True, "y": True, "on": True, "1": True,

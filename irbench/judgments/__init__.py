@@ -61,6 +61,9 @@ class JudgmentKind:
     ``serves``: the measure needs (:data:`irbench.measures.base.NEEDS`) it computes.
     ``measures_name`` and ``own_measures`` name its measures in messages;
     ``default_measures`` is what ``irbench eval`` computes when no ``-m`` is given.
+    ``scores``: the kinds of systems it scores (:data:`irbench.system.SYSTEM_KINDS`): ranked
+    runs and answer runs (their references, as a ranking) for judgments of documents; answer
+    runs alone for support labels and nugget assignments.
     """
 
     name: str
@@ -75,6 +78,7 @@ class JudgmentKind:
     measures_name: str = ""
     own_measures: str = ""
     intent_weights: bool = False
+    scores: frozenset[str] = frozenset({"run", "answers"})  # the system kinds it scores
     hint: Callable[[Any], str | None] | None = None  # a hint when the file failed to read
 
     def takes(self, measure: Measure) -> bool:
@@ -210,6 +214,35 @@ register(JudgmentKind(
     read_adhoc=_read_qrels, serves=frozenset({"preferences", "none"}),
     default_measures="prefs",
     measures_name="preference", own_measures="the prefs_* measures"))
+
+_ANSWERS = frozenset({"answers"})
+register(JudgmentKind(
+    name="support", eval_format="support", lines="NIST's JSONL, or topic run sentence "
+    "citation reference label", description="support labels of answer citations (NIST's "
+    "citation judgments): 2 full, 1 partial, 0 none, -1 not judged",
+    read=_provided("answered", "read_support_labels"),
+    prepare=_provided("answered", "prepare_support"),
+    read_adhoc=_provided("answered", "support_adhoc"), serves=frozenset({"support", "answer"}),
+    default_measures="support", scores=_ANSWERS,
+    measures_name="support", own_measures="support_precision, support_recall"))
+register(JudgmentKind(
+    name="support_shared", eval_format="support", lines="as support",
+    description="support labels keyed by (topic, sentence text, segment): one judgment serves "
+    "every run that wrote the same sentence citing the same segment",
+    read=_provided("answered", "read_support_labels"),
+    prepare=_provided("answered", "prepare_shared_support"),
+    read_adhoc=_provided("answered", "support_adhoc"), serves=frozenset({"support", "answer"}),
+    default_measures="support", scores=_ANSWERS,
+    measures_name="support", own_measures="support_precision, support_recall"))
+register(JudgmentKind(
+    name="nuggets", eval_format="nuggets", lines="nuggetizer's assignments JSONL",
+    description="nugget assignments of answers (nuggetizer's): support, partial_support, "
+    "not_support per nugget, nuggets vital or okay",
+    read=_provided("nuggets", "read_assignments"),
+    prepare=_provided("answered", "prepare_nuggets"),
+    read_adhoc=_provided("answered", "nuggets_adhoc"), serves=frozenset({"nuggets", "answer"}),
+    default_measures="nuggets", scores=_ANSWERS,
+    measures_name="nugget", own_measures="nugget_score"))
 
 
 # What the command line may use of this package besides the kinds (tests/test_architecture.py:

@@ -1,6 +1,7 @@
 """Measure registry, names and columnar kernels. Importing this package registers every family."""
 
 from . import (  # noqa: F401  (registration)
+    answered,
     avgjg,
     counts,
     diversity,

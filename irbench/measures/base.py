@@ -20,7 +20,8 @@ import numpy as np
 from ..errors import MeasureParameterError
 
 GEO_MEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN
-NEEDS = ("adhoc", "diversity", "judgment_groups", "preferences", "known", "none")
+NEEDS = ("adhoc", "diversity", "judgment_groups", "preferences", "known", "none", "support",
+         "nuggets", "answer")
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,9 @@ class Family:
     (the runner refuses it on binary qrels). ``needs`` names the judgments it is computed
     from, one of :data:`NEEDS`: ``adhoc`` (any ad hoc judgments), ``diversity`` (subtopics),
     ``judgment_groups``, ``preferences``, ``known`` (ad hoc judgments and the documents the
-    user knows) or ``none`` (a fact of the run); :mod:`irbench.judgments` says which kinds of
+    user knows), ``none`` (a fact of the run), ``support`` (support labels of an answer's
+    citations), ``nuggets`` (nugget assignments) or ``answer`` (a fact of a generated answer);
+    :mod:`irbench.judgments` says which kinds of
     judgments serve which. ``lower_is_better``: the smaller value is the better one (E, the
     unjudged share, the RBP residual, judged non-relevant retrieved), so a leaderboard ranks
     and sorts by it smallest first.

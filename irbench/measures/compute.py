@@ -102,9 +102,12 @@ def compute(ranked: Ranked, measures: list[Measure],
 
 
 def restrict(ranked: Ranked, keep: np.ndarray) -> Ranked:
-    """The ranking of only the topics where ``keep`` is true (e.g. those a run answers)."""
+    """The ranking of only the topics where ``keep`` is true (e.g. those a run answers); an
+    answer run joined with its judgments restricts itself."""
     if keep.all():
         return ranked
+    if not isinstance(ranked, Ranked):
+        return ranked.restrict(keep)
     counts = ranked.num_ret[keep]
     lines = ranked.num_lines_rel_positive
     return Ranked(

@@ -110,6 +110,15 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
     "all_prefs": ("runid", "num_q", *PREFS_MEASURES),
     "prefs": ("runid", "num_q", *PREFS_MEASURES[:6]),
+    # generated answers (canonical names: irbench.measures.answered)
+    "support": tuple(f"support_{what}{params}" for params in (
+        "", "(weight=hard)", "(citations=all)", "(weight=hard,citations=all)")
+        for what in ("precision", "recall")),
+    "nuggets": tuple(f"nugget_score{params}" for params in (
+        "", "(strict=true)", "(importance=vital)", "(importance=vital,strict=true)",
+        "(importance=weighted)", "(importance=weighted,strict=true)")),
+    "answer": ("answer_sentences", "answer_words", "citations_per_sentence", "uncited_share",
+               "distinct_references"),
 }
 
 _LONG_RE = re.compile(r"\s*([+-]?\d+)")
@@ -193,7 +202,10 @@ def parse_trec_specs(specs: list[str]) -> list[tuple[str, Measure]]:
     for spec in specs:
         if spec in NICKNAMES:
             for name in NICKNAMES[spec]:
-                chosen.setdefault(name, None)
+                if name in TREC_FAMILIES:
+                    chosen.setdefault(name, None)
+                elif all(m != parse_measure(name) for _, m in canonical):  # canonical
+                    canonical.append((str(parse_measure(name)), parse_measure(name)))
             continue
         name, dot, raw = spec.partition(".")
         if name in TREC_FAMILIES:

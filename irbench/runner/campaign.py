@@ -29,7 +29,7 @@ from ..store import Store, SystemRecord
 from . import shards
 from .engine import Cluster, Engine, InProcess, Processes, dask_client
 from .inputs import Inputs, options_key
-from .plan import plan, wanted_by_set
+from .plan import for_system, plan, task_of, wanted_by_set
 from .record import (
     Writes,
     check_unanswered,
@@ -107,8 +107,7 @@ def check_campaign(config: Config, workers: int | None = None
         if outcome.error is not None:
             findings.fail(f"system '{outcome.system}'", outcome.error)
 
-    tasks = [Task(system=s.name, path=s.path, wanted=dict.fromkeys(shas, NOTHING),
-                  check_only=True)
+    tasks = [task_of(s, for_system(config, s, dict.fromkeys(shas, NOTHING)), check_only=True)
              for s in config.systems if s.name not in config.missing_runs]
     camp.execute(tasks, Context(qrels=prepared, qrels_sha=shas, topic_set=topic_set,
                                 settings=config.settings, topics=topics,

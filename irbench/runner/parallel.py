@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import trec
+from ..answers import read_answers
 from ..cache import SpillFolder
 from ..errors import FormatError, IrbenchError
 from ..measures import Measure
@@ -64,17 +65,20 @@ def evaluate_paths(
     options: EvalOptions = EvalOptions(),
     workers: int | None = None,
     keep_ranked: bool = False,
+    answers: bool = False,
 ) -> list[RunResult]:
     """Read, rank and score each run file in ``paths``; one :class:`RunResult` per path, in order.
 
     ``workers``: processes to use (default: one per CPU, at most one per run); 1, or a single
     path, evaluates in this process. ``keep_ranked`` also returns each run's :class:`Ranked`
-    (needed for z-scores; it is as large as the run, so off by default).
+    (needed for z-scores; it is as large as the run, so off by default). ``answers``: the
+    files are answer runs (:func:`irbench.answers.read_answers`), scored by prepared answer
+    judgments (support labels, nugget assignments).
     """
     paths = [os.fspath(p) for p in paths]
     prepared.adhoc.ready()  # its lookup table built here, before any worker forks
-    shared = _Shared(prepared, tuple(measures), options, keep_ranked)
-    if len(paths) == 1:  # its file is read (and if it can, ranked) in parts by the workers
+    shared = _Shared(prepared, tuple(measures), options, keep_ranked, answers)
+    if len(paths) == 1 and not answers:  # read (and if it can, ranked) in parts by the workers
         done = rank_in_parts(paths[0], shared, workers)
         if done is not None:
             return [done]
@@ -92,9 +96,10 @@ class _Shared:
     :mod:`irbench.runner.engine`)."""
 
     def __init__(self, prepared: PreparedQrels, measures: tuple[Measure, ...],
-                 options: EvalOptions, keep_ranked: bool):
+                 options: EvalOptions, keep_ranked: bool, answers: bool = False):
         self.prepared, self.measures = prepared, measures
         self.options, self.keep_ranked = options, keep_ranked
+        self.answers = answers
 
 
 def read_run(source, name: str | None = None, workers: int | None = None) -> trec.Run:
@@ -400,6 +405,8 @@ def _evaluate(path: str, shared: _Shared, read=trec.read_run) -> RunResult:
 
 
 def _evaluate_nth(item: tuple[int, str], shared: _Shared) -> RunResult:
+    if shared.answers:
+        return _evaluate(item[1], shared, read_answers)
     return _evaluate(item[1], shared)
 
 

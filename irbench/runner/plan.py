@@ -3,13 +3,17 @@ to score (and what each qrels set needs of them) and the results to reuse as the
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from .. import judgments
 from ..config import Config
 from ..measures import PROFILE, Measure, parse_measure
 from ..store import FileFacts
+from ..system import System
 from .inputs import known_hash
 from .score import Task, Wanted
 
+T = TypeVar("T")
 _PROFILE = tuple(parse_measure(name) for name in PROFILE)
 
 
@@ -33,18 +37,31 @@ def plan(config: Config, wanted: dict[str, Wanted], shas: dict[str, str],
     for system in config.systems:
         if system.name in config.missing_runs:
             continue
+        mine = for_system(config, system, wanted)
         sha = known_hash(system.path, cache, rehash)
         if sha is None:
-            tasks.append(Task(system=system.name, path=system.path, wanted=wanted,
-                              hashed=False))
+            tasks.append(task_of(system, mine, hashed=False))
             continue
         todo = {}
-        for qrels_name, needs in wanted.items():
+        for qrels_name, needs in mine.items():
             missing = needs.missing(done.get((sha, shas[qrels_name]), set()))
             if missing:
                 todo[qrels_name] = missing
             else:
                 reuse.append((system.name, qrels_name, sha, shas[qrels_name]))
         if todo:
-            tasks.append(Task(system=system.name, path=system.path, wanted=todo))
+            tasks.append(task_of(system, todo))
     return tasks, reuse
+
+
+def for_system(config: Config, system: System, wanted: dict[str, T]) -> dict[str, T]:
+    """Of ``wanted`` (by qrels set), the sets whose kind scores ``system``'s kind: a ranked
+    run is not scored on support labels or nugget assignments."""
+    kinds = {spec.name: judgments.kind(spec.kind) for spec in config.qrels}
+    return {q: w for q, w in wanted.items() if system.kind in kinds[q].scores}
+
+
+def task_of(system: System, wanted: dict[str, Wanted], **fields) -> Task:
+    """The task scoring ``system`` for ``wanted``."""
+    return Task(system=system.name, path=system.path, wanted=wanted, kind=system.kind,
+                answer_format=system.answer_format, **fields)

@@ -85,9 +85,9 @@ def validation_warnings(outcome: Outcome) -> list[str]:
     run's failure already lists them), as warnings: the same for ``run`` and ``check``."""
     rejected = (outcome.error or "").startswith("rejected by the submission checks")
     if outcome.checked is None or rejected:
-        return []
+        return list(outcome.warnings)
     return [f"system '{outcome.system}': {line}" for line in outcome.checked.lines
-            if ": warning: " in line or ": error: " in line]
+            if ": warning: " in line or ": error: " in line] + list(outcome.warnings)
 
 
 def system_row(system, position: int) -> dict:
@@ -97,7 +97,7 @@ def system_row(system, position: int) -> dict:
             "baseline": system.baseline, "official": system.official,
             "priority": system.priority, "pooled": system.pooled,
             "metadata": json.dumps(system.metadata, sort_keys=True, default=str),
-            "position": position}
+            "position": position, "kind": system.kind, "answer_format": system.answer_format}
 
 
 def check_unanswered(findings: Findings, config: Config, store: Store, qrels: list[str],

@@ -9,13 +9,16 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 
+from ..answers import read_answers
+from ..answers.scored import references_run
 from ..config import Settings, Validation
 from ..errors import EvaluationError, FormatError, IrbenchError
+from ..judgments.answered import AnswerJudgments
 from ..measures import Measure
 from ..measures.compute import score_run
 from ..ranked import PreparedQrels
@@ -61,6 +64,8 @@ class Task:
     wanted: dict[str, Wanted]
     hashed: bool = True  # False: the file's hash is unknown, so drop what the store has
     check_only: bool = False  # irbench check: rank against every set, compute nothing
+    kind: str = "run"  # run, or answers (irbench.system.SYSTEM_KINDS)
+    answer_format: str | None = None
 
 
 class Checked(NamedTuple):
@@ -87,6 +92,7 @@ class Outcome:
     reused: tuple[str, ...] = ()  # qrels sets whose results the store already had
     metadata: dict | None = None  # the run's ir_metadata block
     checked: Checked | None = None
+    warnings: tuple[str, ...] = ()  # an answer run's: what its reader accepted, sets skipped
 
     @property
     def sha256(self) -> str:
@@ -124,6 +130,8 @@ def in_shards(size: int, shard_bytes: int) -> bool:
 
 def score_system(task: Task, ctx: Context) -> Outcome:
     """Read one run, check its topics, and evaluate it on every qrels set it needs."""
+    if task.kind == "answers":
+        return score_answers(task, ctx)
     size, _ = stat_of(task.path)
     if in_shards(size, ctx.shard_bytes) and all(
             isinstance(ctx.qrels[q], PreparedQrels) for q in task.wanted):
@@ -167,6 +175,56 @@ def score_system(task: Task, ctx: Context) -> Outcome:
         return Outcome(**kept, error=str(exc))
     return Outcome(**kept, results=tuple(results), reused=reused, metadata=metadata,
                    checked=checked)
+
+
+def score_answers(task: Task, ctx: Context) -> Outcome:
+    """Read one answer run (checked by its format's rules as it is read) and evaluate it on
+    every qrels set it needs: answer judgments (support labels, nugget assignments) score its
+    answers; judgments of documents score its references as a ranked run, a topic it does not
+    answer counting as trec_eval -c counts it. A set of answer judgments that does not know
+    the run (NIST judged some runs only) gives it no value, with a warning."""
+    facts, data = load(task.path)
+    todo, reused = _todo(task, ctx, facts.sha256)
+    if todo is None:
+        return Outcome(system=task.system, path=task.path, facts=facts, reused=reused)
+    kept: dict = {"system": task.system, "path": task.path, "facts": facts}
+    try:
+        answers = read_answers(data, format=task.answer_format, topics=ctx.topic_set,
+                               name=task.system)
+    except FormatError as exc:
+        return Outcome(**kept, error=str(exc))
+    warnings = [f"system '{task.system}': {w}" for w in answers.warnings]
+    if answers.warnings_more:
+        warnings.append(f"system '{task.system}': ... and {answers.warnings_more} more "
+                        "warnings")
+    c = answers.columns
+    kept.update(run_tag=answers.run_id, topics=tuple(answers.topic_ids),
+                num_docs=int(len(c.reference_ids)))
+    options = ctx.settings.options()
+    intersection = ctx.settings.topics == "intersection"
+    results, run = [], None
+    try:
+        for qrels_name, wanted in todo.items():
+            prepared = ctx.qrels[qrels_name]
+            if isinstance(prepared, AnswerJudgments):
+                if not prepared.has_run(answers):
+                    warnings.append(f"system '{task.system}': qrels '{qrels_name}' has no "
+                                    f"judgments of run '{answers.run_id}': not scored on it")
+                    continue
+                if not wanted:
+                    continue
+                scored = score_run(prepared, answers, wanted.measures(), options, intersection)
+            else:
+                run = run or references_run(answers, task.system)
+                if not wanted:
+                    continue
+                scored = score_run(prepared, run, wanted.measures(),
+                                   replace(options, complete=True), intersection)
+            results.append(_evaluated(task, ctx, qrels_name, facts.sha256, wanted,
+                                      scored.topics, scored.values, scored.summaries))
+    except (FormatError, EvaluationError) as exc:
+        return Outcome(**kept, error=str(exc), warnings=tuple(warnings))
+    return Outcome(**kept, results=tuple(results), reused=reused, warnings=tuple(warnings))
 
 
 def _todo(task: Task, ctx: Context, sha: str

@@ -134,18 +134,19 @@ class Reads:
 
     def declared_systems(self) -> list[System]:
         """The systems as the config declared them at the last ``irbench run`` (name, path,
-        group, type, description, baseline, official, priority, pooled, metadata), in config
+        group, type, description, baseline, official, priority, pooled, metadata, kind,
+        answer format), in config
         order."""
         rows = self.con.execute(
             'SELECT name, path, coalesce("group", \'\'), coalesce(type, \'\'), '
             "coalesce(description, ''), coalesce(baseline, false), coalesce(official, true), "
-            "priority, pooled, metadata FROM systems ORDER BY position NULLS LAST, name"
-        ).fetchall()
-        return [System(name=name, path=path, group=group, type=kind, description=description,
+            "priority, pooled, metadata, coalesce(kind, 'run'), answer_format FROM systems "
+            "ORDER BY position NULLS LAST, name").fetchall()
+        return [System(name=name, path=path, group=group, type=type_, description=description,
                        baseline=baseline, official=official, priority=priority, pooled=pooled,
-                       metadata=_mapping(metadata))
-                for name, path, group, kind, description, baseline, official, priority, pooled,
-                metadata in rows]
+                       metadata=_mapping(metadata), kind=kind, answer_format=answer_format)
+                for name, path, group, type_, description, baseline, official, priority, pooled,
+                metadata, kind, answer_format in rows]
 
     def shown_systems(self, qrels: str) -> list[tuple[str, str, str]]:
         """(name, run file path, sha256) of the systems with results shown on ``qrels``, in

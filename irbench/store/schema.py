@@ -198,4 +198,8 @@ MIGRATIONS: list[tuple[str, str]] = [
                     AND m.endpoint = g.base_url AND m.prompt_sha256 = j.prompt_sha256
                     AND m.query_id = j.query_id AND m.doc_id = j.doc_id));
     """),
+    ("answer runs among the systems", """
+    ALTER TABLE systems ADD COLUMN IF NOT EXISTS kind VARCHAR;
+    ALTER TABLE systems ADD COLUMN IF NOT EXISTS answer_format VARCHAR;
+    """),
 ]

@@ -446,7 +446,7 @@ def read_zscores(source: Source) -> dict[tuple[str, str], tuple[float, float]]:
     return table
 
 
-RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
+RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv", ".jsonl")
 
 
 def run_name(path: str) -> str:
