@@ -69,6 +69,16 @@ class Documents:
                                  for docno in missing])
         return [cast(Document, found[docno]) for docno in asked]
 
+    def missing(self, docnos: Iterable[str]) -> list[str]:
+        """Those of ``docnos`` the collection does not have (each once, in the order asked):
+        one batched lookup."""
+        distinct = list(dict.fromkeys(docnos))
+        if isinstance(self.source, Index):
+            present = (self.source.locate(distinct) >= 0).tolist() if distinct else []
+        else:
+            present = [doc is not None for doc in self.source.find(distinct, 1)]
+        return [docno for docno, hit in zip(distinct, present) if not hit]
+
     def __contains__(self, docno: object) -> bool:
         return isinstance(docno, str) and self.source.contains(docno)
 

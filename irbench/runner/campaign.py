@@ -24,7 +24,8 @@ import numpy as np
 
 from .. import __version__, analyses
 from ..config import Config
-from ..errors import IrbenchError, StoreError
+from ..documents import DocumentsSpec, open_documents
+from ..errors import FormatError, IrbenchError, StoreError
 from ..store import Store, SystemRecord
 from . import shards
 from .engine import Cluster, Engine, InProcess, Processes, dask_client
@@ -112,8 +113,27 @@ def check_campaign(config: Config, workers: int | None = None
     camp.execute(tasks, Context(qrels=prepared, qrels_sha=shas, topic_set=topic_set,
                                 settings=config.settings, topics=topics,
                                 validation=config.validation,
-                                shard_bytes=shards.shard_bytes()), on_outcome)
+                                shard_bytes=shards.shard_bytes(),
+                                documents=answer_documents(config, findings)), on_outcome)
     return findings.failures, findings.warnings
+
+
+def answer_documents(config: Config, findings: Findings,
+                     tasks: list[Task] | None = None) -> DocumentsSpec | None:
+    """The collection's documents, against which answer runs' ids are checked (the tracks'
+    checkers refuse an unknown segment id), when the config declares them and some answer
+    run is to be read (of ``tasks``, or of the config); their index is built here, once,
+    before workers open it. Documents that do not read are a failure, and no id is checked."""
+    spec = config.documents
+    kinds = {t.kind for t in tasks} if tasks is not None else {s.kind for s in config.systems}
+    if spec is None or "answers" not in kinds:
+        return None
+    try:
+        open_documents(spec).close()
+    except FormatError as exc:
+        findings.fail("documents", str(exc))
+        return None
+    return spec
 
 
 class _Campaign:
@@ -245,7 +265,8 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
     if tasks:
         context = Context(qrels=prepared, qrels_sha=shas, topic_set=topic_set,
                           settings=camp.config.settings, done=done, topics=topics_obj,
-                          validation=config.validation, shard_bytes=shards.shard_bytes())
+                          validation=config.validation, shard_bytes=shards.shard_bytes(),
+                          documents=answer_documents(config, findings, tasks))
         try:
             camp.execute(tasks, context, on_outcome)
         finally:

@@ -14,9 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..answers import read_answers
+from ..answers import AnswerRun, read_answers
 from ..answers.scored import references_run
 from ..config import Settings, Validation
+from ..documents import DocumentsSpec, open_documents
 from ..errors import EvaluationError, FormatError, IrbenchError
 from ..judgments.answered import AnswerJudgments
 from ..measures import Measure
@@ -111,6 +112,7 @@ class Context:
     topics: Topics | None = None  # the Topics, for the submission checks
     validation: Validation | None = None  # None: no submission checks
     shard_bytes: int = 0  # a run file bigger than this is scored in topic shards (0: never)
+    documents: DocumentsSpec | None = None  # answer runs' ids are checked against these
 
 
 def score_safely(task: Task, ctx: Context) -> Outcome:
@@ -193,6 +195,12 @@ def score_answers(task: Task, ctx: Context) -> Outcome:
                                name=task.system)
     except FormatError as exc:
         return Outcome(**kept, error=str(exc))
+    try:
+        unknown = unknown_ids(answers, ctx.documents)
+    except FormatError as exc:  # the documents themselves do not read
+        return Outcome(**kept, error=str(exc))
+    if unknown:
+        return Outcome(**kept, error="\n".join(unknown))
     warnings = [f"system '{task.system}': {w}" for w in answers.warnings]
     if answers.warnings_more:
         warnings.append(f"system '{task.system}': ... and {answers.warnings_more} more "
@@ -225,6 +233,29 @@ def score_answers(task: Task, ctx: Context) -> Outcome:
     except (FormatError, EvaluationError) as exc:
         return Outcome(**kept, error=str(exc), warnings=tuple(warnings))
     return Outcome(**kept, results=tuple(results), reused=reused, warnings=tuple(warnings))
+
+
+def unknown_ids(answers: AnswerRun, spec: DocumentsSpec | None) -> list[str]:
+    """``FILE:LINE: ...`` of each reference or cited id of ``answers`` that the collection's
+    documents lack (the first :data:`~irbench.errors.FormatError.MAX_SHOWN`, then a count);
+    none without documents. The ids are looked up at once."""
+    if spec is None:
+        return []
+    c = answers.columns
+    ids = np.concatenate([c.reference_ids, c.citation_ref]).tolist()
+    with open_documents(spec) as docs:
+        missing = docs.missing(ids)
+    if not missing:
+        return []
+    # each id's topic (its first appearance), for the line of that topic's answer
+    topic_of = np.concatenate([np.repeat(np.arange(c.num_topics), np.diff(c.reference_offsets)),
+                               c.sentence_topic[c.citation_sentence()]])
+    first = dict(zip(reversed(ids), reversed(topic_of.tolist())))
+    shown = [f"{answers.path}:{answers.meta[first[docno]].line}: '{docno}' is not in the "
+             f"collection's documents ({docs.name})"
+             for docno in missing[:FormatError.MAX_SHOWN]]
+    more = len(missing) - len(shown)
+    return shown + ([f"... and {more} more ids not in the collection"] if more else [])
 
 
 def _todo(task: Task, ctx: Context, sha: str
