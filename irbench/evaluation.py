@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .answers import AnswerRun
 from .judgments import Prepared
 from .measures import Measure
 from .measures.compute import Evaluation, as_measures, score_run
@@ -40,12 +41,14 @@ def evaluate(
     ``irbench.judgments.diversity.PreparedDiversity``, ``PreparedKnown``,
     ``irbench.judgments.groups.PreparedJudgmentGroups``).
     Options are :class:`EvalOptions` fields, e.g. ``relevance_level=2, complete=True``.
+    An answer run (:func:`irbench.answers.read_answers`) is scored by prepared answer
+    judgments (``irbench.judgments.prepare("support", path)``; docs/answers.md).
     """
     if options is None:
         options = EvalOptions(**option_values)
     elif option_values:
         raise TypeError("give either options= or option keywords, not both")
-    run = run if isinstance(run, Run) else read_run(run)
+    run = run if isinstance(run, (Run, AnswerRun)) else read_run(run)
     return score_run(_prepared(qrels), run, as_measures(measures), options)
 
 
