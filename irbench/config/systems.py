@@ -172,9 +172,9 @@ class SystemsBuilder(BuilderBase):
         meta = self._metadata(where, entry)
         if "answers" in entry:  # answers: FILE, the run file of a system of kind answers
             if "run" in entry or entry.get("kind", "answers") != "answers":
-                self.problem(where + ("answers",), "answers: FILE is the system's file (a "
-                                                   "run of kind answers): give it or run, "
-                                                   "not both")
+                self.problem(where + ("answers",), "answers: FILE declares a system of "
+                                                   "kind answers (not with run: or another "
+                                                   "kind)")
                 return []
             entry = {**{k: v for k, v in entry.items() if k != "answers"},
                      "run": entry["answers"]}
