@@ -23,10 +23,14 @@ Writes bench/results-answers.md.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import datetime as dt
 import gzip
 import json
 import os
+import pstats
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,9 +38,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from irbench import judgments
+from irbench.answers import read_answers
 from irbench.judgments.nuggets import PreparedNuggets, read_assignments
 from irbench.judgments.support import PreparedSupport, read_support
+from irbench.measures import parse_trec_specs
 from irbench.measures.answers import answer_shape, nugget_measures, support_measures
+from irbench.measures.compute import compute
+from irbench.runner.parallel import evaluate_paths
 
 RUNS, TOPICS, SENTENCES, CITATIONS, NUGGETS = 100, 100, 40, 2, 20
 HERE = Path(__file__).parent
@@ -171,7 +180,13 @@ def best(fn, reps: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--path-only", action="store_true",
+                        help="only the real scoring path on files (its section of the results)")
     args = parser.parse_args()
+    path_lines = real_path(args.reps)
+    if args.path_only:
+        print("\n".join(path_lines))
+        return
     topics, runs = make_campaign()
     with tempfile.TemporaryDirectory() as tmp:
         support_path = Path(tmp, "support.jsonl.gz")
@@ -201,10 +216,10 @@ def main() -> None:
         ("for comparison, the track scripts' loop (plain Python, the same 14 values)",
          best(lambda: track_loop(runs), 1)),
     ]
-    write(rows)
+    write(rows, path_lines)
 
 
-def write(rows) -> None:
+def write(rows, more: tuple[str, ...] | list[str] = ()) -> None:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Answer measures: time", "",
@@ -214,10 +229,251 @@ def write(rows) -> None:
         "topic; wall clock, best of the repetitions after a warm-up (the track loop: one "
         "run after a warm-up). Target of issue 39: scoring under 1 s.", "",
         "| what | seconds |", "|---|---:|",
-        *(f"| {what} | {seconds:.3f} s |" for what, seconds in rows), "",
+        *(f"| {what} | {seconds:.3f} s |" for what, seconds in rows), "", *more,
     ]
     (HERE / "results-answers.md").write_text("\n".join(lines))
     print("\n".join(lines))
+
+
+# ---- the real scoring path: files as the tracks write them (issue 39) ----------------------
+#
+# 100 answer runs written as TREC RAG 2024 JSONL files (one line per topic: 20 references,
+# 40 sentences of 8 words, each citing 2 of the references by index), NIST's support JSONL of
+# every (topic, run) and nuggetizer's assignments, in a temporary folder; then (a) what
+# ``irbench eval -R support`` does (irbench.runner.parallel.evaluate_paths over the kinds
+# registry's prepared set), split into reading and scoring, (b) scoring alone, (c) the same for
+# nuggets and (d) the track scripts' way (json.loads per line, a Python loop per sentence or
+# nugget) in the same process.
+
+REFERENCES = 20  # rag24's limit
+
+
+def _segment(run: int, topic: int, k: int) -> str:
+    x = (run * 7919 + topic * 104729 + k * 15485863) % 99_999_989
+    return f"msmarco_v2.1_doc_{x % 60}_{x}#{k}_{x * 31 % 10_000_000}"
+
+
+def write_track_files(folder: Path, seed: int = 1) -> tuple[list[Path], Path, Path]:
+    """The answer files (one per run), the support JSONL and the assignments (plain JSONL,
+    as the tracks publish them)."""
+    rng = np.random.default_rng(seed)
+    names = {0: "not_support", 1: "partial_support", 2: "support"}
+    paths = []
+    with open(folder / "support.jsonl", "w") as support, \
+            open(folder / "assignments.jsonl", "w") as assigned:
+        for r in range(RUNS):
+            run_id = f"team{r % 25}-run{r:03d}"
+            path = folder / f"{run_id}.jsonl"
+            labels = rng.choice(np.array([-1, 0, 1, 2]), (TOPICS, SENTENCES, CITATIONS),
+                                p=[0.1, 0.3, 0.2, 0.4]).tolist()
+            cites = np.argsort(rng.random((TOPICS, SENTENCES, REFERENCES)), axis=2)[
+                :, :, :CITATIONS].tolist()
+            words = rng.choice(WORDS, (TOPICS, SENTENCES, 8)).tolist()
+            vital = (rng.random((TOPICS, NUGGETS)) < 0.4).tolist()
+            grade = rng.integers(0, 3, (TOPICS, NUGGETS)).tolist()
+            with open(path, "w") as out:
+                for t in range(TOPICS):
+                    topic = f"2024-{100000 + t}"
+                    refs = [_segment(r, t, k) for k in range(REFERENCES)]
+                    texts = [" ".join(w) + "." for w in words[t]]
+                    out.write(json.dumps({
+                        "run_id": run_id, "topic_id": topic, "topic": "how to potty train",
+                        "references": refs, "response_length": SENTENCES * 8,
+                        "answer": [{"text": text, "citations": c}
+                                   for text, c in zip(texts, cites[t])]}) + "\n")
+                    support.write(json.dumps({"topic_id": topic, "run_id": run_id, "sentences": [
+                        {"text": text, "citations": [
+                            {"reference": refs[k], "support": lab} for k, lab in zip(c, la)]}
+                        for text, c, la in zip(texts, cites[t], labels[t])]}) + "\n")
+                    assigned.write(json.dumps({"qid": topic, "run_id": run_id, "nuggets": [
+                        {"text": f"nugget {n} of {topic}",
+                         "importance": "vital" if vital[t][n] else "okay",
+                         "assignment": names[grade[t][n]]} for n in range(NUGGETS)]}) + "\n")
+            paths.append(path)
+    return paths, folder / "support.jsonl", folder / "assignments.jsonl"
+
+
+def timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start
+
+
+def score_all(prepared, answer_runs, measures) -> dict:
+    """Each run joined with the prepared judgments and scored (irbench.measures.compute):
+    {run id: {measure: mean}}."""
+    out = {}
+    for answers in answer_runs:
+        values, summaries = compute(prepared.rank(answers), measures)
+        out[answers.run_id] = summaries
+    return out
+
+
+def track_support(lines: list[dict]) -> dict:
+    """The TREC RAG support evaluation's way, on NIST's JSON objects: per (run, topic) a loop
+    over the sentences, each weighed by its first citation's label (-1 left out of the
+    denominators), graded and hard precision and recall; per run the mean over topics."""
+    weights = {"graded": {2: 1.0, 1: 0.5, 0: 0.0}, "hard": {2: 1.0, 1: 0.0, 0: 0.0}}
+    per_run: dict[str, list] = {}
+    for obj in lines:
+        scores = []
+        for w in weights.values():
+            total = judged = counted = 0.0
+            for sentence in obj["sentences"]:
+                citations = sentence["citations"]
+                if not citations:
+                    counted += 1
+                    continue
+                label = int(citations[0]["support"])
+                if label == -1:
+                    continue
+                judged += 1
+                counted += 1
+                total += w[label]
+            scores += [total / judged if judged else 0.0, total / counted if counted else 0.0]
+        per_run.setdefault(obj["run_id"], []).append(scores)
+    return {run: [sum(col) / len(col) for col in zip(*rows)] for run, rows in per_run.items()}
+
+
+def track_nuggets(records: list[dict]) -> dict:
+    """nuggetizer's way: per record (topic, run) the four scores of its
+    ``calculate_nugget_scores`` (list comprehensions over the nuggets), per run their mean."""
+    per_run: dict[str, list] = {}
+    for record in records:
+        nuggets = record["nuggets"]
+        vital = [n for n in nuggets if n["importance"] == "vital"]
+        strict_vital = sum(1 for n in vital if n["assignment"] == "support")
+        strict_all = sum(1 for n in nuggets if n["assignment"] == "support")
+        vital_score = strict_vital + sum(0.5 for n in vital
+                                         if n["assignment"] == "partial_support")
+        all_score = strict_all + sum(0.5 for n in nuggets
+                                     if n["assignment"] == "partial_support")
+        per_run.setdefault(record["run_id"], []).append((
+            strict_vital / len(vital) if vital else 0.0,
+            strict_all / len(nuggets) if nuggets else 0.0,
+            vital_score / len(vital) if vital else 0.0,
+            all_score / len(nuggets) if nuggets else 0.0))
+    return {run: [sum(col) / len(col) for col in zip(*rows)] for run, rows in per_run.items()}
+
+
+def parse_lines(path: Path) -> list[dict]:
+    with open(path) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def profile_top(fn, limit: int = 8) -> list[str]:
+    """The ``limit`` functions where ``fn`` spends most of its own time (cProfile)."""
+    profiler = cProfile.Profile()
+    profiler.runcall(fn)
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt  # type: ignore[attr-defined]
+    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:limit]  # type: ignore
+    return [f"| `{Path(file).name}:{line} {name}` | {calls:,} | {own:.2f} s | "
+            f"{100 * own / total:.0f}% |"
+            for (file, line, name), (_, calls, own, _, _) in rows]
+
+
+def real_path(reps: int) -> list[str]:
+    """Time the real scoring path on files; the report's lines."""
+    support_measures_ = [m for _, m in parse_trec_specs(["support"])]
+    nugget_measures_ = [m for _, m in parse_trec_specs(["nuggets"])]
+    rows: list[tuple[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        (paths, support_path, nugget_path), made = timed(
+            lambda: write_track_files(Path(tmp)))
+        sizes = (sum(p.stat().st_size for p in paths), support_path.stat().st_size,
+                 nugget_path.stat().st_size)
+        # (a) irbench eval -R support: the registry's kind, evaluate_paths on every file
+        prepared, read_s = timed(lambda: judgments.prepare("support", str(support_path)))
+        labels = prepared.labels
+        _, prepare_s = timed(lambda: type(prepared)(labels))
+        answer_runs, read_a = timed(lambda: [read_answers(str(p)) for p in paths])
+        scored, score_s = timed(lambda: score_all(prepared, answer_runs, support_measures_))
+        results, eval_1 = timed(lambda: evaluate_paths(
+            prepared, [str(p) for p in paths], support_measures_, workers=1, answers=True))
+        assert all(r.error is None for r in results)
+        _, eval_n = timed(lambda: evaluate_paths(
+            prepared, [str(p) for p in paths], support_measures_, answers=True))
+        cli = [sys.executable, "-m", "irbench", "eval", "-R", "support", "-m", "support",
+               str(support_path), *map(str, paths)]
+        _, cli_s = timed(lambda: subprocess.run(cli, check=True, stdout=subprocess.DEVNULL))
+        # (b) scoring alone, best of reps
+        score_best = best(lambda: score_all(prepared, answer_runs, support_measures_), reps)
+        # (c) nuggets
+        nugget_set, read_n = timed(lambda: judgments.prepare("nuggets", str(nugget_path)))
+        nuggets_best = best(lambda: score_all(nugget_set, answer_runs, nugget_measures_), reps)
+        # (d) the track scripts' way, reading included
+        support_objs, parse_s = timed(lambda: parse_lines(support_path))
+        track_s, loop_s = timed(lambda: track_support(support_objs))
+        nugget_objs, parse_n = timed(lambda: parse_lines(nugget_path))
+        track_n, loop_n = timed(lambda: track_nuggets(nugget_objs))
+        # the same means both ways (graded first-citation precision and recall; V strict)
+        first = answer_runs[0].run_id
+        graded = scored[first]
+        assert abs(graded[support_measures_[0]] - track_s[first][0]) < 1e-9
+        assert abs(graded[support_measures_[1]] - track_s[first][1]) < 1e-9
+        vital_strict = score_all(nugget_set, answer_runs[:1], nugget_measures_)[first][
+            nugget_measures_[3]]
+        assert abs(vital_strict - track_n[first][0]) < 1e-9
+        profile_support = profile_top(lambda: read_support(str(support_path)))
+        profile_answers = profile_top(lambda: [read_answers(str(p)) for p in paths[:10]])
+    n_labels = len(labels)
+    rows = [
+        ("(a) `irbench eval -R support` as a subprocess (start, read, score, print)", cli_s),
+        (f"(a) evaluate_paths on the {RUNS} files, 1 process (reading and scoring the answers)",
+         eval_1),
+        (f"(a) evaluate_paths on the {RUNS} files, {os.cpu_count()} worker processes", eval_n),
+        (f"(a) reading: read_support of NIST's JSONL ({n_labels:,} judged citations) and "
+         "PreparedSupportSet", read_s),
+        ("(a) of which PreparedSupportSet alone (the join's keys, the ad hoc view)", prepare_s),
+        (f"(a) reading: read_answers of the {RUNS} answer files ({sizes[0] / 1e6:.0f} MB)",
+         read_a),
+        ("(a) scoring: rank + compute of the 8 support measures, every run (first time)",
+         score_s),
+        ("(b) **scoring alone**: PreparedSupportSet.rank + compute, 8 support measures, 100 "
+         "runs (best)", score_best),
+        ("(c) reading nuggetizer's assignments + PreparedNuggetSet "
+         f"({RUNS * TOPICS * NUGGETS:,} rows)", read_n),
+        ("(c) scoring alone: PreparedNuggetSet.rank + compute, 6 nugget scores, 100 runs "
+         "(best)", nuggets_best),
+        ("(d) track way, support: json.loads of every line of NIST's JSONL", parse_s),
+        ("(d) track way, support: the per-sentence loop (4 values per run and topic)", loop_s),
+        ("(d) track way, nuggets: json.loads of every line of the assignments", parse_n),
+        ("(d) track way, nuggets: calculate_nugget_scores' loops (4 values)", loop_n),
+    ]
+    ratio = [
+        ("support, scoring: track loop / irbench (b)", loop_s / score_best),
+        ("support, from the files: track (json.loads + loop) / irbench (read_support + "
+         "scoring)", (parse_s + loop_s) / (read_s + score_best)),
+        ("support, everything irbench reads (support file and 100 answer files) / track",
+         (read_s + read_a + score_best) / (parse_s + loop_s)),
+        ("nuggets, scoring: track loop / irbench (c)", loop_n / nuggets_best),
+        ("nuggets, from the files: track / irbench (read + scoring)",
+         (parse_n + loop_n) / (read_n + nuggets_best)),
+    ]
+    return [
+        "## The real scoring path: files as the tracks write them", "",
+        f"{RUNS} answer runs written as TREC RAG 2024 JSONL files ({TOPICS} topics each, "
+        f"{REFERENCES} references, {SENTENCES} sentences of 8 words citing {CITATIONS} of the "
+        f"references by index; {sizes[0] / 1e6:.0f} MB), NIST's support JSONL of every "
+        f"(topic, run) ({n_labels:,} judged citations, {sizes[1] / 1e6:.0f} MB, labels -1/0/1/2 "
+        f"drawn 0.1/0.3/0.2/0.4) and nuggetizer's assignments ({NUGGETS} nuggets a topic, "
+        f"{sizes[2] / 1e6:.0f} MB), plain JSONL in a temporary folder (written in {made:.0f} s). "
+        "Single timings are one run (each step's first); (b) and (c) are the best of "
+        f"{reps} after a warm-up. The track way's means equal irbench's (checked: graded "
+        "first-citation precision and recall, strict vital nugget score).", "",
+        "Commands: `python bench/bench_answers.py` (this section: "
+        "`python bench/bench_answers.py --path-only`); the subprocess row runs `python -m "
+        "irbench eval -R support -m support support.jsonl RUN1.jsonl ... RUN100.jsonl`.", "",
+        "| what | seconds |", "|---|---:|",
+        *(f"| {what} | {seconds:.3f} s |" for what, seconds in rows), "",
+        "| ratio | x |", "|---|---:|",
+        *(f"| {what} | {x:.1f} |" for what, x in ratio), "",
+        "Where reading NIST's support JSONL spends its time (cProfile, own time):", "",
+        "| function | calls | own time | share |", "|---|---:|---:|---:|", *profile_support, "",
+        "Where reading 10 of the answer files spends its time (cProfile, own time):", "",
+        "| function | calls | own time | share |", "|---|---:|---:|---:|", *profile_answers, "",
+    ]
 
 
 if __name__ == "__main__":
