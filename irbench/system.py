@@ -19,6 +19,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from .answers import read_answers
+from .answers.scored import references_run
 from .registry import Registry
 from .trec import Loaded, Run, is_url, open_binary, read_run, read_url, url_stat
 
@@ -94,8 +96,21 @@ def source_of(path: str) -> RunSource:
 
 
 def read_system_run(system: System) -> Run:
-    """The run of ``system``, read through its source."""
-    return source_of(system.path).run(system.path, system.name)
+    """The run of ``system``, read through its source; of an answer run, its references as a
+    ranked run (what pools and the report's analyses of documents take of it)."""
+    source = source_of(system.path)
+    if system.kind == "answers":
+        return run_of(system, Loaded(system.path, source.read(system.path)))
+    return source.run(system.path, system.name)
+
+
+def run_of(system: System, data: Loaded) -> Run:
+    """The ranked run in ``data``, the file of ``system`` read already: the file itself, or
+    an answer run's references as a ranking."""
+    if system.kind == "answers":
+        answers = read_answers(data, format=system.answer_format, name=system.name)
+        return references_run(answers, system.name)
+    return read_run(data, name=system.name)
 
 
 # ---- file: a local path; url: an object read through fsspec --------------------------------

@@ -30,7 +30,8 @@ from .. import __version__, judgments
 from ..config import pooled_systems, priority_order
 from ..errors import AnalysisError, EvaluationError
 from ..judgments.agreement import agreement
-from ..trec import Loaded, is_url, read_run, read_url
+from ..system import System, run_of
+from ..trec import Loaded, is_url, read_url
 
 REDUCTION, POOL_BIAS = "judgment-reduction", "leave-one-group-out"
 QRELS_AGREEMENT = "qrels-agreement"
@@ -146,11 +147,13 @@ def compute_missing(config, store, every: bool = False,
         return []
     names = sorted({name for s in todo for name, _, _ in s.systems})
     paths = {name: (path, sha) for s in todo for name, path, sha in s.systems}
+    declared = {s.name: s for s in config.systems}
     runs = {}
     for i, name in enumerate(names, 1):
         if progress is not None:
             progress(i, len(names), f"reading {name}")
-        runs[name] = _read_scored(name, *paths[name])
+        path, sha = paths[name]
+        runs[name] = _read_scored(declared.get(name, System(name, path)), sha)
     qrels = _read_scored_qrels(config, store)
     for spec in todo:
         result = (_reduction(config, spec, runs, qrels, progress) if spec.kind == REDUCTION
@@ -177,8 +180,9 @@ def _read_verified(path: str, sha: str, what: str) -> Loaded:
     return Loaded(path, data)
 
 
-def _read_scored(name: str, path: str, sha: str):
-    return read_run(_read_verified(path, sha, f"the run of system '{name}'"), name=name)
+def _read_scored(system: System, sha: str):
+    return run_of(system, _read_verified(system.path, sha,
+                                         f"the run of system '{system.name}'"))
 
 
 def _read_scored_qrels(config, store, index: int = 0):

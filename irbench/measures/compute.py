@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..ranked import EvalOptions, Ranked
-from ..trec import Run, display
+from ..trec import display
 from .base import Measure, summarise
 from .names import measure_list, parse_measure
 
@@ -48,10 +48,21 @@ class Evaluation:
 class Ranks(Protocol):
     """Prepared judgments of any kind (see :class:`irbench.judgments.Prepared`)."""
 
-    def rank(self, run: Run, options: EvalOptions) -> Ranked: ...
+    def rank(self, run: Any, options: EvalOptions) -> Ranked: ...
 
 
-def score_run(prepared: Ranks, run: Run, measures: Sequence[Measure], options: EvalOptions,
+class Scored(Protocol):
+    """What judgments score: a ranked run (:class:`~irbench.trec.Run`) or an answer run
+    (:class:`~irbench.answers.AnswerRun`), each with its name and run id."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def runid(self) -> str: ...
+
+
+def score_run(prepared: Ranks, run: Scored, measures: Sequence[Measure], options: EvalOptions,
               intersection: bool = False) -> Evaluation:
     """``run`` ranked against ``prepared`` judgments and scored for ``measures``: a value per
     judged topic (with ``intersection``: per judged topic the run answers) and each measure's
