@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from ..topics import Topics
 from ..trec import run_name
+from .answers import check_answers, is_answer_file
 from .content import check_content
 from .ir_metadata import find_ir_metadata, run_fields
 from .lines import Unreadable, read_file, scan
@@ -29,7 +30,8 @@ def check_run(path: str | os.PathLike, rules: Rules = DEFAULT_RULES,
               topics: Topics | None = None) -> RunCheck:
     """Check one run file against ``rules`` (and the topic set, when given).
 
-    Never raises for problems in the file: they are the result. The cross-file checks
+    Never raises for problems in the file: they are the result. An answer run (JSON lines)
+    is checked by the answer reader's rules (:mod:`.answers`). The cross-file checks
     (``runs_per_group``, ``duplicate_tag``) need :func:`check_submissions`.
     """
     path = os.fspath(path)
@@ -48,6 +50,8 @@ def check_run(path: str | os.PathLike, rules: Rules = DEFAULT_RULES,
         out.add("binary", data.count(b"\n", 0, nul) + 1,
                 "NUL byte: not a text file (a binary or compressed file?)")
         return out.result(run_tag="", lines=data.count(b"\n"))
+    if is_answer_file(data):  # generated answers (JSON lines), checked by their reader
+        return check_answers(path, data, out, topics)
     block = find_ir_metadata(data)
     for line, message in block.problems:
         out.add("metadata", line, message)

@@ -58,6 +58,9 @@ CHECKS: dict[str, tuple[str, str]] = {
     "metadata_tag": ("warning", "the ir_metadata tag equals the run tag"),
     "runs_per_group": ("error", "at most max_runs_per_group runs per group"),
     "duplicate_tag": ("error", "no run tag used by two files"),
+    "answers": ("error", "an answer run (JSON lines) reads by its track's rules (docs/answers.md)"),
+    "answer_warning": ("warning", "what an answer run's reader accepts but tells (a declared "
+                       "length that differs, a reference listed twice, a topic not answered)"),
 }
 
 DEFAULT_TAG_PATTERN = r"[A-Za-z0-9_-]{1,25}"
