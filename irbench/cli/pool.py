@@ -62,7 +62,8 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "seed": (("--seed",), {"type": nonnegative_int, "default": 0,
                            "help": "random seed (default 0, recorded)"}),
     "out": (("-o", "--out"), {"default": None, "help": "build: folder for the assessor files; "
-                              "next: the assessor file (never overwritten)"}),
+                              "next: the assessor file; cited: the file to send to judging "
+                              "(never overwritten)"}),
     "name": (("--name",), {"default": None, "help": "the pool's name in the store"}),
     "batch": (("--batch",), {"type": positive_int, "default": None,
                              "help": "documents to hand out "
@@ -80,6 +81,21 @@ OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
                                "help": "table (default), csv or json (one record per measure "
                                "and run)"}),
     "output": (("-o", "--output"), {"default": None, "help": "write to this file"}),
+    "citations": (("--citations",), {"choices": ("first", "all"), "default": "first",
+                                     "help": "first: each sentence's first citation (what "
+                                     "the support measures read; default); all: every "
+                                     "citation, or up to --per-sentence"}),
+    "per_sentence": (("--per-sentence",), {"type": positive_int, "default": None,
+                                           "metavar": "K", "help": "with --citations all: "
+                                           "up to K citations of each sentence, in order"}),
+    "topics": (("--topics",), {"default": None, "metavar": "FILE",
+                               "help": "only the topics of this topic file"}),
+    "file_format": (("--format",), {"choices": ("jsonl", "tsv"), "default": None,
+                                    "dest": "file_format", "help": "jsonl: NIST's support "
+                                    "JSONL, one judgment per unit (default; score it as kind "
+                                    "support_shared); tsv: topic run sentence citation "
+                                    "reference label, a row per run's citation (default for "
+                                    "a .tsv or .txt name)"}),
     "wait": (("--wait",), {"type": seconds, "default": None, "metavar": "SECONDS",
                            "help": "how long to wait for another irbench holding the store "
                            "(default 0)"}),
@@ -106,6 +122,10 @@ SUBCOMMANDS = {  # name -> (help, options)
     "judge": ("record assessors' judgments (a file with one bad line records nothing)",
               ("name", "judgments", "assessor", "wait")),
     "status": ("how far a pool being judged is", ("name", "wait")),
+    "cited": ("pool the cited segments of the answer runs for support judging: one unit per "
+              "(topic, sentence text, segment), shared by the runs that wrote it; -o writes "
+              "the file to send to judging (support unset)",
+              ("citations", "per_sentence", *RUNS, "topics", "out", "file_format")),
 }
 
 
@@ -273,6 +293,41 @@ def cmd_bias(args) -> int:
                                        relevance_level=level, progress=bar)
     write_text(args.output, BIAS_FORMATS[args.format](result, coverage, pool.params, args.top))
     return 0
+
+
+def cmd_cited(args) -> int:
+    from ..config import load_config
+    from ..pooling import cited
+
+    if args.per_sentence is not None and args.citations != "all":
+        raise UsageError("--per-sentence K goes with --citations all")
+    config = load_config(args.config, strict=False)
+    systems = cited.answer_systems(config.systems, args.pooled, args.per_group)
+    topics = _topic_ids(args.topics)
+    runs = cited.read_answer_runs(systems, config.missing_runs)
+    pool = cited.cited_pool(runs, args.citations, args.per_sentence, topics)
+    written = None
+    if args.out:
+        fmt = cited.file_format(args.out, args.file_format)
+        written = (fmt, cited.write_pool(pool, args.out, fmt))
+    print("\n".join(cited.summary(pool)))
+    print("run\tcitations\tunits first written\tunits of its own")
+    for name, occurrences, owned, alone in zip(pool.runs, *pool.per_run()):
+        print(f"{terminal(name)}\t{int(occurrences)}\t{int(owned)}\t{int(alone)}")
+    if written is not None:
+        print(f"wrote {written[1]} citations to judge to {terminal(args.out)} ({written[0]}; "
+              + ("score it as kind support_shared)" if written[0] == "jsonl" else
+                 "a row per run's citation: give a unit's rows one label)"), file=sys.stderr)
+    return 0
+
+
+def _topic_ids(path: str | None) -> list[str] | None:
+    """The topic ids of ``--topics FILE``, or None."""
+    if path is None:
+        return None
+    from ..topics import read_topics
+
+    return list(read_topics(path).query_id)
 
 
 # ---- pool bias formats ---------------------------------------------------------------------
@@ -486,4 +541,4 @@ def _print_stats(stats) -> int:
 # each subcommand's parser dispatches to its handler (add_parsers sets it)
 HANDLERS = {"build": cmd_build, "stats": cmd_stats, "simulate": cmd_simulate, "bias": cmd_bias,
             "strategies": cmd_strategies, "start": cmd_start, "next": cmd_next,
-            "judge": cmd_judge, "status": cmd_status}
+            "judge": cmd_judge, "status": cmd_status, "cited": cmd_cited}
