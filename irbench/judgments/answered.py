@@ -53,6 +53,7 @@ class AnswerJudgments:
     topics: np.ndarray
     adhoc: PreparedQrels
     qrels: Qrels
+    warnings: tuple[str, ...] = ()  # the reader's ``FILE:LINE: ...`` oddities that still read
 
     def run_key(self, answers: AnswerRun) -> str | None:
         raise NotImplementedError
@@ -71,6 +72,7 @@ class PreparedSupportSet(AnswerJudgments):
 
     def __init__(self, labels: SupportLabels, *, by_text: bool = False):
         self.labels = labels
+        self.warnings = labels.warnings
         self.support = PreparedSupport(labels, by_text=by_text)
         self.topics = _unique_topics(labels.topic_id)
         refs = labels.reference.tolist()
@@ -114,6 +116,7 @@ class PreparedNuggetSet(AnswerJudgments):
 
     def __init__(self, assignments: NuggetAssignments):
         self.assignments = assignments
+        self.warnings = assignments.warnings
         self.nuggets = PreparedNuggets(assignments)
         self.topics = _unique_topics(assignments.topic_id)
         doc = np.char.add(b"nugget-", assignments.nugget.astype("S20")) \

@@ -260,6 +260,8 @@ class Inputs:
         self.new_hashes.append(facts)
         if weights_facts is not None:
             self.new_hashes.append(weights_facts)
+        # what the reader of answer judgments accepted with a warning (FILE:LINE: ...)
+        self.findings.warnings.extend(f"{subject}: {w}" for w in getattr(prep, "warnings", ()))
         qrels = prep.qrels
         stray = unknown_topics(spec.path, qrels.query_id, qrels.line, topic_set)
         if stray is not None:
