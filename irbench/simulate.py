@@ -246,6 +246,15 @@ def simulate(spec: CampaignSpec, out_dir: str | os.PathLike) -> SimulationResult
     return result
 
 
+def simulated_relevance(spec: CampaignSpec) -> tuple[_Draws, _Candidates]:
+    """The draws :func:`simulate` starts from (per topic its ease and title, per run its
+    quality ...) and each topic's candidates, latent grades and shared noise: the same spec
+    gives the same values. For simulations built on a campaign (simulated answers)."""
+    rng = np.random.default_rng(spec.seed)
+    draws = _campaign_draws(rng, spec)
+    return draws, _candidate_draws(rng, spec, draws.n_relevant)
+
+
 @dataclass(frozen=True)
 class _Draws:
     """The campaign-level draws: per topic its relevant count, ease and title; per run

@@ -100,6 +100,13 @@ def add_parsers(sub) -> None:
         ("seed", 42, "random seed"),
     ):
         p.add_argument(f"--{name}", type=int, default=default, help=f"{text} (default {default})")
+    p.add_argument("--answers", type=int, nargs="?", const=SIMULATED_ANSWERS, metavar="N",
+                   help="also N answer systems (default %(const)s) citing the documents, with "
+                   "support labels and nuggets that follow their relevance: answers/*.jsonl, "
+                   "judgments/*.jsonl, answers.json, and a config of the ranked runs and the "
+                   "answer systems")
+    p.add_argument("--config", metavar="FILE", help="with --answers: write that config to FILE, "
+                   "paths relative to it (default: OUT/campaign.yaml, replacing the ranked one)")
     p.set_defaults(handler=cmd_simulate)
 
 
@@ -294,11 +301,42 @@ def cmd_simulate(args) -> int:
                         topics=args.topics, depth=args.depth, pool_depth=args.pool_depth,
                         pooled_runs=args.pooled_runs, grades=args.grades,
                         collection_size=args.collection_size, seed=args.seed)
+    if args.config is not None and args.answers is None:
+        raise UsageError("--config goes with --answers")
     result = simulate(spec, args.out)
-    print(f"wrote a campaign of {args.groups * args.runs_per_group} runs x {args.topics} topics "
-          f"(seed {args.seed}) to {args.out}; score it with: irbench run "
-          f"{result.config_path}", file=sys.stderr)
+    config, answers = str(result.config_path), ""
+    if args.answers is not None:
+        config = _simulate_answers(args, result)
+        answers = f" and {args.answers} answer systems"
+    print(f"wrote a campaign of {args.groups * args.runs_per_group} runs{answers} x {args.topics} "
+          f"topics (seed {args.seed}) to {args.out}; score it with: irbench run {config}",
+          file=sys.stderr)
     return 0
+
+
+SIMULATED_ANSWERS = 6
+_SIMULATE_OPTIONS = ("groups", "runs_per_group", "topics", "depth", "pool_depth", "pooled_runs",
+                     "grades", "collection_size", "seed")
+
+
+def _simulate_answers(args, result) -> str:
+    """Answers on top of the simulated campaign, and the config of both; the config's path.
+    The config says the command that wrote it, run from the config's folder."""
+    from ..answers.simulated import AnswerSpec, simulate_answers, write_answers_config
+    from ..simulate import CampaignSpec
+
+    answers = simulate_answers(result, AnswerSpec(systems=args.answers))
+    path = args.config if args.config is not None else result.config_path
+    folder = os.path.dirname(os.path.abspath(path))
+    defaults = CampaignSpec()
+    options = [f"--{name.replace('_', '-')} {getattr(args, name)}" for name in _SIMULATE_OPTIONS
+               if getattr(args, name) != getattr(defaults, name)]
+    command = " ".join([
+        "(in this folder) irbench simulate",
+        os.path.relpath(os.path.abspath(args.out), folder).replace(os.sep, "/"), *options,
+        f"--answers {args.answers}",
+        *([f"--config {os.path.basename(path)}"] if args.config is not None else [])])
+    return str(write_answers_config(answers, path, command))
 
 
 # ---- formatting ----------------------------------------------------------------------------
