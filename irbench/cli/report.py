@@ -103,12 +103,17 @@ def cmd_report(args) -> int:
         for note in context.not_shown:
             print(f"irbench: note: {note}", file=sys.stderr)
         pages: tuple[Participant, ...] = ()
+        answered: tuple = ()
         if args.participants:
             from ..report.runpages import participants
 
             pages = participants(config, store, context)
+            from ..report.answerpages import answer_pages  # reads the answer files
+
+            answered = answer_pages(config, store, {p.system: p.file for p in pages})
     path = write_report(context, args.out or default_folder(config), pages,
-                        campaign=config.name, config_path=config.path, force=args.force)
+                        campaign=config.name, config_path=config.path, force=args.force,
+                        answer_pages=answered)
     _write_extras(args, context, path, pages)
     print(f"wrote {path}", file=sys.stderr)
     return 0

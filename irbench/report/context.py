@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from . import incomplete, topics
+from .answers import answer_section
 from .choices import focus_measure, run_page_names
 from .contract import SECTIONS, ReportContext
 from .leaderboard import leaderboards_on, significance_on
@@ -44,7 +45,9 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
         links = {name: f"systems/{file}" for name, file in
                  run_page_names(store.score_matrix(qrels, focus_measure(config))[0]).items()}
     tables = campaign_overview(config, store, board)
-    shown = (("leaderboard", board), ("overview", tables), ("significance", sig),
+    answers = answer_section(config, store, seed, run_pages)
+    shown = (("leaderboard", board), ("answers", answers), ("overview", tables),
+             ("significance", sig),
              ("per-topic", per_topic), ("map-gmap", map_vs_gmap), ("judged", judged),
              ("reduction", reduction), ("pool-bias", pool_bias), ("qrels", across),
              ("precision-recall", curves), ("provenance", True))
@@ -69,7 +72,9 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
         same_model=same_model,
         not_shown=incomplete.not_shown(config, store),
         provenance=provenance(config, store, seed),
+        answers=answers,
         figures=tuple(f for f in (
+            answers.chart.scatter if answers and answers.chart else None,
             map_vs_gmap.scatter if map_vs_gmap else None,
             reduction.figure if reduction else None,
             curves.figure if curves else None) if f is not None),

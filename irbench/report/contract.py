@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from .answerpages import ANSWER_PAGE_TYPES
 from .fields import documented
 from .figures import Figure
 from .overview import OVERVIEW_TYPES, Overview
@@ -332,6 +333,64 @@ class Provenance:
     inputs: tuple[Input, ...] = _f("every input file with its sha256")
 
 
+@dataclass(frozen=True, kw_only=True)
+class AnswerBoard:
+    """One set of answer judgments (support labels, nugget assignments) in section 1b: its
+    leaderboards of answer measures, its significance test and its per-topic chart."""
+
+    qrels: str = _f("the answer judgment set (config name)")
+    kind: str = _f("its judgment kind: support, support_shared or nuggets")
+    leaderboards: tuple[Leaderboard, ...] = _f("one per suite with a measure the set scores "
+                                               "(() when section 1 already shows them: the "
+                                               "set is the config's first)")
+    significance: Significance | None = _f("all pairs on the first leaderboard's first "
+                                           "measure, None with fewer than 3 runs or any "
+                                           "missing value (or when section 3 shows it)")
+    per_topic: PerTopic | None = _f("that measure per topic, None without scores (or when "
+                                    "section 4 shows it)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupportNuggetRow:
+    """One answer run in the support-against-nuggets chart's table."""
+
+    name: str = _f("system name (participant text)")
+    support: str = _f("its mean of the support measure, printed")
+    support_rank: int = _f("its rank by it (1 best)")
+    nuggets: str = _f("its mean of the nugget measure, printed")
+    nuggets_rank: int = _f("its rank by it (1 best)")
+    change: int = _f("support rank - nugget rank (positive: the nugget measure ranks it "
+                     "higher)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupportNuggets:
+    """Support against nugget score: one dot per answer run, as MAP against GMAP."""
+
+    support_qrels: str = _f("the support set (x)")
+    support_measure: str = _f("its first support measure (x axis)")
+    nuggets_qrels: str = _f("the nuggets set (y)")
+    nuggets_measure: str = _f("its first nugget measure (y axis)")
+    rows: tuple[SupportNuggetRow, ...] = _f("the runs scored on both, best first by support")
+    tau: str = _f("Kendall's tau between the two rankings, printed ('-' under 3 runs)")
+    findings: tuple[str, ...] = _f("what the two rankings show, computed")
+    scatter: Figure = _f("the runs at (support, nuggets), drawn by matplotlib (.svg inline)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerSection:
+    """Section 1b: generated answers (answer systems scored on answer judgment sets)."""
+
+    systems: tuple[str, ...] = _f("the answer systems (kind answers), in config order "
+                                  "(participant text)")
+    boards: tuple[AnswerBoard, ...] = _f("one per answer judgment set with scores, config "
+                                         "order")
+    chart: SupportNuggets | None = _f("support against nugget score, None without both a "
+                                      "support set and a nuggets set scored (or under 2 runs)")
+    pages: dict[str, str] = _f("{system: its answer page, relative to index.html} when the "
+                               "run pages are written, else {}")
+
+
 @dataclass(frozen=True)
 class ReportContext:
     """Everything ``index.html`` shows."""
@@ -368,15 +427,19 @@ class ReportContext:
                                                "leaderboard_suites, else every suite with a "
                                                "measure of the qrels set); the first is "
                                                "``leaderboard``", ())
+    answers: AnswerSection | None = _f("section 1b, None without answer judgment sets "
+                                       "scored", None)
 
 
 CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard,
                  RankChange, MapVsGmap, MatrixCell, Significance, Curve, PrecisionRecall,
                  ReductionRow, ReductionSection, TopicRow, PerTopic, JudgedRow, Judged, Input,
-                 Provenance, QrelsRow, QrelsComparison, ReportContext)
+                 Provenance, QrelsRow, QrelsComparison, AnswerBoard, SupportNuggetRow,
+                 SupportNuggets, AnswerSection, ReportContext)
 
 
-SECTIONS = {"leaderboard": "1. Leaderboard", "overview": "2. By run type and group",
+SECTIONS = {"leaderboard": "1. Leaderboard", "answers": "1b. Generated answers",
+            "overview": "2. By run type and group",
             "significance": "3. Which differences are real", "per-topic": "4. Per topic",
             "map-gmap": "5. MAP against GMAP", "judged": "6. Incomplete judgments",
             "reduction": "6b. Fewer judgments", "pool-bias": "6c. Pool bias",
@@ -387,5 +450,6 @@ SECTIONS = {"leaderboard": "1. Leaderboard", "overview": "2. By run type and gro
 def undocumented_fields() -> list[str]:
     """Fields without help text (the contract test expects none)."""
     return [f"{t.__name__}.{f.name}"
-            for t in (*CONTEXT_TYPES, *OVERVIEW_TYPES, *PAGE_TYPES, *SVG_TYPES)
+            for t in (*CONTEXT_TYPES, *OVERVIEW_TYPES, *PAGE_TYPES, *ANSWER_PAGE_TYPES,
+                      *SVG_TYPES)
             for f in fields(t) if not f.metadata.get("help")]

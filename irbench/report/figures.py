@@ -202,6 +202,37 @@ def map_gmap(names: Sequence[str], map_values: np.ndarray, gmap_values: np.ndarr
     return _done("map-gmap", fig)
 
 
+@_styled
+def support_nuggets(names: Sequence[str], support: np.ndarray, nuggets: np.ndarray,
+                    x_label: str, y_label: str, labelled: int = 10) -> Figure:
+    """Each answer run at (support measure, nugget measure), as :func:`map_gmap` draws its
+    runs: the best by either measure named (up to ``labelled``), each label at the nearest
+    free place around its dot, the ones with no free place left out and counted in the
+    title. Both axes run from 0 to 1 (the measures' range)."""
+    support = np.asarray(support, dtype=float)
+    nuggets = np.asarray(nuggets, dtype=float)
+    fig, ax = _new((7.5, 5.2))
+    ax.patch.set_gid("frame")
+    dots = ax.scatter(support, nuggets, s=DOT_AREA, color=PALETTE[0], zorder=2)
+    dots.set_gid("dots")
+    by_x = [int(i) for i in np.argsort(-support, kind="stable")]
+    by_y = [int(i) for i in np.argsort(-nuggets, kind="stable")]
+    named = list(dict.fromkeys(i for pair in zip(by_x, by_y) for i in pair))[:labelled]
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    title = (f"Each dot is an answer run ({len(names)}); named: "
+             + ("every run" if len(named) == len(names) else
+                f"the {len(named)} best by either measure"))
+    ax.set_title(title, fontsize=8.5)
+    fig.tight_layout()
+    left_out = _place_labels(fig, ax, [(i, str(names[i])) for i in named], support, nuggets)
+    if left_out:
+        ax.set_title(f"{title}; {left_out} left out to avoid overlap", fontsize=8.5)
+    return _done("support-nuggets", fig)
+
+
 DOT_AREA = 16  # the scatter's marker area in points^2: a dot of radius 2 points
 LABEL_GAP = 3.0  # points between a label and a dot, another label or the frame
 # where a label may go: its near edge this many points from its dot, in these directions

@@ -47,10 +47,13 @@ def claim(folder: str, campaign: str, config_path: str, force: bool = False) -> 
 
 
 def write_report(context: ReportContext, folder: str, participants=(), *,
-                 campaign: str = "", config_path: str = "", force: bool = False) -> str:
+                 campaign: str = "", config_path: str = "", force: bool = False,
+                 answer_pages=()) -> str:
     """Write ``folder/index.html`` and, given ``participants``, one appendix page per system
-    in ``folder/systems/`` (named from the system's name, made safe) with an index page;
-    returns the path of index.html. The folder is claimed for the campaign (see :func:`claim`).
+    in ``folder/systems/`` (named from the system's name, made safe) with an index page, and
+    given ``answer_pages`` (:mod:`.answerpages`), one page per answer run in
+    ``folder/systems/answers/``; returns the path of index.html. The folder is claimed for
+    the campaign (see :func:`claim`).
 
     Every page is rendered first, then written into a temporary folder inside ``folder`` and
     renamed into place: a report killed or failing at any moment leaves the previous
@@ -61,12 +64,18 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
     index = env.get_template("index.html").render(c=context, links=context.links)
     page = env.get_template("participant.html")
     siblings = {p.system: p.file for p in participants}
+    answers = {a.system: f"answers/{a.file}" for a in answer_pages}
     pages = [(p.file, page.render(p=p, title=context.title, generated_at=context.generated_at,
-                                  links=siblings))
+                                  links=siblings, answers=answers))
              for p in participants]
+    answer = env.get_template("answers.html")
+    pages += [(f"answers/{a.file}", answer.render(a=a, title=context.title,
+                                                  generated_at=context.generated_at))
+              for a in answer_pages]
     if pages:
         pages.append(("index.html", env.get_template("participants.html").render(
-            pages=participants, title=context.title, generated_at=context.generated_at)))
+            pages=participants, title=context.title, generated_at=context.generated_at,
+            answers=answers, answer_pages=answer_pages)))
     path = os.path.join(folder, "index.html")
     if config_path:
         claim(folder, campaign, config_path, force)
@@ -88,6 +97,8 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
             if pages:
                 systems = os.path.join(work, "systems")
                 os.makedirs(systems)
+                if answer_pages:
+                    os.makedirs(os.path.join(systems, "answers"))
                 for name, text in pages:  # names made safe by context._file_names
                     with open(os.path.join(systems, name), "w", encoding="utf-8") as fh:
                         fh.write(text)
