@@ -13,7 +13,10 @@ Times, in one process, best of --reps after a warm-up (wall clock):
    share, distinct references);
 4. reading the NIST support JSONL and nuggetizer's assignments of the same data (gzip);
 5. for comparison, the track scripts' way: a plain Python loop over runs, topics, sentences
-   and nuggets computing the same 14 values (nuggetizer's ``calculate_nugget_scores`` style).
+   and nuggets computing the same 14 values (nuggetizer's ``calculate_nugget_scores`` style);
+6. the pool of cited segments to send to support judging (``irbench pool cited``): each
+   sentence's first citation, then every citation, and writing it as NIST's support JSONL
+   with the support unset (every unit distinct here: the largest pool this data gives).
 
 Writes bench/results-answers.md.
 
@@ -167,6 +170,24 @@ def track_loop(runs) -> int:
     return out
 
 
+def cited_pools(runs, reps: int) -> list[tuple[str, float]]:
+    """Section 6: the pools of cited segments and the file to send to judging."""
+    from irbench.pooling.cited import cited_pool, write_pool
+
+    first = cited_pool(runs, "first")
+    rows = [(f"pool of cited segments, first citation of each sentence ({first.num_units:,} "
+             "units)", best(lambda: cited_pool(runs, "first"), reps)),
+            (f"pool of cited segments, every citation ({cited_pool(runs, 'all').num_units:,} "
+             "units)", best(lambda: cited_pool(runs, "all"), reps))]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp, "to_judge.jsonl")
+        start = time.perf_counter()
+        write_pool(first, str(out), "jsonl")
+        rows.append(("writing the first-citation pool as NIST's support JSONL (support null)",
+                     time.perf_counter() - start))
+    return rows
+
+
 def best(fn, reps: int) -> float:
     fn()
     times = []
@@ -215,6 +236,7 @@ def main() -> None:
         ("PreparedSupport + PreparedNuggets (once per campaign)", prepare),
         ("for comparison, the track scripts' loop (plain Python, the same 14 values)",
          best(lambda: track_loop(runs), 1)),
+        *cited_pools(runs, args.reps),
     ]
     write(rows, path_lines)
 

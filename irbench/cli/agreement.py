@@ -1,5 +1,7 @@
-"""``irbench agreement REF OTHER...``: how well other judges' qrels agree with a reference's,
-on the (topic, document) pairs both judged (:mod:`irbench.judgments.agreement`)."""
+"""``irbench agreement REF OTHER...``: how well other judges' labels agree with a reference's,
+on the keys both judged (:mod:`irbench.judgments.agreement`): (topic, document) for qrels,
+(topic, run, sentence, reference) for support labels, (topic, run, nugget) for nugget
+assignments, as each judgment kind keys them (:meth:`irbench.judgments.JudgmentKind.labels`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import sys
 from typing import Any
 
 from .. import agreement  # irbench.agreement: irbench.judgments.agreement's kernel
+from .. import judgments
+from ..errors import EvaluationError, UsageError
 from ..escaping import json_text
 from ..judgments import Agreement, alpha_of
 from .output import add_wait, json_value, positive_int, text_table, write_text
@@ -19,15 +23,27 @@ COLUMNS = ("reference", "other", "pairs", "only_reference", "only_other", "agree
 
 def add_parsers(sub) -> None:
     p = sub.add_parser(
-        "agreement", help="agreement of judges' qrels with a reference's",
-        description="Agreement of each OTHER qrels with REF on the (topic, document) pairs "
-        "both judged: Cohen's kappa (unweighted, linear and quadratic weights over the grades "
-        "in order, as scikit-learn computes it), kappa of relevant or not at --level, "
-        "Krippendorff's alpha (nominal, ordinal, interval), the confusion matrix per grade and, "
-        "with --per-topic, agreement per topic; with several OTHER, alpha of all the judges "
-        "together. Pairs judged by one side only are counted, not scored.")
-    p.add_argument("reference", metavar="REF", help="the reference qrels (e.g. the assessors')")
-    p.add_argument("others", nargs="+", metavar="OTHER", help="qrels of other judges")
+        "agreement", help="agreement of judges' labels with a reference's",
+        description="Agreement of each OTHER label file with REF on the keys both judged: "
+        "(topic, document) for qrels; with --kind support, (topic, run, sentence, reference) "
+        "of support labels (-1, not judged, left out); with --kind support_shared, (topic, "
+        "sentence text, reference); with --kind nuggets, (topic, run, nugget position) of "
+        "nugget assignments, labelled 2 support, 1 partial, 0 not. With --config, REF and "
+        "OTHER are qrels sets of that campaign, each read as its kind. Cohen's kappa "
+        "(unweighted, linear and quadratic weights over the grades in order, as scikit-learn "
+        "computes it), kappa of grade >= --level or not, Krippendorff's alpha (nominal, "
+        "ordinal, interval), the confusion matrix per grade and, with --per-topic, agreement "
+        "per topic; with several OTHER, alpha of all the judges together. Keys judged by one "
+        "side only are counted, not scored.")
+    p.add_argument("reference", metavar="REF",
+                   help="the reference labels (e.g. the assessors'): a file, or with --config "
+                   "a qrels set's name")
+    p.add_argument("others", nargs="+", metavar="OTHER", help="labels of other judges")
+    p.add_argument("--kind", default=None, choices=list(judgments.KINDS),
+                   help=f"kind of the files (default {judgments.DEFAULT_KIND}: qrels)")
+    p.add_argument("--config", default=None, metavar="CONFIG",
+                   help="REF and OTHER name qrels sets of this campaign config (their files "
+                   "and kinds)")
     p.add_argument("--level", type=int, default=1,
                    help="relevance level of the binary kappa: grade >= LEVEL (default 1)")
     p.add_argument("--per-topic", action="store_true", help="agreement and kappa per topic")
@@ -38,16 +54,32 @@ def add_parsers(sub) -> None:
     add_compare_qrels(sub)
 
 
+def _label_sets(args) -> list:
+    """REF and every OTHER as labels keyed by their kind: files of --kind, or the config's
+    qrels sets."""
+    names = [args.reference, *args.others]
+    if args.config is None:
+        kind = judgments.kind(args.kind or judgments.DEFAULT_KIND)
+        return [kind.labels(path) for path in names]
+    if args.kind is not None:
+        raise UsageError("--kind goes with files; with --config each qrels set has its kind")
+    from ..config import load_config
+
+    config = load_config(args.config, strict=False, systems=False)
+    return [judgments.kind(spec.kind).labels(spec.path, name=spec.name)
+            for spec in (config.qrels_set(name) for name in names)]
+
+
 def cmd_agreement(args) -> int:
-    results = [agreement(args.reference, other, args.level) for other in args.others]
+    sets = _label_sets(args)
+    results = [agreement(sets[0], other, args.level) for other in sets[1:]]
     together = None
     if len(args.others) > 1:
-        together = {level: alpha_of([args.reference, *args.others], level)
-                    for level in ("nominal", "ordinal", "interval")}
+        together = {level: alpha_of(sets, level) for level in ("nominal", "ordinal", "interval")}
     for result in results:
         if result.only_reference or result.only_other:
-            print(f"irbench: note: {result.other}: {result.pairs:,} pairs judged by both; "
-                  f"{result.only_reference:,} by {result.reference} only and "
+            print(f"irbench: note: {result.other}: {result.pairs:,} {result.compared} judged "
+                  f"by both; {result.only_reference:,} by {result.reference} only and "
                   f"{result.only_other:,} by {result.other} only (not scored)", file=sys.stderr)
     write_text(args.output, FORMATTERS[args.format](results, together, args.per_topic))
     return 0
@@ -65,13 +97,15 @@ def _table(results: list[Agreement], together: dict | None, per_topic: bool) -> 
     rows = [(r.other, r.pairs, r.agreed, r.kappa, r.kappa_linear, r.kappa_quadratic,
              r.kappa_binary, r.alpha_nominal, r.alpha_ordinal, r.alpha_interval)
             for r in results]
-    out = [f"agreement with {results[0].reference} on the pairs both judged",
+    out = [f"agreement with {results[0].reference} on the {results[0].compared} both "
+           "judged",
            text_table(header, rows)]
     if together is not None:
         out.append(f"all {len(results) + 1} judges together: Krippendorff's alpha "
                    + ", ".join(f"{level} {value:.4f}" for level, value in together.items()))
     for r in results:
-        out.append(f"\n{r.other} (columns) against {r.reference} (rows), pairs per grade:")
+        out.append(f"\n{r.other} (columns) against {r.reference} (rows), {r.compared} per "
+                   "grade:")
         out.append(text_table(("grade", *map(str, r.grades)),
                               [(g, *row) for g, row in zip(r.grades, r.confusion.tolist())]))
         if per_topic:
@@ -109,7 +143,8 @@ def _json(results: list[Agreement], together: dict | None, per_topic: bool) -> s
     records = []
     for r in results:
         record = {c: json_value(v) for c, v in zip(COLUMNS, _row(r))}
-        record.update(relevance_level=r.relevance_level, grades=list(r.grades),
+        record.update(keys=list(r.keys), relevance_level=r.relevance_level,
+                      grades=list(r.grades),
                       confusion=r.confusion.tolist())
         if per_topic:
             record["per_topic"] = [{"topic": t.topic, "pairs": t.pairs,
@@ -131,17 +166,24 @@ FORMATTERS = {"table": _table, "csv": _csv, "json": _json}
 def add_compare_qrels(sub) -> None:
     p = sub.add_parser(
         "compare-qrels", help="compare a campaign's leaderboards across its qrels sets",
-        description="For each other qrels set of CONFIG against the reference set (the first, "
-        "or --reference), per measure, on the systems and common topics both score: Kendall's "
-        "tau and tau_AP between the rankings, the largest rank changes, the overlap of the top "
-        "k, the significant differences (paired --test, --correction over all pairs) that "
-        "appear or vanish, and the agreement of the two sets' labels on the pairs both "
-        "judged. Run 'irbench run CONFIG' first.")
+        description="For each other qrels set of CONFIG against the reference set (REF, "
+        "--reference, or the config's first), per measure both sets score, on the systems and "
+        "common topics both score: Kendall's tau and tau_AP between the rankings, the largest "
+        "rank changes, the overlap of the top k, the significant differences (paired --test, "
+        "--correction over all pairs) that appear or vanish, and the agreement of the two "
+        "sets' labels on the keys both judged (as 'irbench agreement' keys them: (topic, "
+        "document) for qrels, (topic, run, sentence, reference) for support labels, (topic, "
+        "run, nugget) for nugget assignments). Run 'irbench run CONFIG' first.")
     p.add_argument("config", help="campaign config (YAML)")
+    p.add_argument("sets", nargs="*", metavar="QRELS",
+                   help="the reference set, then the sets to compare with it (default: "
+                   "--reference or the config's first, against every other set that scores "
+                   "the measures)")
     p.add_argument("--reference", default=None, metavar="QRELS",
                    help="the reference qrels set (default: the config's first)")
     p.add_argument("--measure", action="append", default=[], metavar="MEASURE",
-                   help="measure (repeatable; default: the config's first)")
+                   help="measure (repeatable; default: the config's first the reference set "
+                   "scores)")
     p.add_argument("--top", type=positive_int, default=10, metavar="K",
                    help="top-k overlap (10)")
     p.add_argument("--test", default="t", choices=("t", "wilcoxon", "sign", "randomization",
@@ -157,34 +199,68 @@ def add_compare_qrels(sub) -> None:
     p.set_defaults(handler=cmd_compare_qrels)
 
 
+def _compared_sets(args, config) -> tuple[Any, list, list]:
+    """The reference set, the other sets and the measures: every named set must score every
+    measure; unnamed other sets that score none of them are left out."""
+    from ..measures import parse_measure
+
+    named = list(args.sets)
+    if named and args.reference is not None:
+        raise UsageError("give the reference set as the first QRELS or as --reference, "
+                         "not both")
+    reference = config.qrels_set(named[0] if named else args.reference)
+    others = [config.qrels_set(n) for n in named[1:]] or [
+        q for q in config.qrels if q.name != reference.name]
+    asked = [parse_measure(m) for m in args.measure]
+    if not asked:
+        scored = reference.measures(config.measures)
+        if not scored:
+            raise UsageError(f"no measure of {args.config} is scored on qrels set "
+                             f"'{reference.name}'; give --measure")
+        asked = scored[:1]
+    for spec in [reference, *(others if len(named) > 1 else [])]:
+        for m in asked:
+            if not spec.takes(m):
+                raise UsageError(f"measure '{m}' is not scored on qrels set '{spec.name}' "
+                                 f"({spec.kind} judgments do not give it)")
+    if len(named) <= 1:
+        others = [q for q in others if q.name != reference.name
+                  and all(q.takes(m) for m in asked)]
+    others = [q for q in others if q.name != reference.name]
+    if not others:
+        raise UsageError(f"{args.config} has no other qrels set scoring "
+                         f"{', '.join(map(str, asked))} to compare with '{reference.name}'")
+    return reference, others, [str(m) for m in asked]
+
+
 def cmd_compare_qrels(args) -> int:
     from .. import stats
     from ..config import load_config
-    from ..errors import UsageError
-    from ..measures import parse_measure
     from ..store import READER_WAIT, Store
 
     config = load_config(args.config, strict=False, systems=False)
-    reference = config.qrels_set(args.reference).name
-    others = [q.name for q in config.qrels if q.name != reference]
-    if not others:
-        raise UsageError(f"{args.config} declares one qrels set: there is nothing to compare")
-    measures = [str(parse_measure(m)) for m in args.measure] or [str(config.measures[0])]
+    reference, others, measures = _compared_sets(args, config)
     comparisons = []
     wait = args.wait if args.wait is not None else READER_WAIT
     with Store(config.store, read_only=True, wait=wait) as store:
-        # the labels, as each set's kind reads its documents' grades, from the very files
-        # the stored leaderboards were scored on (checked first: never a stale mix)
-        read = {name: _scored_labels(config.qrels_set(name), store, args.config)
-                for name in (reference, *others)}
+        # the labels, as each set's kind keys them, from the very files the stored
+        # leaderboards were scored on (checked first: never a stale mix)
+        read = {spec.name: _scored_labels(spec, store, args.config)
+                for spec in (reference, *others)}
         for other in others:
             for measure in measures:
                 comparisons.append(stats.compare_leaderboards(
-                    stats.Scores.from_store(store, reference, measure),
-                    stats.Scores.from_store(store, other, measure), qrels_a=reference,
-                    qrels_b=other, top_k=args.top, test=args.test,
-                    correction=args.correction, alpha=args.alpha))
-    labels = {other: agreement(read[reference], read[other]) for other in others}
+                    stats.Scores.from_store(store, reference.name, measure),
+                    stats.Scores.from_store(store, other.name, measure),
+                    qrels_a=reference.name, qrels_b=other.name, top_k=args.top,
+                    test=args.test, correction=args.correction, alpha=args.alpha))
+    labels = {}
+    for other in others:
+        try:
+            labels[other.name] = agreement(read[reference.name], read[other.name])
+        except EvaluationError as exc:  # different keys, no key in common, other nuggets
+            print(f"irbench: note: the labels of {other.name} are not compared with "
+                  f"{reference.name}'s: {str(exc).splitlines()[0]}", file=sys.stderr)
     text = (_compare_json(comparisons, labels) if args.format == "json" else
             _compare_table(comparisons, labels))
     write_text(args.output, text)
@@ -192,10 +268,9 @@ def cmd_compare_qrels(args) -> int:
 
 
 def _scored_labels(spec, store, config_path: str):
-    """Qrels set ``spec``'s labels, once its file is checked to be the one the store's
-    scores were computed from (its sha256 as ``irbench run`` recorded it)."""
-    from .. import judgments
-    from ..errors import NotStoredError, UsageError
+    """Qrels set ``spec``'s labels as its kind keys them, once its file is checked to be the
+    one the store's scores were computed from (its sha256 as ``irbench run`` recorded it)."""
+    from ..errors import NotStoredError
     from ..runner.inputs import load
 
     rerun = f"run 'irbench run {config_path}' first"
@@ -213,7 +288,7 @@ def _scored_labels(spec, store, config_path: str):
     if facts.sha256 != record["sha256"]:
         raise NotStoredError(f"qrels set '{spec.name}' ({spec.path}) changed since the "
                              f"scores were stored: {rerun}")
-    return judgments.kind(spec.kind).read_adhoc(data, name=spec.name)
+    return judgments.kind(spec.kind).labels(data, name=spec.name)
 
 
 def _pairs_text(pairs) -> str:
@@ -236,8 +311,8 @@ def _compare_table(comparisons, labels: dict[str, Agreement]) -> str:
                 f"    vanish with {c.qrels_b}: {_pairs_text(c.significant_only_a)}",
                 f"    appear with {c.qrels_b}: {_pairs_text(c.significant_only_b)}"]
     for other, r in labels.items():
-        out.append(f"labels of {other} against {r.reference}: {r.pairs:,} pairs both judged "
-                   f"({r.only_reference:,} and {r.only_other:,} by one only); agreed "
+        out.append(f"labels of {other} against {r.reference}: {r.pairs:,} {r.compared} both "
+                   f"judged ({r.only_reference:,} and {r.only_other:,} by one only); agreed "
                    f"{r.agreed:.4f}, kappa {r.kappa:.4f}, kappa@{r.relevance_level} "
                    f"{r.kappa_binary:.4f}, alpha ordinal {r.alpha_ordinal:.4f}")
     return "\n".join(out) + "\n"
@@ -258,6 +333,6 @@ def _compare_json(comparisons, labels: dict[str, Agreement]) -> str:
         "significant_only_reference": [list(p) for p in c.significant_only_a],
         "significant_only_other": [list(p) for p in c.significant_only_b]}
         for c in comparisons],
-        "labels": [{c: json_value(v) for c, v in zip(COLUMNS, _row(r))}
+        "labels": [{"keys": list(r.keys), **{c: json_value(v) for c, v in zip(COLUMNS, _row(r))}}
                    for r in labels.values()]}
     return json_text(json.dumps(out, ensure_ascii=False, indent=1)) + "\n"

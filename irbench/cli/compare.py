@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from .. import stats
+from .. import judgments, stats
 from ..config import load_config
 from ..errors import UsageError
 from ..escaping import csv_cell
@@ -137,7 +137,8 @@ def cmd_compare(args) -> int:
             raise UsageError(f"{args.config} declares no measure; give --measure")
         asked = [(spec.measures(config.measures) or config.measures)[0]]
     measures = [str(m) for m in asked]
-    declared = [s.name for s in config.systems]
+    scored = judgments.kind(spec.kind).scores  # a ranked run has no scores on support labels
+    declared = [s.name for s in config.systems if s.kind in scored]
     from ..store import Store
 
     with Store(config.store, read_only=True, wait=args.wait) as store:

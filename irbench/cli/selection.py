@@ -8,6 +8,7 @@ import difflib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .. import judgments
 from ..errors import NotStoredError
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 SUGGESTED = 3  # close matches named at most
 LISTED = 20  # names listed at most when none is close
+SYSTEM_PHRASES = {"run": "a ranked run", "answers": "an answer run"}
 
 
 def check_stored(store: Store, config: Config, qrels: str | None,
@@ -32,12 +34,17 @@ def check_stored(store: Store, config: Config, qrels: str | None,
     if not held_systems:
         raise NotStoredError(f"the store holds no scores on {where}: {rerun} first")
     problems = []
-    declared = {s.name for s in config.systems}
+    declared = {s.name: s.kind for s in config.systems}
     status = {row[0]: (row[4], row[8]) for row in store.systems_overview()}
+    sets = [q for q in config.qrels if qrels is None or q.name == qrels]
     for name in dict.fromkeys(systems):
         if name in held_systems:
             continue
-        if name in declared:
+        unscored = [q for q in sets if declared.get(name) not in judgments.kind(q.kind).scores]
+        if name in declared and sets and len(unscored) == len(sets):
+            problems.append(f"system '{name}' is {SYSTEM_PHRASES.get(declared[name], 'a system')}"
+                            f": {unscored[0].kind} judgments ({where}) do not score it")
+        elif name in declared:
             state, error = status.get(name, ("not run", None))
             why = (f"its last 'irbench run' failed: {error.splitlines()[0]}"
                    if state == "failed" and error else state or "not run")
@@ -50,7 +57,6 @@ def check_stored(store: Store, config: Config, qrels: str | None,
     held_measures = store.stored_measures(qrels)
     suites = {str(m): [s for s, ms in config.suites.items() if m in ms]
               for m in config.measures}
-    sets = [q for q in config.qrels if qrels is None or q.name == qrels]
     for measure in dict.fromkeys(measures):
         name = str(measure)
         if name in held_measures:

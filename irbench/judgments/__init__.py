@@ -80,6 +80,15 @@ class JudgmentKind:
     intent_weights: bool = False
     scores: frozenset[str] = frozenset({"run", "answers"})  # the system kinds it scores
     hint: Callable[[Any], str | None] | None = None  # a hint when the file failed to read
+    read_labels: Callable[..., Any] | None = None  # labels as agreement keys them (labels())
+
+    def labels(self, source, name: str | None = None) -> Any:
+        """The labels ``irbench agreement`` compares, keyed as this kind's judgments are (a
+        :class:`irbench.judgments.agreement.LabelSet`): ``read_labels``, else the ad hoc
+        judgments' (topic, document) grades."""
+        if self.read_labels is not None:
+            return self.read_labels(source, name=name)
+        return _provided("agreement", "qrels_labels")(self.read_adhoc(source, name=name))
 
     def takes(self, measure: Measure) -> bool:
         """Whether this kind computes ``measure``."""
@@ -223,6 +232,7 @@ register(JudgmentKind(
     read=_provided("answered", "read_support_labels"),
     prepare=_provided("answered", "prepare_support"),
     read_adhoc=_provided("answered", "support_adhoc"), serves=frozenset({"support", "answer"}),
+    read_labels=_provided("agreement", "support_labels"),
     default_measures="support", scores=_ANSWERS,
     measures_name="support", own_measures="support_precision, support_recall"))
 register(JudgmentKind(
@@ -232,6 +242,7 @@ register(JudgmentKind(
     read=_provided("answered", "read_support_labels"),
     prepare=_provided("answered", "prepare_shared_support"),
     read_adhoc=_provided("answered", "support_adhoc"), serves=frozenset({"support", "answer"}),
+    read_labels=_provided("agreement", "shared_support_labels"),
     default_measures="support", scores=_ANSWERS,
     measures_name="support", own_measures="support_precision, support_recall"))
 register(JudgmentKind(
@@ -241,6 +252,7 @@ register(JudgmentKind(
     read=_provided("nuggets", "read_assignments"),
     prepare=_provided("answered", "prepare_nuggets"),
     read_adhoc=_provided("answered", "nuggets_adhoc"), serves=frozenset({"nuggets", "answer"}),
+    read_labels=_provided("agreement", "nugget_labels"),
     default_measures="nuggets", scores=_ANSWERS,
     measures_name="nugget", own_measures="nugget_score"))
 

@@ -1,7 +1,15 @@
-"""How well two judges agree: on the (topic, document) pairs both judged, Cohen's kappa
-(unweighted, linear and quadratic weights over the grades in order), kappa at a binary
-relevance level, Krippendorff's alpha (nominal, ordinal, interval; also for many judges with
-missing labels), the confusion matrix per grade and agreement per topic.
+"""How well two judges agree: on the keys both judged, Cohen's kappa (unweighted, linear and
+quadratic weights over the grades in order), kappa at a binary relevance level, Krippendorff's
+alpha (nominal, ordinal, interval; also for many judges with missing labels), the confusion
+matrix per grade and agreement per topic.
+
+What a key is depends on the kind of judgments (:meth:`irbench.judgments.JudgmentKind.labels`
+gives a kind's :class:`LabelSet`): (topic, document) for qrels of documents; (topic, run,
+sentence, reference) for support labels (NIST's citation judgments, -1 "not judged" left out);
+(topic, sentence text, reference) for support labels shared across runs (``support_shared``);
+(topic, run, nugget position) for nugget assignments, labelled 2 support, 1 partial, 0 not
+(two sets whose common keys name different nugget texts are an error: they assigned different
+nuggets).
 
 Kappa is computed as scikit-learn's ``cohen_kappa_score`` defines it (the weights are over
 the positions of the grades that occur, sorted), alpha as Krippendorff (2011) does from the
@@ -17,10 +25,163 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EvaluationError
-from ..trec import Qrels, display, read_qrels
+from ..trec import Qrels, display, read_qrels, shown
+from .nuggets import read_assignments
+from .support import read_support
 
 WEIGHTS = (None, "linear", "quadratic")
 LEVELS = ("nominal", "ordinal", "interval")
+ADHOC_KEYS = ("topic", "document")
+SHOWN_CLASHES = 5  # keys named in a message at most
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class LabelSet:
+    """One judge's labels, one row per key, each key once.
+
+    ``keys`` names the key's columns (:data:`ADHOC_KEYS`, or ``("topic", "run", "sentence",
+    "reference")`` ...); ``columns`` holds them, one array per name, the topic first (bytes);
+    a column is bytes, integers or an object array of str. ``label``: int64 grades.
+    ``item``: what each key labels, when the key alone does not say (a nugget's text): two
+    sets whose common keys label different items are an error. ``line``: each row's line
+    in ``path``."""
+
+    name: str
+    keys: tuple[str, ...]
+    columns: tuple[np.ndarray, ...]
+    label: np.ndarray
+    item: np.ndarray | None = None
+    line: np.ndarray | None = None
+    path: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.label)
+
+    @property
+    def compared(self) -> str:
+        """What a key is, for messages: ``pairs`` for (topic, document), else the keys."""
+        return "pairs" if self.keys == ADHOC_KEYS else f"({', '.join(self.keys)}) keys"
+
+    def where(self, row: int) -> str:
+        """``FILE:LINE`` of a row (the set's name when it has no file)."""
+        place = self.path or f"<{self.name}>"
+        return f"{place}:{int(self.line[row])}" if self.line is not None else place
+
+    def key_text(self, row: int) -> str:
+        """A row's key for a message: ``topic 't1', run 'r1', sentence 0, ...``."""
+        parts = []
+        for name, column in zip(self.keys, self.columns):
+            value = column[row]
+            text = shown(value) if isinstance(value, bytes) else (
+                shown(str(value).encode("utf-8", "surrogatepass"))
+                if isinstance(value, str) else str(value))
+            parts.append(f"{name} '{text}'" if isinstance(value, (bytes, str)) else
+                         f"{name} {text}")
+        return ", ".join(parts)
+
+
+def qrels_labels(qrels: Qrels) -> LabelSet:
+    """Qrels as labels keyed (topic, document)."""
+    return LabelSet(name=qrels.name, keys=ADHOC_KEYS, columns=(qrels.query_id, qrels.doc_id),
+                    label=np.asarray(qrels.relevance, dtype=np.int64), line=qrels.line,
+                    path=qrels.path)
+
+
+def support_labels(source, name: str | None = None) -> LabelSet:
+    """Support labels (NIST's JSONL or the flat TSV) keyed (topic, run, sentence,
+    reference); rows labelled -1 (not judged) are left out."""
+    labels = read_support(source, name=name)
+    keep = np.flatnonzero(labels.label >= 0)
+    return LabelSet(name=labels.name, keys=("topic", "run", "sentence", "reference"),
+                    columns=(labels.topic_id[keep], labels.run_id[keep],
+                             labels.sentence[keep], labels.reference[keep]),
+                    label=labels.label[keep].astype(np.int64), line=labels.line[keep],
+                    path=labels.path)
+
+
+def shared_support_labels(source, name: str | None = None) -> LabelSet:
+    """Support labels keyed (topic, sentence text, reference), as ``support_shared`` uses
+    them: one row per key (two runs' rows of one key with two labels are an error naming
+    their lines); rows without a text or labelled -1 are left out."""
+    labels = read_support(source, name=name)
+    keep = np.flatnonzero((labels.label >= 0) & np.array(
+        [t is not None for t in labels.text.tolist()], dtype=bool))
+    if len(labels) and not len(keep):
+        raise EvaluationError(f"{labels.path or labels.name}: no judged citation with a "
+                              "sentence text: support labels shared by text need the texts "
+                              "(NIST's JSONL gives them; the flat TSV does not)")
+    found = LabelSet(name=labels.name, keys=("topic", "text", "reference"),
+                     columns=(labels.topic_id[keep], labels.text[keep],
+                              labels.reference[keep]),
+                     label=labels.label[keep].astype(np.int64), line=labels.line[keep],
+                     path=labels.path)
+    return _once_per_key(found)
+
+
+def nugget_labels(source, name: str | None = None) -> LabelSet:
+    """Nugget assignments keyed (topic, run, nugget position), labelled 2 support,
+    1 partial_support, 0 not_support; the nugget's text is the item each key labels."""
+    found = read_assignments(source, name=name)
+    return LabelSet(name=found.name, keys=("topic", "run", "nugget"),
+                    columns=(found.topic_id, found.run_id, found.nugget),
+                    label=np.rint(found.score * 2).astype(np.int64), item=found.text,
+                    line=found.line, path=found.path)
+
+
+def as_labels(source) -> LabelSet:
+    """``source`` as a :class:`LabelSet`: itself, or qrels (a path, in-memory data or a
+    :class:`~irbench.trec.Qrels`) keyed (topic, document)."""
+    if isinstance(source, LabelSet):
+        return source
+    return qrels_labels(source if isinstance(source, Qrels) else read_qrels(source))
+
+
+def _key_records(sets: Sequence[LabelSet]) -> list[np.ndarray]:
+    """Each set's keys as one sortable int64 record per row, coded jointly over ``sets`` (equal
+    keys, equal records; the topic's code follows the topics' byte order)."""
+    names = sets[0].keys
+    for s in sets[1:]:
+        if s.keys != names:
+            raise EvaluationError(
+                f"{sets[0].name} is keyed by ({', '.join(names)}) and {s.name} by "
+                f"({', '.join(s.keys)}): their labels label different things")
+    sizes = [len(s) for s in sets]
+    cuts = np.cumsum(sizes)[:-1]
+    records = [np.empty(n, dtype=[(f"k{i}", np.int64) for i in range(len(names))])
+               for n in sizes]
+    for i in range(len(names)):
+        column = [s.columns[i] for s in sets]
+        if any(c.dtype == object for c in column):  # strings, whole: interned, not sorted
+            values = [v for c in column for v in c.tolist()]
+            codes_of = {v: k for k, v in enumerate(dict.fromkeys(values))}
+            codes = np.fromiter((codes_of[v] for v in values), dtype=np.int64,
+                                count=len(values))
+        else:
+            codes = np.unique(np.concatenate(column), return_inverse=True)[1].reshape(-1)
+        for record, part in zip(records, np.split(codes, cuts)):
+            record[f"k{i}"] = part
+    return records
+
+
+def _once_per_key(labels: LabelSet) -> LabelSet:
+    """``labels`` with each key once (its first row); a key with two labels is an
+    EvaluationError naming both lines."""
+    (records,) = _key_records([labels])
+    order = np.argsort(records, kind="stable")
+    same = records[order][1:] == records[order][:-1]
+    clash = np.flatnonzero(same & (labels.label[order][1:] != labels.label[order][:-1]))
+    if len(clash):
+        raise EvaluationError("\n".join(
+            f"{labels.where(order[i + 1])}: {labels.key_text(order[i + 1])} judged "
+            f"{int(labels.label[order[i + 1]])} here and {int(labels.label[order[i]])} at "
+            f"{labels.where(order[i])}" for i in clash[:SHOWN_CLASHES])
+            + (f"\n... and {len(clash) - SHOWN_CLASHES} more" if len(clash) > SHOWN_CLASHES
+               else ""))
+    keep = np.sort(order[np.concatenate(([True], ~same))])
+    return LabelSet(name=labels.name, keys=labels.keys,
+                    columns=tuple(c[keep] for c in labels.columns), label=labels.label[keep],
+                    item=None if labels.item is None else labels.item[keep],
+                    line=None if labels.line is None else labels.line[keep], path=labels.path)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +201,7 @@ class Agreement:
 
     reference: str
     other: str
-    pairs: int                        # (topic, document) pairs both judged
+    pairs: int                        # keys both judged ((topic, document) pairs for qrels)
     only_reference: int               # judged by the reference alone
     only_other: int
     grades: tuple[int, ...]           # the grades that occur, sorted
@@ -55,18 +216,27 @@ class Agreement:
     alpha_ordinal: float
     alpha_interval: float
     per_topic: tuple[TopicAgreement, ...]
+    keys: tuple[str, ...] = ADHOC_KEYS  # what a key is
+
+    @property
+    def compared(self) -> str:
+        """What was compared, for messages: ``pairs`` for (topic, document), else the keys."""
+        return "pairs" if self.keys == ADHOC_KEYS else f"({', '.join(self.keys)}) keys"
 
 
 def agreement(reference, other, relevance_level: int = 1) -> Agreement:
-    """Agreement of ``other`` with ``reference`` (qrels: paths, in-memory data or
-    :class:`~irbench.trec.Qrels`), on the pairs both judged."""
-    ref = reference if isinstance(reference, Qrels) else read_qrels(reference)
-    oth = other if isinstance(other, Qrels) else read_qrels(other)
-    ia, ib = _matched(ref, oth)
+    """Agreement of ``other`` with ``reference`` on the keys both judged: two
+    :class:`LabelSet` (as a judgment kind's :meth:`~irbench.judgments.JudgmentKind.labels`
+    gives them) or two qrels (paths, in-memory data or :class:`~irbench.trec.Qrels`)."""
+    ref, oth = as_labels(reference), as_labels(other)
+    ka, kb = _key_records([ref, oth])
+    _, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
     if len(ia) == 0:
-        raise EvaluationError(f"{ref.name} and {oth.name} judged no (topic, document) pair "
-                              "in common: there is no agreement to measure")
-    a, b = ref.relevance[ia], oth.relevance[ib]
+        what = "pair" if ref.keys == ADHOC_KEYS else "key"
+        raise EvaluationError(f"{ref.name} and {oth.name} judged no ({', '.join(ref.keys)}) "
+                              f"{what} in common: there is no agreement to measure")
+    _same_items(ref, oth, ia, ib)
+    a, b = ref.label[ia], oth.label[ib]
     grades, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
     ca, cb = codes[:len(a)], codes[len(a):]
     k = len(grades)
@@ -74,7 +244,7 @@ def agreement(reference, other, relevance_level: int = 1) -> Agreement:
     data = np.stack([a, b]).astype(np.float64)
     return Agreement(
         reference=ref.name, other=oth.name, pairs=len(a),
-        only_reference=len(ref.relevance) - len(a), only_other=len(oth.relevance) - len(a),
+        only_reference=len(ref) - len(a), only_other=len(oth) - len(a),
         grades=tuple(int(g) for g in grades), confusion=confusion,
         agreed=float(np.mean(a == b)),
         kappa=kappa_of_confusion(confusion), kappa_linear=kappa_of_confusion(confusion, "linear"),
@@ -84,27 +254,21 @@ def agreement(reference, other, relevance_level: int = 1) -> Agreement:
         alpha_nominal=krippendorff_alpha(data, "nominal"),
         alpha_ordinal=krippendorff_alpha(data, "ordinal"),
         alpha_interval=krippendorff_alpha(data, "interval"),
-        per_topic=_per_topic(ref.query_id[ia], ca, cb, k))
+        per_topic=_per_topic(ref.columns[0][ia], ca, cb, k), keys=ref.keys)
 
 
-def _matched(a: Qrels, b: Qrels) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of ``a`` and of ``b`` with the same (topic, document), in key order."""
-    ka, kb = _keys(a, b), _keys(b, a)
-    _, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
-    return ia, ib
-
-
-def _keys(q: Qrels, other: Qrels) -> np.ndarray:
-    """(topic, document) of every row as one sortable record, as wide as both qrels' ids."""
-    tw = max(q.query_id.dtype.itemsize, other.query_id.dtype.itemsize)
-    dw = max(q.doc_id.dtype.itemsize, other.doc_id.dtype.itemsize)
-    return _records(q, tw, dw)
-
-
-def _records(q: Qrels, tw: int, dw: int) -> np.ndarray:
-    keys = np.empty(len(q.query_id), dtype=[("q", f"S{tw}"), ("d", f"S{dw}")])
-    keys["q"], keys["d"] = q.query_id, q.doc_id
-    return keys
+def _same_items(a: LabelSet, b: LabelSet, ia: np.ndarray, ib: np.ndarray) -> None:
+    """EvaluationError naming the common keys whose items differ (two nugget lists)."""
+    if a.item is None or b.item is None:
+        return
+    differ = np.flatnonzero(a.item[ia] != b.item[ib])
+    if len(differ):
+        raise EvaluationError("\n".join(
+            f"{a.where(ia[i])} and {b.where(ib[i])}: {a.key_text(ia[i])} is not the same "
+            f"item in {a.name} and {b.name} (texts differ): their labels cannot be compared"
+            for i in differ[:SHOWN_CLASHES])
+            + (f"\n... and {len(differ) - SHOWN_CLASHES} more" if len(differ) > SHOWN_CLASHES
+               else ""))
 
 
 def cohen_kappa(a: Sequence | np.ndarray, b: Sequence | np.ndarray,
@@ -194,18 +358,17 @@ def _per_topic(topics: np.ndarray, ca: np.ndarray, cb: np.ndarray,
 
 
 def alpha_of(label_sets: Sequence, level: str = "interval") -> float:
-    """Krippendorff's alpha of several judges' qrels (paths, in-memory data or Qrels) over
-    every (topic, document) pair at least two of them judged."""
-    sets = [q if isinstance(q, Qrels) else read_qrels(q) for q in label_sets]
-    tw = max(q.query_id.dtype.itemsize for q in sets)
-    dw = max(q.doc_id.dtype.itemsize for q in sets)
-    keys = [_records(q, tw, dw) for q in sets]
+    """Krippendorff's alpha of several judges' labels (:class:`LabelSet`, or qrels: paths,
+    in-memory data or Qrels) over every key at least two of them judged."""
+    sets = [as_labels(s) for s in label_sets]
+    keys = _key_records(sets)
     units = np.unique(np.concatenate(keys))
     data = np.full((len(sets), len(units)), np.nan)
-    for j, (q, key) in enumerate(zip(sets, keys)):  # a loop over judges, not pairs
-        data[j, np.searchsorted(units, key)] = q.relevance
+    for j, (s, key) in enumerate(zip(sets, keys)):  # a loop over judges, not keys
+        data[j, np.searchsorted(units, key)] = s.label
     return krippendorff_alpha(data, level)
 
 
-__all__ = ["Agreement", "TopicAgreement", "agreement", "alpha_of", "cohen_kappa",
-           "kappa_of_confusion", "krippendorff_alpha"]
+__all__ = ["ADHOC_KEYS", "Agreement", "LabelSet", "TopicAgreement", "agreement", "alpha_of",
+           "as_labels", "cohen_kappa", "kappa_of_confusion", "krippendorff_alpha",
+           "nugget_labels", "qrels_labels", "shared_support_labels", "support_labels"]
