@@ -43,7 +43,7 @@ import numbers
 import os
 import re
 import textwrap
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -116,23 +116,21 @@ class AnswerSpec:
 
     def __post_init__(self) -> None:
         problems = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None and f.name == "seed":
+        bounds = {"systems": (1, None), "references": (1, MAX_REFERENCES), "seed": (0, None)}
+        for name, (low, high) in bounds.items():
+            value = getattr(self, name)
+            if name == "seed" and value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                problems.append(f"{f.name} must be an integer (got {value!r})")
-            elif not (1 if f.name != "seed" else 0) <= value <= (
-                    MAX_REFERENCES if f.name == "references" else math.inf):
-                problems.append(f"{f.name} must be in {_range_text(f.name)} (got {value})")
-            else:
-                object.__setattr__(self, f.name, int(value))
+                problems.append(f"{name} must be an integer (got {value!r})")
+                continue
+            value = int(value)
+            if value < low or (high is not None and value > high):
+                problems.append(f"{name} must be in {low}..{'' if high is None else high} "
+                                f"(got {value})")
+            object.__setattr__(self, name, value)
         if problems:
             raise SimulationError("invalid answer spec: " + "; ".join(problems))
-
-
-def _range_text(name: str) -> str:
-    return {"references": f"1..{MAX_REFERENCES}", "seed": "0.."}.get(name, "1..")
 
 
 @dataclass(frozen=True)
@@ -325,7 +323,8 @@ def _topic_sentence(sentences: list[str], subject: str, aspect: str) -> str:
 def _systems(campaign: SimulationResult, quality: np.ndarray, out: Path
              ) -> tuple[AnswerSystem, ...]:
     groups, n = campaign.spec.groups, len(quality)
-    systems, per_group = [], {}
+    systems: list[AnswerSystem] = []
+    per_group: dict[str, int] = {}
     for s in range(n):
         group = group_name(s * groups // n)
         per_group[group] = per_group.get(group, 0) + 1

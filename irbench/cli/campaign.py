@@ -295,6 +295,7 @@ def cmd_systems(args) -> int:
 
 
 def cmd_simulate(args) -> int:
+    from ..answers.simulated import AnswerSpec
     from ..simulate import CampaignSpec, simulate
 
     spec = CampaignSpec(groups=args.groups, runs_per_group=args.runs_per_group,
@@ -303,10 +304,11 @@ def cmd_simulate(args) -> int:
                         collection_size=args.collection_size, seed=args.seed)
     if args.config is not None and args.answers is None:
         raise UsageError("--config goes with --answers")
+    answer_spec = None if args.answers is None else AnswerSpec(systems=args.answers)
     result = simulate(spec, args.out)
     config, answers = str(result.config_path), ""
-    if args.answers is not None:
-        config = _simulate_answers(args, result)
+    if answer_spec is not None:
+        config = _simulate_answers(args, result, answer_spec)
         answers = f" and {args.answers} answer systems"
     print(f"wrote a campaign of {args.groups * args.runs_per_group} runs{answers} x {args.topics} "
           f"topics (seed {args.seed}) to {args.out}; score it with: irbench run {config}",
@@ -319,13 +321,13 @@ _SIMULATE_OPTIONS = ("groups", "runs_per_group", "topics", "depth", "pool_depth"
                      "grades", "collection_size", "seed")
 
 
-def _simulate_answers(args, result) -> str:
+def _simulate_answers(args, result, spec) -> str:
     """Answers on top of the simulated campaign, and the config of both; the config's path.
     The config says the command that wrote it, run from the config's folder."""
-    from ..answers.simulated import AnswerSpec, simulate_answers, write_answers_config
+    from ..answers.simulated import simulate_answers, write_answers_config
     from ..simulate import CampaignSpec
 
-    answers = simulate_answers(result, AnswerSpec(systems=args.answers))
+    answers = simulate_answers(result, spec)
     path = args.config if args.config is not None else result.config_path
     folder = os.path.dirname(os.path.abspath(path))
     defaults = CampaignSpec()
