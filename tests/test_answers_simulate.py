@@ -47,6 +47,11 @@ def _docnos(path: Path) -> set[str]:
     return set(re.findall(r"<DOCNO> (\S+) </DOCNO>", gzip.decompress(path.read_bytes()).decode()))
 
 
+def _texts(path: Path) -> dict[str, str]:
+    return {docno: " ".join(text.split()) for docno, text in re.findall(
+        r"<DOCNO> (\S+) </DOCNO>(.*?)</DOC>", gzip.decompress(path.read_bytes()).decode(), re.S)}
+
+
 @pytest.mark.timeout(120)
 def test_the_same_seed_writes_the_same_bytes_and_another_seed_other_answers(tmp_path):
     one = _answer_files(_simulated(tmp_path / "one").campaign.out_dir)
@@ -91,6 +96,18 @@ def test_the_files_read_back_without_problems_or_warnings(tmp_path):
             assert all(len(s.citations) <= 3 for s in answer.sentences)
             assert all(c in answer.references for s in answer.sentences for c in s.citations)
     assert formats == {("rag24", "indexes"), ("rag25", "indexes"), ("rag25", "ids")}
+    # a citing sentence restates its first cited document's sentence on the topic
+    texts, restated = _texts(out / "documents.sgml.gz"), 0
+    for answer in read_answers(str(result.systems[0].path)).answers():
+        for sentence in answer.sentences:
+            if sentence.citations:
+                said = re.sub(r"^(According to one source, |One report states that |It was "
+                              r"reported that |A source notes that |Several sources agree that "
+                              r"|Reports confirm that |Sources describe how )", "", sentence.text)
+                assert said != sentence.text
+                assert said.lower() in texts[sentence.citations[0]].lower(), sentence
+                restated += 1
+    assert restated >= 10
     support = read_support(str(result.support_path))
     assert support.warnings == ()
     assert sorted(support.runs) == sorted(s.name for s in result.systems)
