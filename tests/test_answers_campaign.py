@@ -239,7 +239,7 @@ def test_rerun_reuses_everything_and_a_changed_support_file_rescores(tmp_path):
     assert again.reused == 8
     # runC is read again (the store holds nothing of it on the answer sets), scored on
     # nothing, and still told
-    assert (f"system 'C': qrels 'support' has no judgments of run 'runC': not scored on "
+    assert ("system 'C': qrels 'support' has no judgments of run 'runC': not scored on "
             "it") in again.warnings
     # t1's second sentence judged full support instead of partial: only the support set
     # is evaluated again, for the runs it knows
