@@ -16,7 +16,7 @@ from irbench.answers import read_answers
 from irbench.errors import PoolingError
 from irbench.judgments.answered import PreparedSupportSet
 from irbench.judgments.support import read_support
-from irbench.pooling.cited import answer_systems, cited_pool, write_pool
+from irbench.pooling import answer_systems, cited_pool, write_cited
 from irbench.system import System
 
 SEG = "msmarco_v2.1_doc_36_1381771658#3_2852387502"
@@ -137,7 +137,7 @@ def test_jsonl_reads_back_unjudged_then_serves_every_run(campaign):
     tmp, _, runs = campaign
     pool = cited_pool(runs, "first")
     path = tmp / "to_judge.jsonl"
-    assert write_pool(pool, str(path), "jsonl") == 5
+    assert write_cited(pool, str(path), "jsonl") == 5
     sent = read_support(path)
     assert len(sent) == 5 and (sent.label == -1).all()
     assert sorted(sent.reference.tolist()) == sorted([SEG, SEG3, SEG2, SEG, SEG2])
@@ -161,7 +161,7 @@ def test_tsv_has_every_runs_row_and_scores_as_support(campaign):
     tmp, _, runs = campaign
     pool = cited_pool(runs, "all", per_sentence=2)
     path = tmp / "to_judge.tsv"
-    assert write_pool(pool, str(path), "tsv") == 9
+    assert write_cited(pool, str(path), "tsv") == 9
     text = path.read_text().splitlines()
     assert text[0].split("\t") == ["topic", "run", "sentence", "citation", "reference", "label"]
     assert text[1:3] == [f"{T1}\trunA\t0\t0\t{SEG}\t-1", f"{T1}\trunB\t1\t1\t{SEG}\t-1"]
@@ -175,14 +175,15 @@ def test_tsv_has_every_runs_row_and_scores_as_support(campaign):
     assert b == {(T1, GRASS, 0): 0, (T1, GRASS, 1): 2, (T1, SKY, 0): 1, (T1, SKY, 1): 2,
                  (T3, FIRE, 0): 1}
     with pytest.raises(PoolingError, match="exists already"):
-        write_pool(pool, str(path), "tsv")  # never over a file that may hold labels
+        write_cited(pool, str(path), "tsv")  # never over a file that may hold labels
 
 
 def test_system_selection(campaign):
     from irbench.config import load_config
+    from irbench.config.types import priority_order
 
     _, config, _ = campaign
-    systems = load_config(config, strict=False).systems
+    systems = priority_order(load_config(config, strict=False).systems)
     assert [s.name for s in answer_systems(systems)] == ["A", "B"]
     assert [s.name for s in answer_systems(systems, ["B"])] == ["B"]
     with pytest.raises(PoolingError, match="did you mean B"):
@@ -191,12 +192,13 @@ def test_system_selection(campaign):
     made = [System("r", "r.txt"), System("x2", "x2", group="x", priority=2, kind="answers"),
             System("x1", "x1", group="x", priority=1, kind="answers"),
             System("y", "y", group="y", kind="answers")]
+    made = priority_order(made)
     assert [s.name for s in answer_systems(made)] == ["x1", "x2", "y"]
     assert [s.name for s in answer_systems(made, per_group=1)] == ["x1", "y"]
-    declared = made[:3] + [System("y", "y", group="y", kind="answers", pooled=True)]
+    declared = made[:2] + [System("y", "y", group="y", kind="answers", pooled=True)]
     assert [s.name for s in answer_systems(declared)] == ["y"]
     with pytest.raises(PoolingError, match="no answer systems"):
-        answer_systems(made[:1])
+        answer_systems([System("r", "r.txt")])
 
 
 @pytest.mark.timeout(60)

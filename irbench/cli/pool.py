@@ -296,21 +296,22 @@ def cmd_bias(args) -> int:
 
 
 def cmd_cited(args) -> int:
+    from .. import pooling
     from ..config import load_config
-    from ..pooling import cited
+    from ..config.types import priority_order
 
     if args.per_sentence is not None and args.citations != "all":
         raise UsageError("--per-sentence K goes with --citations all")
     config = load_config(args.config, strict=False)
-    systems = cited.answer_systems(config.systems, args.pooled, args.per_group)
+    systems = pooling.answer_systems(priority_order(config.systems), args.pooled, args.per_group)
     topics = _topic_ids(args.topics)
-    runs = cited.read_answer_runs(systems, config.missing_runs)
-    pool = cited.cited_pool(runs, args.citations, args.per_sentence, topics)
+    runs = pooling.read_answer_runs(systems, config.missing_runs)
+    pool = pooling.cited_pool(runs, args.citations, args.per_sentence, topics)
     written = None
     if args.out:
-        fmt = cited.file_format(args.out, args.file_format)
-        written = (fmt, cited.write_pool(pool, args.out, fmt))
-    print("\n".join(cited.summary(pool)))
+        fmt = pooling.cited_format(args.out, args.file_format)
+        written = (fmt, pooling.write_cited(pool, args.out, fmt))
+    print("\n".join(pooling.cited_summary(pool)))
     print("run\tcitations\tunits first written\tunits of its own")
     for name, occurrences, owned, alone in zip(pool.runs, *pool.per_run()):
         print(f"{terminal(name)}\t{int(occurrences)}\t{int(owned)}\t{int(alone)}")

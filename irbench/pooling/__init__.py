@@ -10,6 +10,7 @@ Data flow::
     simulate_budgets(table, qrels, ...) -> BudgetSimulation
     leave_one_out(table, qrels, pool, ...) -> LeaveOneOut
     write_assessor_files(pool, folder) / read_assessor_file(path, pool)
+    cited_pool(answer_runs, "first") -> CitedPool       (cited segments for support judging)
     load_state(store, name, table) / save_state(store, name, state)   (a pool being judged)
 
 Strategies are looked up in :data:`STRATEGIES` (``describe()`` prints them with references).
@@ -20,6 +21,15 @@ from . import adaptive, depth, fusion, sampling  # noqa: F401  (register the str
 from .assessor import read_assessor_file, write_assessor_files
 from .bias import Coverage, LeaveOneOut, leave_one_out, pool_coverage, unique_documents
 from .build import build_pool
+from .cited import (
+    CitedPool,
+    answer_systems,
+    cited_format,
+    cited_pool,
+    cited_summary,
+    read_answer_runs,
+    write_cited,
+)
 from .persist import load_state, save_state
 from .pool import Pool, Provenance
 from .simulation import (
@@ -41,5 +51,6 @@ __all__ = [
     "write_assessor_files", "read_assessor_file", "leave_one_out", "LeaveOneOut",
     "unique_documents", "simulate_budgets", "BudgetSimulation", "format_simulation",
     "pool_stats", "PoolStats", "pool_coverage", "Coverage", "load_state", "save_state",
-    "DEFAULT_STRATEGIES", "split_params",
+    "DEFAULT_STRATEGIES", "split_params", "CitedPool", "cited_pool", "answer_systems",
+    "read_answer_runs", "write_cited", "cited_format", "cited_summary",
 ]

@@ -37,6 +37,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..answers import read_answers
 from ..errors import AnswerFormatError, FormatError, PoolingError
 from ..ids import id_text
 
@@ -50,28 +51,28 @@ TSV_HEADER = "topic\trun\tsentence\tcitation\treference\tlabel\n"
 
 def answer_systems(systems: Sequence[Any], names: Sequence[str] = (),
                    per_group: int | None = None) -> list[Any]:
-    """The answer systems (``kind == "answers"``) that feed the pool, in pooling order (by
-    group, then priority, then the config's order): ``names`` (``--pooled``), else those
+    """The answer systems (``kind == "answers"``) of ``systems`` that feed the pool, in the
+    order given (pass the config's pooling order, :func:`irbench.config.types.
+    priority_order`: by group, then priority): ``names`` (``--pooled``), else those
     declaring ``pooled: true`` when any answer system declares ``pooled``, else all; then
     each group's first ``per_group``. PoolingError for a name that is no answer system."""
-    from ..config.types import pooled_systems, priority_order
-
-    answers = [s for s in priority_order(systems) if s.kind == "answers"]
+    answers = [s for s in systems if s.kind == "answers"]
     if not answers:
         raise PoolingError("no answer systems in the config (a system with 'answers: FILE', "
                            "or 'kind: answers')")
     known = {s.name for s in answers}
     unknown = [n for n in names if n not in known]
     if unknown:
-        import difflib
+        import difflib  # only for a name that is no answer system
 
         close = sorted({c for n in unknown for c in difflib.get_close_matches(n, known, n=3)})
         raise PoolingError(f"--pooled: no answer system {', '.join(repr(n) for n in unknown)}"
                            " in the config" + (f" (did you mean {', '.join(close)}?)"
                                                if close else ""))
-    declared = pooled_systems(answers)
-    chosen = set(names) if names else (set(declared) if declared is not None else known)
-    out, seen = [], {}
+    declared = None if all(s.pooled is None for s in answers) else \
+        {s.name for s in answers if s.pooled}
+    chosen = set(names) if names else (declared if declared is not None else known)
+    out, seen = [], {}  # type: list[Any], dict[str, int]
     for system in answers:
         group = system.group or system.name
         if system.name in chosen and (per_group is None or seen.get(group, 0) < per_group):
@@ -88,9 +89,8 @@ def read_answer_runs(systems: Iterable[Any], missing: dict[str, str] | None = No
     :func:`~irbench.answers.read_answers`). Every problem of every file is collected
     (``FILE:LINE: reason``; a missing or unreadable file, two files of one run id) and raised
     at the end as one :class:`~irbench.errors.AnswerFormatError`."""
-    from ..answers import read_answers
-
-    runs, problems, more, owners = [], [], 0, {}
+    runs, problems, more = [], [], 0
+    owners: dict[str, str] = {}
     for system in systems:
         if missing and system.name in missing:
             problems.append(missing[system.name])
@@ -293,7 +293,7 @@ def _decode(codes: dict, wanted: np.ndarray) -> np.ndarray:
 # ---- files to send to judging ---------------------------------------------------------------
 
 
-def file_format(path: str, given: str | None = None) -> str:
+def cited_format(path: str, given: str | None = None) -> str:
     """The format to write ``path`` in: ``given``, else ``tsv`` for a ``.tsv`` or ``.txt``
     name, else ``jsonl``."""
     if given is not None:
@@ -303,10 +303,10 @@ def file_format(path: str, given: str | None = None) -> str:
     return "tsv" if path.lower().endswith((".tsv", ".txt")) else "jsonl"
 
 
-def write_pool(pool: CitedPool, path: str, format: str = "jsonl") -> int:
+def write_cited(pool: CitedPool, path: str, format: str = "jsonl") -> int:
     """Write the file to send to judging (never over an existing file); the number of
     citations to judge written. PoolingError when it exists or cannot be written."""
-    writer = WRITERS[file_format(path, format)]
+    writer = WRITERS[cited_format(path, format)]
     try:
         with open(path, "xb") as fh:
             return writer(pool, fh)
@@ -371,7 +371,7 @@ def write_tsv(pool: CitedPool, fh: IO[bytes]) -> int:
 WRITERS = {"jsonl": write_jsonl, "tsv": write_tsv}
 
 
-def summary(pool: CitedPool) -> list[str]:
+def cited_summary(pool: CitedPool) -> list[str]:
     """What the pool holds, as lines (the command prints them; run names are its to escape)."""
     mode = ("the first citation of each sentence" if pool.citations_mode == "first" else
             "every citation of each sentence" if pool.per_sentence is None else
