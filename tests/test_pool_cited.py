@@ -246,3 +246,15 @@ def test_whole_columns_scale(campaign):
     assert pool.num_units == 7 and pool.num_occurrences == 20 * 10
     assert int(np.diff(pool.unit_offsets).sum()) == pool.num_occurrences
     assert pool.unit_runs.tolist() == [40, 40, 20, 40, 20, 20, 20]
+
+
+def test_two_files_of_one_run_id_are_a_problem(campaign):
+    from irbench.errors import AnswerFormatError
+    from irbench.pooling import read_answer_runs
+
+    tmp, _, _ = campaign
+    again = write_lines(tmp / "again.jsonl", RUN_A)
+    systems = [System("A", str(tmp / "a.jsonl"), kind="answers", answer_format="rag24"),
+               System("A2", again, kind="answers", answer_format="rag24")]
+    with pytest.raises(AnswerFormatError, match="run id 'runA' is also the run id of"):
+        read_answer_runs(systems)
