@@ -31,6 +31,7 @@ hold an assessor's labels):
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -39,6 +40,7 @@ import numpy as np
 
 from ..answers import read_answers
 from ..errors import AnswerFormatError, FormatError, PoolingError
+from ..files import replacing
 from ..ids import id_text
 
 CITATIONS = ("first", "all")
@@ -307,12 +309,15 @@ def write_cited(pool: CitedPool, path: str, format: str = "jsonl") -> int:
     """Write the file to send to judging (never over an existing file); the number of
     citations to judge written. PoolingError when it exists or cannot be written."""
     writer = WRITERS[cited_format(path, format)]
-    try:
-        with open(path, "xb") as fh:
-            return writer(pool, fh)
-    except FileExistsError:
+    if os.path.lexists(path):
         raise PoolingError(f"{path}: exists already (it may hold an assessor's labels); "
-                           "remove it or give another file") from None
+                           "remove it or give another file")
+    if len(pool.unit_topic) == 0:
+        raise PoolingError(f"{path}: not written: the pool has no cited segment (no answer "
+                           "cites anything on these topics)")
+    try:  # whole or not at all: an interrupted write leaves no file
+        with replacing(path, binary=True) as fh:
+            return writer(pool, fh)
     except OSError as exc:
         raise PoolingError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
