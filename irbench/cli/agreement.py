@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .. import agreement  # irbench.agreement: irbench.judgments.agreement's kernel
-from .. import judgments
+# irbench.agreement: irbench.judgments.agreement's kernel
+from .. import agreement, judgments
 from ..errors import EvaluationError, UsageError
 from ..escaping import json_text
 from ..judgments import Agreement, alpha_of
