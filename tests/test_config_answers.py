@@ -95,3 +95,26 @@ def _problems(path: Path) -> list[str]:
     except ConfigError as exc:
         return [p.split(": ", 1)[1] for p in exc.problems]
     raise AssertionError("the config was accepted")
+
+
+def test_a_topic_judged_with_no_citation_counts_and_labels_all_none_are_data(tmp_path):
+    """A support file's topic whose answers cite nothing is still evaluated (0 for a run that
+    answers nothing cited there), and a set whose labels are all 0 (no support) is scored, not
+    refused as a qrels set reaching no relevance level."""
+    path = _campaign(tmp_path, "systems:\n  - {name: a1, answers: answers/a1.jsonl}\n")
+    (tmp_path / "support.jsonl").write_text(
+        json.dumps({"topic_id": "t1", "run_id": "tagA", "sentences": [
+            {"text": "One two.", "citations": [{"reference": "d#1", "support": 0}]},
+            {"text": "Three.", "citations": [{"reference": "d2", "support": "NS"}]}]}) + "\n"
+        + json.dumps({"topic_id": "t0", "run_id": "tagA", "sentences": [
+            {"text": "Seven.", "citations": []}]}) + "\n")
+    with (tmp_path / "answers" / "a1.jsonl").open("a") as fh:
+        fh.write(_answer("tagA", "t0", [], [("Seven.", [])]) + "\n")
+    path.write_text(path.read_text().replace("support.tsv", "support.jsonl"))
+    config = load_config(path)
+    report = run_campaign(config, workers=1)
+    assert report.failures == []
+    with Store(config.store, read_only=True) as store:
+        rows = store.query("SELECT query_id, value FROM per_query WHERE qrels = 'support' "
+                           "AND measure = 'support_precision' ORDER BY query_id")[1]
+    assert rows == [("t0", 0.0), ("t1", 0.0)]

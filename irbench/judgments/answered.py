@@ -16,6 +16,7 @@ nugget of a topic (docno ``nugget-N``, its position) at 2 when vital and 1 when 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -28,19 +29,38 @@ from .nuggets import NuggetAssignments, PreparedNuggets, read_assignments
 from .support import PreparedSupport, SupportLabels, read_support
 
 
-def _best_per_pair(name: str, path: str | None, topic: np.ndarray, doc: np.ndarray,
-                   level: np.ndarray, line: np.ndarray) -> Qrels:
-    """One row per (topic, doc): its highest level, at the line of its first row."""
-    if len(doc) == 0:
-        return Qrels(name=name, query_id=topic, doc_id=doc.astype("S1"),
+def _best_per_pair(name: str, path: str | None, topic: np.ndarray, doc_code: np.ndarray,
+                   doc_of: Callable[[np.ndarray], np.ndarray], level: np.ndarray,
+                   line: np.ndarray) -> Qrels:
+    """One row per (topic, doc): its highest level, at the line of its first row. Documents
+    come as integer codes (sorted on whole integer columns); ``doc_of(codes)`` gives the
+    docnos (bytes) of the rows kept only."""
+    if len(doc_code) == 0:
+        return Qrels(name=name, query_id=topic, doc_id=np.zeros(0, dtype="S1"),
                      relevance=level.astype(np.int64), line=line, path=path)
-    order = np.lexsort((-level, line, doc, topic))
-    t, d = topic[order], doc[order]
-    first = np.concatenate(([True], (t[1:] != t[:-1]) | (d[1:] != d[:-1])))
-    starts = np.flatnonzero(first)
+    topic_code = np.unique(topic, return_inverse=True)[1].ravel().astype(np.int64)
+    key = topic_code * (int(doc_code.max()) + 1) + doc_code
+    order = np.lexsort((line, key))
+    k = key[order]
+    starts = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
     best = np.maximum.reduceat(level[order].astype(np.int64), starts)
-    return Qrels(name=name, query_id=t[starts], doc_id=d[starts], relevance=best,
-                 line=line[order][starts], path=path)
+    kept = order[starts]
+    return Qrels(name=name, query_id=topic[kept], doc_id=doc_of(doc_code[kept]),
+                 relevance=best, line=line[kept], path=path)
+
+
+def _encoded(values: list[str]) -> Callable[[np.ndarray], np.ndarray]:
+    """The docnos (bytes) of codes into ``values``."""
+    def doc_of(codes: np.ndarray) -> np.ndarray:
+        return np.array([values[c].encode("utf-8", "surrogatepass") for c in codes.tolist()],
+                        dtype=np.bytes_)
+
+    return doc_of
+
+
+def _nugget_docnos(positions: np.ndarray) -> np.ndarray:
+    """``nugget-N``: a nugget by its position in its topic's list."""
+    return np.char.add(b"nugget-", positions.astype("S20"))
 
 
 def _unique_topics(topic_id: np.ndarray) -> np.ndarray:
@@ -74,11 +94,10 @@ class PreparedSupportSet(AnswerJudgments):
         self.labels = labels
         self.warnings = labels.warnings
         self.support = PreparedSupport(labels, by_text=by_text)
-        self.topics = _unique_topics(labels.topic_id)
-        refs = labels.reference.tolist()
-        doc = (np.array([r.encode("utf-8", "surrogatepass") for r in refs], dtype=np.bytes_)
-               if refs else np.zeros(0, dtype="S1"))
-        self.qrels = _best_per_pair(labels.name, labels.path, labels.topic_id, doc,
+        self.topics = (labels.judged_topics if labels.judged_topics is not None
+                       else _unique_topics(labels.topic_id))
+        self.qrels = _best_per_pair(labels.name, labels.path, labels.topic_id,
+                                    self.support.ref_code, _encoded(list(self.support.codes)),
                                     labels.label, labels.line)
         self.adhoc = PreparedQrels(self.qrels)
         self._runs = frozenset(labels.run_id.tolist())
@@ -119,11 +138,10 @@ class PreparedNuggetSet(AnswerJudgments):
         self.warnings = assignments.warnings
         self.nuggets = PreparedNuggets(assignments)
         self.topics = _unique_topics(assignments.topic_id)
-        doc = np.char.add(b"nugget-", assignments.nugget.astype("S20")) \
-            if len(assignments.nugget) else np.zeros(0, dtype="S1")
         level = np.where(assignments.vital, 2, 1).astype(np.int64)
         self.qrels = _best_per_pair(assignments.name, assignments.path, assignments.topic_id,
-                                    doc, level, assignments.line)
+                                    assignments.nugget, _nugget_docnos, level,
+                                    assignments.line)
         self.adhoc = PreparedQrels(self.qrels)
         self._runs = frozenset(assignments.run_id.tolist())
 

@@ -91,6 +91,9 @@ def json_objects(path: str, data: bytes, problems: Problems,
         yield line_no, value
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
 def id_value(value: object, what: str) -> tuple[str | None, str | None]:
     """``(id, None)`` for a usable id (a string, or an integer written as one), else
     ``(None, reason)``: ids are kept whole, so one with whitespace or over MAX_ID_BYTES bytes
@@ -98,13 +101,14 @@ def id_value(value: object, what: str) -> tuple[str | None, str | None]:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         return None, f"{what} is {type(value).__name__}, not a string"
     text = str(value)
-    encoded = text.encode("utf-8", "surrogatepass")
     if not text:
         return None, f"{what} is empty"
-    if len(encoded) > MAX_ID_BYTES:
-        return None, f"{what} of {len(encoded):,} bytes (at most {MAX_ID_BYTES})"
-    if any(c.isspace() for c in text):
-        return None, f"{what} '{shown(encoded)}' holds whitespace"
+    if len(text) > MAX_ID_BYTES // 4:  # may be over the bytes allowed: count them
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_ID_BYTES:
+            return None, f"{what} of {size:,} bytes (at most {MAX_ID_BYTES})"
+    if _WHITESPACE.search(text):  # str.isspace's characters, searched in C
+        return None, f"{what} '{shown(text.encode('utf-8', 'surrogatepass'))}' holds whitespace"
     return text, None
 
 
@@ -161,7 +165,9 @@ class SupportLabels:
     ``citation``: the citation's 0-based position in the sentence; ``label``: int8 (2, 1, 0,
     -1); ``text``: object array, the sentence's text (None when the file gives none, or NaN);
     ``line``: each row's line. ``judge``: who gave the labels (a person or a model), when
-    said. ``warnings``: ``FILE:LINE: ...`` oddities that still read."""
+    said. ``judged_topics``: every topic the file names, also one whose answers cite nothing
+    (it is evaluated: a run's answer to it scores 0). ``warnings``: ``FILE:LINE: ...``
+    oddities that still read."""
 
     name: str
     topic_id: np.ndarray
@@ -175,6 +181,7 @@ class SupportLabels:
     path: str | None = None
     judge: str | None = None
     warnings: tuple[str, ...] = ()
+    judged_topics: np.ndarray | None = None  # bytes, sorted: every topic the file judges
 
     def __len__(self) -> int:
         return len(self.label)
@@ -193,6 +200,7 @@ class _Rows:
         self.problems, self.warnings = problems, warnings
         self.columns: tuple[list, ...] = tuple([] for _ in range(8))
         self.seen: dict[tuple, tuple[int, int]] = {}
+        self.topics: set[str] = set()  # every topic named, judged citations or not
 
     def add(self, key: tuple[str, str, int, str], citation: int, label: int, text,
             line: int) -> None:
@@ -206,6 +214,7 @@ class _Rows:
             self.problems.add(line, f"more than {MAX_ROWS:,} judged citations")
             return
         self.seen[key] = (label, line)
+        self.topics.add(key[0])
         for column, value in zip(self.columns, (*key, citation, label, text, line)):
             column.append(value)
 
@@ -222,7 +231,10 @@ class _Rows:
             citation=np.array(citation, dtype=np.int64), reference=object_array(reference),
             label=np.array(label, dtype=np.int8), text=object_array(text),
             line=np.array(line, dtype=np.int64), path=path, judge=judge,
-            warnings=warning_lines(self.warnings))
+            warnings=warning_lines(self.warnings),
+            judged_topics=np.array(sorted(t.encode("utf-8", "surrogatepass")
+                                          for t in self.topics), dtype=np.bytes_)
+            if self.topics else np.zeros(0, dtype="S1"))
 
 
 def object_array(values: list) -> np.ndarray:
@@ -270,6 +282,7 @@ def _read_jsonl(path: str, data: bytes, name: str | None, judge: str | None) -> 
                          f"{answers[topic, run]})")
             continue
         answers[topic, run] = line_no
+        rows.topics.add(topic)
         references = obj.get("references")
         for index, sentence in enumerate(sentences or ()):
             _read_sentence(sentence, index, (topic, run, references, line_no), rows,

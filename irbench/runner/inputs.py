@@ -233,7 +233,8 @@ class Inputs:
                 max_level=max(levels) if levels else 0, level_counts=level_counts,
                 topics=topics, topics_sha256=topics_sha)
             records.append(record)
-            if record.num_relevant == 0:
+            if record.num_relevant == 0 and "run" in judgments.kind(spec.kind).scores:
+                # (answer judgments: labels of citations or nuggets, not relevance levels)
                 self.findings.fail(f"qrels '{spec.name}'", f"{spec.path}: no judgment reaches "
                                    f"relevance level {level}")
                 continue
