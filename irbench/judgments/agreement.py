@@ -137,30 +137,29 @@ def as_labels(source) -> LabelSet:
 
 
 def _key_records(sets: Sequence[LabelSet]) -> list[np.ndarray]:
-    """Each set's keys as one sortable int64 record per row, coded jointly over ``sets`` (equal
-    keys, equal records; the topic's code follows the topics' byte order)."""
+    """Each set's keys as one int64 code per row, coded jointly over ``sets`` (equal keys,
+    equal codes): each column's values coded, then folded into the key column by column and
+    made dense again, so a code stays below the number of rows."""
     names = sets[0].keys
     for s in sets[1:]:
         if s.keys != names:
             raise EvaluationError(
                 f"{sets[0].name} is keyed by ({', '.join(names)}) and {s.name} by "
                 f"({', '.join(s.keys)}): their labels label different things")
-    sizes = [len(s) for s in sets]
-    cuts = np.cumsum(sizes)[:-1]
-    records = [np.empty(n, dtype=[(f"k{i}", np.int64) for i in range(len(names))])
-               for n in sizes]
+    cuts = np.cumsum([len(s) for s in sets])[:-1]
+    key = np.zeros(sum(len(s) for s in sets), dtype=np.int64)
     for i in range(len(names)):
         column = [s.columns[i] for s in sets]
         if any(c.dtype == object for c in column):  # strings, whole: interned, not sorted
-            values = [v for c in column for v in c.tolist()]
-            codes_of = {v: k for k, v in enumerate(dict.fromkeys(values))}
-            codes = np.fromiter((codes_of[v] for v in values), dtype=np.int64,
-                                count=len(values))
+            codes_of: dict = {}
+            codes = np.fromiter((codes_of.setdefault(v, len(codes_of)) for c in column
+                                 for v in c.tolist()), dtype=np.int64, count=len(key))
         else:
             codes = np.unique(np.concatenate(column), return_inverse=True)[1].reshape(-1)
-        for record, part in zip(records, np.split(codes, cuts)):
-            record[f"k{i}"] = part
-    return records
+        if len(key):
+            folded = key * (int(codes.max()) + 1) + codes  # < rows squared: fits in int64
+            key = np.unique(folded, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return np.split(key, cuts)
 
 
 def _once_per_key(labels: LabelSet) -> LabelSet:
