@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import irbench
+from irbench.answers import read_answers
 from irbench import cli, judgments
 from irbench.judgments.known import PreparedKnown
 from irbench.measures import REGISTRY, parse_measure
@@ -19,6 +20,8 @@ TE = Path(__file__).parent / "data" / "trec_eval_test"
 QRELS = str(TE / "qrels.test")
 RUN = str(TE / "results.test")
 PREFS_RUN = str(TE / "prefs.results.test")
+ANSWERS = Path(__file__).parent / "data" / "answers_compare"
+ANSWER_RUN = str(ANSWERS / "answers" / "a1.jsonl")
 
 # per kind: a judgments file of that kind from trec_eval's own tests, and a measure it takes
 CASES = {
@@ -27,6 +30,14 @@ CASES = {
     "qrels_jg": (str(TE / "qrels.123"), "map_avgjg", "AP_avgjg"),
     "prefs": (str(TE / "prefs.test"), "prefs_simp", "prefs_simp"),  # its run: PREFS_RUN
     "qrels_prefs": (QRELS, "prefs_simp", "prefs_simp"),
+    # answer judgments (issue 39), scoring an answer run (ANSWER_RUN)
+    "support": (str(ANSWERS / "judgments" / "support.jsonl"), "support_precision",
+                "support_precision"),
+    "support_shared": (str(ANSWERS / "judgments" / "support.jsonl"), "support_recall",
+                       "support_recall"),
+    "nuggets": (str(ANSWERS / "judgments" / "assign.jsonl"),
+                "nugget_score(importance=vital,strict=true)",
+                "nugget_score(importance=vital,strict=true)"),
 }
 
 
@@ -69,8 +80,9 @@ def test_evaluate_accepts_every_prepared_kind(name, capsys, tmp_path):
     assert isinstance(prepared, judgments.Prepared)
     assert len(prepared.adhoc.topics) == len(prepared.topics)
     assert kind.takes(parse_measure(measure))
-    run = PREFS_RUN if name == "prefs" else RUN
-    ev = irbench.evaluate(prepared, run, [measure])
+    run = PREFS_RUN if name == "prefs" else ANSWER_RUN if "answers" in kind.scores and \
+        "run" not in kind.scores else RUN
+    ev = irbench.evaluate(prepared, read_answers(run) if run == ANSWER_RUN else run, [measure])
     assert ev.topics == tuple(t.decode() for t in prepared.topics)
     assert np.isfinite(ev[measure]).all()
     if trec_name is not None:  # the command line agrees topic by topic
@@ -108,11 +120,16 @@ def test_which_kinds_take_which_measures():
     assert takers("Coverage") == ["adhoc"]
     assert takers("map_avgjg") == ["qrels_jg"]
     assert takers("prefs_simp") == ["prefs", "qrels_prefs"]
-    assert len(takers("runid")) == len(judgments.KINDS)
+    assert takers("support_precision") == ["support", "support_shared"]
+    assert takers("nugget_score") == ["nuggets"]
+    assert takers("answer_words") == ["support", "support_shared", "nuggets"]
+    # runid and the other facts of a ranked run: every kind that scores ranked runs
+    assert takers("runid") == [k.name for k in judgments.KINDS.values() if "run" in k.scores]
 
 
 def test_eval_formats_come_from_the_registry():
-    assert judgments.eval_formats() == ["qrels", "qrels_jg", "prefs", "qrels_prefs"]
+    assert judgments.eval_formats() == ["qrels", "qrels_jg", "prefs", "qrels_prefs", "support",
+                                        "nuggets"]
     assert [k.name for k in judgments.format_kinds("qrels")] == ["adhoc", "diversity"]
 
 

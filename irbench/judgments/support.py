@@ -198,31 +198,34 @@ class _Rows:
 
     def __init__(self, problems: Problems, warnings: Problems):
         self.problems, self.warnings = problems, warnings
-        self.columns: tuple[list, ...] = tuple([] for _ in range(8))
-        self.seen: dict[tuple, tuple[int, int]] = {}
+        self.rows: list[tuple] = []  # (topic, run, sentence, reference, citation, label,
+        #                               text, line), one tuple a row: columns at the end
+        self.seen: dict[tuple, int] = {}  # key -> its row
         self.topics: set[str] = set()  # every topic named, judged citations or not
 
     def add(self, key: tuple[str, str, int, str], citation: int, label: int, text,
             line: int) -> None:
         first = self.seen.get(key)
         if first is not None:
-            if first[0] != label:
+            row = self.rows[first]
+            if row[5] != label:
                 self.problems.add(line, f"reference '{key[3]}' of sentence {key[2]} judged "
-                                  f"{label} here and {first[0]} at line {first[1]}")
+                                  f"{label} here and {row[5]} at line {row[7]}")
             return
-        if len(self.seen) >= MAX_ROWS:
+        if len(self.rows) >= MAX_ROWS:
             self.problems.add(line, f"more than {MAX_ROWS:,} judged citations")
             return
-        self.seen[key] = (label, line)
+        self.seen[key] = len(self.rows)
         self.topics.add(key[0])
-        for column, value in zip(self.columns, (*key, citation, label, text, line)):
-            column.append(value)
+        self.rows.append((*key, citation, label, text, line))
 
     def labels(self, path: str, name: str | None, judge: str | None) -> SupportLabels:
         if not self.problems and not self.seen:
             self.problems.add(1, "no support judgments")
         self.problems.raise_if_any()
-        topic, run, sentence, reference, citation, label, text, line = self.columns
+        columns = tuple(map(list, zip(*self.rows))) if self.rows else ([],) * 8
+        self.rows, self.seen = [], {}
+        topic, run, sentence, reference, citation, label, text, line = columns
         return SupportLabels(
             name=name or os.path.basename(path),
             topic_id=np.array([t.encode("utf-8", "surrogatepass") for t in topic],
