@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import irbench
-from irbench.answers import read_answers
 from irbench import cli, judgments
+from irbench.answers import read_answers
 from irbench.judgments.known import PreparedKnown
 from irbench.measures import REGISTRY, parse_measure
 from irbench.measures.base import NEEDS
