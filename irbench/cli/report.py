@@ -102,21 +102,22 @@ def cmd_report(args) -> int:
             print(f"irbench: warning: pool bias: {context.pool_bias.warning}", file=sys.stderr)
         for note in context.not_shown:
             print(f"irbench: note: {note}", file=sys.stderr)
-        pages: tuple[Participant, ...] = ()
-        answered: tuple = ()
-        if args.participants:
-            from ..report.runpages import participants
-
-            pages = participants(config, store, context)
-            from ..report.answerpages import answer_pages  # reads the answer files
-
-            answered = answer_pages(config, store, {p.system: p.file for p in pages})
+        pages, answered = _run_pages(config, store, context) if args.participants else ((), ())
     path = write_report(context, args.out or default_folder(config), pages,
                         campaign=config.name, config_path=config.path, force=args.force,
                         answer_pages=answered)
     _write_extras(args, context, path, pages)
     print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _run_pages(config, store, context) -> tuple[tuple[Participant, ...], tuple]:
+    """The run pages and the answer pages (these read the answer files) of the report."""
+    from ..report.answerpages import answer_pages
+    from ..report.runpages import participants
+
+    pages = participants(config, store, context)
+    return pages, answer_pages(config, store, {p.system: p.file for p in pages})
 
 
 def _exported_table(args, config, store) -> str:

@@ -27,9 +27,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import judgments
+from ..answers import read_answers
+from ..answers.columns import csr_take
+from ..answers.scored import topic_index
+from ..documents import open_documents
 from ..errors import FormatError
 from ..escaping import terminal, terminal_text
-from .choices import run_page_names
+from ..ids import id_text
+from ..measures import parse_measure
+from ..trec import Loaded
+from .choices import NUGGETS, SUPPORT, answer_sets, run_page_names, serving
 from .fields import documented
 
 if TYPE_CHECKING:
@@ -171,8 +179,6 @@ class Judged:
 def read_judged(config, store) -> Judged:
     """The support and nuggets sets of ``config`` (the first of each), prepared; a set that
     cannot be read, or changed since 'irbench run', is a note."""
-    from .answers import NUGGETS, SUPPORT, serving
-
     notes: list[str] = []
     support, nuggets = serving(config, SUPPORT), serving(config, NUGGETS)
     return Judged(support_qrels=support.name if support else "",
@@ -186,7 +192,6 @@ def _prepared(spec, store, notes: list[str]):
     read); a note too when it changed since 'irbench run'."""
     if spec is None:
         return None
-    from .. import judgments
 
     try:
         prepared = judgments.prepare(spec.kind, spec.path, name=spec.name)
@@ -241,7 +246,6 @@ class _documents:
         if spec is None:
             return None, ("the collection declares no documents (collection.documents): "
                           "citations show the cited ids without their text")
-        from ..documents import open_documents
 
         try:
             self.docs = open_documents(spec)
@@ -256,8 +260,6 @@ class _documents:
 
 def _page(config, store, system, file: str, judged: Judged, stored_sha: str, texts,
           docs, docs_note: str, run_page: str) -> AnswerPage:
-    from ..answers import read_answers
-
     notes = list(judged.notes)
     answers = None
     path = system.path
@@ -273,7 +275,6 @@ def _page(config, store, system, file: str, judged: Judged, stored_sha: str, tex
             notes.append(f"the answer file {plain(path)} changed since 'irbench run' scored "
                          "it: the answers shown are the file as it is now, the scores are "
                          "of the file scored")
-        from ..trec import Loaded
 
         try:
             answers = read_answers(Loaded(path, data), format=system.answer_format,
@@ -329,12 +330,8 @@ def _scores(config, store, name: str
             ) -> tuple[dict[str, tuple[TopicScore, ...]], tuple[TopicScore, ...]]:
     """({topic: the run's values on the answer sets}, its means there), measures in suite
     order then the rest."""
-    from ..measures import parse_measure
-    from .answers import answer_sets
-    from .leaderboard import shown_suites
-
     sets = [q.name for q in answer_sets(config)]
-    suite = [str(m) for s in shown_suites(config) for m in config.suites[s]]
+    suite = [str(m) for measures in config.suites.values() for m in measures]
 
     def printed(measure: str, value) -> str:
         whole = parse_measure(measure).definition.kind == "int"
@@ -388,8 +385,6 @@ def _citation_labels(judged: Judged, answers, notes: list[str]) -> np.ndarray | 
         notes.append(f"qrels set '{judged.support_qrels}' holds no support labels of run "
                      f"'{plain(answers.run_id)}': the sentences are not marked")
         return None
-    from ..answers.columns import csr_take
-    from ..answers.scored import topic_index
 
     c = answers.columns
     scored = support.rank(answers)
@@ -417,8 +412,6 @@ def _nuggets(judged: Judged, answers, notes: list[str]) -> dict[str, _TopicNugge
         notes.append(f"qrels set '{judged.nuggets_qrels}' holds no nugget assignments of run "
                      f"'{plain(answers.run_id)}': no nuggets are shown")
         return None
-    from ..answers.scored import topic_index
-    from ..ids import id_text
 
     found = prepared.rank(answers).nuggets
     a = prepared.assignments

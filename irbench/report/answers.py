@@ -9,29 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import judgments
 from ..measures import parse_measure
 from ..stats import rank_agreement
 from . import figures, topics
-from .choices import run_page_names
+from .choices import NUGGETS, SUPPORT, answer_sets, run_page_names, serving
 from .contract import AnswerBoard, AnswerSection, SupportNuggetRow, SupportNuggets
 from .leaderboard import leaderboards_on, shown_suites, significance_on
 from .numbers import num, ranks
-
-SUPPORT, NUGGETS = "support", "nuggets"  # the measure needs the chart's two axes take
-
-
-def answer_sets(config) -> list:
-    """The config's qrels sets of answer judgments (kinds that score answer runs alone), in
-    config order."""
-    return [q for q in config.qrels
-            if "run" not in judgments.kind(q.kind).scores]
-
-
-def serving(config, need: str):
-    """The first qrels set whose kind computes measures needing ``need``, or None."""
-    return next((q for q in answer_sets(config) if need in judgments.kind(q.kind).serves),
-                None)
 
 
 def answer_section(config, store, seed: int, run_pages: bool) -> AnswerSection | None:

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import re
 
+from .. import judgments
+
+SUPPORT, NUGGETS = "support", "nuggets"  # the measure needs of the answer sets' two kinds
+
 
 def focus_measure(config) -> str:
     """The measure of the significance matrix, per-topic section and participant pages:
@@ -28,3 +32,16 @@ def run_page_names(names) -> dict[str, str]:
         used.add(candidate.lower())
         out[name] = candidate
     return out
+
+
+def answer_sets(config) -> list:
+    """The config's qrels sets of answer judgments (kinds that score answer runs alone), in
+    config order."""
+    return [q for q in config.qrels if "run" not in judgments.kind(q.kind).scores]
+
+
+def serving(config, need: str):
+    """The first answer judgment set whose kind computes measures needing ``need``
+    (:data:`SUPPORT`, :data:`NUGGETS`), or None."""
+    return next((q for q in answer_sets(config) if need in judgments.kind(q.kind).serves),
+                None)
