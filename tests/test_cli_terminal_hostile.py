@@ -82,8 +82,9 @@ def test_streams_keep_the_layout_and_json_keeps_the_data():
 
 def build_campaign(root: Path, judge_url: str, refusing_url: str) -> Path:
     """configs/c.yaml: 3 topics (one id hostile), 40 documents (every fourth docno hostile)
-    in runs/docs.jsonl, two qrels sets (the second's name hostile), 4 systems with hostile
-    names, groups and run tags, two judges (the stand-in, and one whose server refuses every
+    in runs/docs.jsonl, two qrels sets (the second's name hostile) and support labels, 4
+    systems with hostile names, groups and run tags and an answer system (hostile run id,
+    sentences and cited ids), two judges (the stand-in, and one whose server refuses every
     request with a hostile message), and pairs.txt (a hostile docno not in the collection)."""
     rng = np.random.default_rng(35)
     runs = root / "runs"
@@ -102,6 +103,20 @@ def build_campaign(root: Path, judge_url: str, refusing_url: str) -> Path:
         (runs / f"r{i}.txt").write_text("\n".join(lines) + "\n")
         systems.append({"name": f"sys{i}{NAME}", "run": f"../runs/r{i}.txt",
                         "group": f"grp{i % 2}{NAME}"})
+    # an answer system (issue 39): hostile run id, texts and cited segment ids, labelled
+    refs = docs[:8]
+    sentences = [(f"a sentence{NAME} about", [(0, 2), (4, "PS")]), ("more" + NAME, [(1, 0)])]
+    (runs / "answers.jsonl").write_text("".join(json.dumps(
+        {"run_id": "ans" + TOKEN, "topic_id": t, "topic": "q" + NAME, "references": refs,
+         "answer": [{"text": f"{text} {t}", "citations": [i for i, _ in cited]}
+                    for text, cited in sentences]}) + "\n" for t in topics))
+    (runs / "support.jsonl").write_text("".join(json.dumps(
+        {"topic_id": t, "run_id": "ans" + TOKEN, "sentences": [
+            {"text": f"{text} {t}", "citations": [{"reference": refs[i], "support": label}
+                                                 for i, label in cited]}
+            for text, cited in sentences]}) + "\n" for t in topics))
+    systems.append({"name": "ans" + NAME, "answers": "../runs/answers.jsonl",
+                    "group": "grp0" + NAME})
     (runs / "docs.jsonl").write_text("".join(
         json.dumps({"id": d, "text": f"the text of {d}"}) + "\n" for d in docs))
     judge = {"api_key_env": "STANDIN_KEY", "retries": 0, "backoff": 0, "concurrency": 2}
@@ -109,10 +124,13 @@ def build_campaign(root: Path, judge_url: str, refusing_url: str) -> Path:
         "name": "hostile",
         "collection": {"topics": "../runs/topics.tsv",
                        "qrels": {"official": "../runs/qrels.txt",
-                                 "other" + NAME: "../runs/other.txt"},
+                                 "other" + NAME: "../runs/other.txt",
+                                 "support": {"path": "../runs/support.jsonl",
+                                             "kind": "support"}},
                        "documents": "../runs/docs.jsonl"},
         "systems": systems,
-        "suites": {"core": ["AP", "nDCG@10", "P@10"]},
+        "suites": {"core": ["AP", "nDCG@10", "P@10"],
+                   "answers": ["support_precision", "answer_words"]},
         "report": {"pool_depth": 10},
         "judges": {"standin": {"base_url": judge_url, "model": "model" + NAME, **judge},
                    "refused": {"base_url": refusing_url, "model": "refusing", **judge}}}
@@ -262,6 +280,8 @@ WALK: dict[str, list] = {
                   Step(("pool", "bias", P, "--format", "json")),
                   Step(("pool", "bias", P, "--pooled", "nobody" + NAME), ok=False)],
     "pool strategies": [Step(("pool", "strategies"), shows=False)],
+    "pool cited": [Step(("pool", "cited", P, "-o", "{root}/cited.jsonl")),
+                   Step(("pool", "cited", P, "--format", "tsv", "-o", "{root}/cited.tsv"))],
     "pool over days": [Step(("pool", "start", P, "--name", "days" + NAME, "--budget", "3")),
                        Step(("pool", "next", P, "--name", "days" + NAME, "-o", "batch.txt")),
                        fill("batch.txt"),
@@ -280,7 +300,9 @@ WALK: dict[str, list] = {
     "agreement": [Step(("agreement", QRELS_A, QRELS_B)),
                   Step(("agreement", QRELS_A, QRELS_B, "runs/qrels.txt", "--per-topic")),
                   Step(("agreement", QRELS_A, QRELS_B, "--format", "csv", "--per-topic")),
-                  Step(("agreement", QRELS_A, QRELS_B, "--format", "json", "--per-topic"))],
+                  Step(("agreement", QRELS_A, QRELS_B, "--format", "json", "--per-topic")),
+                  Step(("agreement", "--kind", "support", "runs/support.jsonl",
+                        "runs/support.jsonl", "--per-topic"))],
     "compare-qrels": [Step(("compare-qrels", P)), Step(("compare-qrels", P, "--format", "json")),
                       Step(("compare-qrels", P, "--reference", OTHER)),
                       Step(("compare-qrels", P, "--reference", "nothing" + NAME), ok=False)],
@@ -289,7 +311,10 @@ WALK: dict[str, list] = {
              Step(("eval", "runs/qrels.txt", "runs/r0.txt", "runs/r1.txt")),
              Step(("eval", "-q", "--format", "json", "runs/qrels.txt", "runs/r0.txt")),
              Step(("eval", "-q", "--format", "tsv", "runs/qrels.txt", "runs/r0.txt")),
-             Step(("eval", "runs/qrels.txt", "runs/none" + NAME), ok=False)],
+             Step(("eval", "runs/qrels.txt", "runs/none" + NAME), ok=False),
+             Step(("eval", "-q", "-R", "support", "runs/support.jsonl", "runs/answers.jsonl")),
+             Step(("eval", "-q", "-R", "support", "--format", "json", "runs/support.jsonl",
+                   "runs/answers.jsonl"))],
     "simulate": [Step(("simulate", HOSTILE_DIR, "--groups", "2", "--topics", "3"))],
     "assess": [Step(("pool", "start", P, "--name", "browser" + NAME)),
                Step(("assess", P, "--pool", "browser" + NAME, "--add-assessor", "ann"),
