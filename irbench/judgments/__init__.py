@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -235,16 +235,12 @@ register(JudgmentKind(
     read_labels=_provided("agreement", "support_labels"),
     default_measures="support", scores=_ANSWERS,
     measures_name="support", own_measures="support_precision, support_recall"))
-register(JudgmentKind(
-    name="support_shared", eval_format="support", lines="as support",
+register(replace(  # the same files, keyed by what a sentence says rather than by run
+    KINDS["support"], name="support_shared", lines="as support",
     description="support labels keyed by (topic, sentence text, segment): one judgment serves "
     "every run that wrote the same sentence citing the same segment",
-    read=_provided("answered", "read_support_labels"),
     prepare=_provided("answered", "prepare_shared_support"),
-    read_adhoc=_provided("answered", "support_adhoc"), serves=frozenset({"support", "answer"}),
-    read_labels=_provided("agreement", "shared_support_labels"),
-    default_measures="support", scores=_ANSWERS,
-    measures_name="support", own_measures="support_precision, support_recall"))
+    read_labels=_provided("agreement", "shared_support_labels")))
 register(JudgmentKind(
     name="nuggets", eval_format="nuggets", lines="nuggetizer's assignments JSONL",
     description="nugget assignments of answers (nuggetizer's): support, partial_support, "
