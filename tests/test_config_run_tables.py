@@ -196,8 +196,8 @@ def test_every_problem_of_a_mapped_table_at_once_naming_file_line_and_column(tmp
      "'run tag'?)"),
     ("columns: {judged: judged_depth100}\nrun: input.{run tag}.gz",
      "{config}:4: systems.columns.judged: unknown system field: a column may give run, name, "
-     "group, type, description, baseline, official, priority, pooled; every other column is "
-     "kept as the system's metadata"),
+     "group, type, description, baseline, official, priority, pooled, kind, format; every "
+     "other column is kept as the system's metadata"),
     ("columns: [run tag]\nrun: input.{run tag}.gz",
      "{config}:4: systems.columns: a mapping of system field: the table's column name "
      "(columns: {run: run tag, pooled: judged_depth100})"),

@@ -117,7 +117,8 @@ def test_diversity_problems_are_named(tmp_path, capsys):
 
 @pytest.mark.parametrize("qrels, message", [
     ("{official: ../runs/qrels.txt, web: {path: ../runs/qrels.txt, kind: subtopics}}",
-     "collection.qrels.web.kind: must be adhoc, diversity, qrels_jg, prefs or qrels_prefs"),
+     "collection.qrels.web.kind: must be adhoc, diversity, qrels_jg, prefs, qrels_prefs, support, "
+     "support_shared or nuggets"),
     ("{official: {path: ../runs/qrels.txt, intent_weights: ../runs/qrels.txt}}",
      "collection.qrels.official.intent_weights: only a diversity qrels set has intent weights"),
     ("{official: {kind: diversity}}", "collection.qrels.official: 'path' is missing"),

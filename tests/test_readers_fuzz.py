@@ -11,6 +11,7 @@ Deterministic: hypothesis is derandomized and bounded."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import tempfile
 import tracemalloc
@@ -21,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from irbench import cli, judgments, read_qrels, read_run
+from irbench.answers import read_answers
 from irbench.errors import IrbenchError
 from irbench.judgments.diversity import read_intent_weights
 from irbench.pooling import read_assessor_file
@@ -45,7 +47,9 @@ READERS = {
     "assessor": read_assessor_file, "zscores": read_zscores,
     "intent weights": read_intent_weights,
     **{f"judgments {k}": _kind(k) for k in judgments.KINDS},
+    "answers": read_answers,
 }
+NAN_TEXT = "__nan__"
 
 
 def _valid(name: str) -> bytes:
@@ -61,7 +65,28 @@ def _valid(name: str) -> bytes:
         "judgments qrels_jg": b"401 jg1 DOC-401-01 1\n401 jg2 DOC-401-02 0\n",
         "judgments prefs": b"401 jg1 s1 DOC-401-01 2\n401 jg1 s1 DOC-401-02 1\n",
         "judgments qrels_prefs": qrels,
+        "judgments support": SUPPORT, "judgments support_shared": SUPPORT,
+        "judgments nuggets": NUGGETS, "answers": ANSWERS,
     }[name]
+
+
+SEGMENT = "msmarco_v2.1_doc_36_1381771658#3_2852387502"
+SUPPORT = (json.dumps({"topic_id": "401", "run_id": "r1", "sentences": [
+    {"text": "One two.", "citations": [{"reference": SEGMENT, "support": "FS"},
+                                      {"reference": "d2", "support": 1}]},
+    {"text": NAN_TEXT, "citations": []}]}).replace(f'"{NAN_TEXT}"', "NaN") + "\n" + json.dumps(
+    {"topic_id": "402", "run_id": "r1", "sentences": [
+        {"text": "Three.", "sentenceID": 0,
+         "citations": [{"reference": "d3", "support": 0}]}]}) + "\n").encode()
+NUGGETS = "".join(json.dumps({"qid": t, "run_id": "r1", "nuggets": [
+    {"text": "a fact", "importance": "vital", "assignment": "support"},
+    {"text": "another", "importance": "okay", "assignment": "partial_support"}]}) + "\n"
+    for t in ("401", "402")).encode()
+ANSWERS = "".join(json.dumps({"run_id": "r1", "topic_id": t, "topic": "q",
+                              "references": [SEGMENT, "d2"], "response_length": 4,
+                              "answer": [{"text": "One two.", "citations": [0, 1]},
+                                         {"text": "Three four.", "citations": []}]}) + "\n"
+                  for t in ("401", "402")).encode()
 
 
 def _read(name: str, data: bytes, suffix: str = ".txt") -> None:
