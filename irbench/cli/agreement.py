@@ -245,7 +245,7 @@ def cmd_compare_qrels(args) -> int:
     with Store(config.store, read_only=True, wait=wait) as store:
         # the labels, as each set's kind keys them, from the very files the stored
         # leaderboards were scored on (checked first: never a stale mix)
-        read = {spec.name: _scored_labels(spec, store, args.config)
+        read = {spec.name: scored_labels(spec, store, args.config)
                 for spec in (reference, *others)}
         for other in others:
             for measure in measures:
@@ -267,9 +267,10 @@ def cmd_compare_qrels(args) -> int:
     return 0
 
 
-def _scored_labels(spec, store, config_path: str):
-    """Qrels set ``spec``'s labels as its kind keys them, once its file is checked to be the
-    one the store's scores were computed from (its sha256 as ``irbench run`` recorded it)."""
+def scored_labels(spec, store, config_path: str, kind: str | None = None):
+    """Qrels set ``spec``'s labels as its kind (or ``kind``, a kind reading the same files)
+    keys them, once its file is checked to be the one the store's scores were computed from
+    (its sha256 as ``irbench run`` recorded it)."""
     from ..errors import NotStoredError
     from ..runner.inputs import load
 
@@ -288,7 +289,7 @@ def _scored_labels(spec, store, config_path: str):
     if facts.sha256 != record["sha256"]:
         raise NotStoredError(f"qrels set '{spec.name}' ({spec.path}) changed since the "
                              f"scores were stored: {rerun}")
-    return judgments.kind(spec.kind).labels(data, name=spec.name)
+    return judgments.kind(kind or spec.kind).labels(data, name=spec.name)
 
 
 def _pairs_text(pairs) -> str:

@@ -4,7 +4,8 @@ Paired tests of two systems (:func:`paired_test` and one function per test), all
 against a baseline with a correction (:func:`compare`), the topic-blocked two-way ANOVA and
 Tukey HSD (parametric and randomised), pairwise tables and equivalence classes, bootstrap BCa
 intervals of means that stay in the values' range (:func:`mean_intervals`), LaTeX tables,
-agreement between rankings (Kendall's tau, tau_AP, swaps), discriminative power, and topic-set
+agreement between rankings (Kendall's tau, tau_AP, swaps), how far to trust a judge's labels
+against a reference's (:func:`evaluate_judges`), discriminative power, and topic-set
 size design. Every function returns one frozen result type; every resampling is seeded (default
 seed 0) and recorded in its result.
 """
@@ -22,6 +23,16 @@ _EXPORTS = {
     "LeaderboardComparison": "leaderboards",
     "RankMove": "leaderboards",
     "compare_leaderboards": "leaderboards",
+    "JudgeEvaluation": "judge_eval",
+    "JudgeTrust": "judge_eval",
+    "MeasureTrust": "judge_eval",
+    "SelfPreference": "judge_eval",
+    "TopOverlap": "judge_eval",
+    "evaluate_judges": "judge_eval",
+    "judge_models": "judge_eval",
+    "kind_family": "judge_eval",
+    "names_model": "judge_eval",
+    "self_preference": "judge_eval",
     "AnovaResult": "anova",
     "TukeyResult": "anova",
     "anova_two_way": "anova",

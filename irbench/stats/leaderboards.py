@@ -1,13 +1,16 @@
 """Does the leaderboard move with the judgments? Two qrels sets' scores of the same systems
-on their common topics compared (:func:`compare_leaderboards`): Kendall's tau and tau_AP
-between the rankings, the systems whose rank changes most, the overlap of the top k, and which
-significant differences appear or vanish (the same paired test and correction on both)."""
+on their common topics compared (:func:`compare_leaderboards`): Kendall's tau, tau_AP and
+Spearman's rho between the rankings, the systems whose rank changes most, the overlap of the
+top k, and which significant differences appear or vanish (the same paired test and correction
+on both)."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as _st
 
 from ..errors import EvaluationError
 from .agreement import rank_agreement
@@ -47,6 +50,7 @@ class LeaderboardComparison:
     significant_both: tuple[tuple[str, str], ...]
     significant_only_a: tuple[tuple[str, str], ...]   # vanish with b's judgments
     significant_only_b: tuple[tuple[str, str], ...]   # appear with b's judgments
+    spearman: float = float("nan")       # Spearman's rho of the means (scipy.stats.spearmanr)
 
 
 def compare_leaderboards(a: Scores, b: Scores, *, qrels_a: str = "a", qrels_b: str = "b",
@@ -95,7 +99,15 @@ def compare_leaderboards(a: Scores, b: Scores, *, qrels_a: str = "a", qrels_b: s
                     for i in moved),
         test=test, correction=correction, alpha=alpha,
         significant_both=ordered(sig[0] & sig[1]), significant_only_a=ordered(sig[0] - sig[1]),
-        significant_only_b=ordered(sig[1] - sig[0]))
+        significant_only_b=ordered(sig[1] - sig[0]), spearman=_spearman(a.means, b.means))
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho of two systems' means (ties ranked by their average, as scipy does);
+    NaN when one side gives every system the same mean."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a constant input: scipy warns and gives NaN
+        return float(_st.spearmanr(a, b).statistic)
 
 
 def _on(scores: Scores, topics: list[str]) -> Scores:
