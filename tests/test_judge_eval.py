@@ -33,8 +33,7 @@ from irbench import cli, open_store
 from irbench.config import load_config
 from irbench.config.types import QrelsSet
 from irbench.errors import EvaluationError
-from irbench.stats import (evaluate_judges, judge_models, kind_family, names_model,
-                           self_preference)
+from irbench.stats import evaluate_judges, judge_models, kind_family, names_model, self_preference
 from irbench.stats.leaderboards import RankMove
 from irbench.store import Store
 
