@@ -45,6 +45,7 @@ PINNED = {
     17: "27bb09c79f7231561848aabf0bcafd03c3cd03d9d6691d141310e2972a6b4463",
     18: "df5567a8fc26bc7de763f556c781234c512ac5e59eee3f363c6633765b3973e7",
     19: "fbc7526c401b612ca0261fb237d2ab94e40db30ef2b9a3daaaacc65d2816155d",
+    20: "d88e9736f3c373aa958fef8c15aef07e769c87e0386efea265fa0eeb7c4540a1",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,

@@ -32,6 +32,9 @@ FIELDS = tuple(f.name for f in fields(ModelAnswer))
 # what a line written by an earlier irbench may lack: an answer without its endpoint is kept as
 # its judge's (irbench.store.judging.Judging.save_answers), without its request count as unknown
 SINCE_ENDPOINTS = ("endpoint", "requests")
+# what a line written before answer tasks lacks: an answer of the relevance task (issue 40)
+SINCE_TASKS = ("task", "sentence", "run_id", "position")
+OPTIONAL = SINCE_ENDPOINTS + SINCE_TASKS
 
 NOTES_SHOWN = 5  # notes on answers stored normalised shown one by one; the rest counted
 
@@ -162,8 +165,8 @@ def _parse(line: bytes) -> tuple[ModelAnswer, str]:
     pool = data["pool"]
     if not isinstance(pool, str):
         raise TypeError("its pool is not text")
-    given: dict[str, Any] = {name: data[name] for name in FIELDS if name not in SINCE_ENDPOINTS}
-    given.update((name, data.get(name)) for name in SINCE_ENDPOINTS)
+    given: dict[str, Any] = {name: data[name] for name in FIELDS if name not in OPTIONAL}
+    given.update((name, data.get(name)) for name in OPTIONAL)
     return ModelAnswer(**given), pool
 
 

@@ -88,10 +88,24 @@ class JudgingSummary:
 
 @dataclass(frozen=True)
 class Pending:
+    """One request to make: for (topic ``query_id``, document ``doc_id``), or, for a task
+    judging generated answers, for (topic, ``sentence``, cited segment ``doc_id``) (of run
+    ``run_id``'s sentence at ``position`` when the prompt saw the whole answer)."""
+
     query_id: str
     doc_id: str
     messages: list[dict[str, str]]
     sha256: str
+    sentence: str | None = None
+    run_id: str | None = None
+    position: int | None = None
+
+    def unit(self, task: Task) -> dict[str, Any]:
+        """The answer-task fields of its :class:`ModelAnswer` (none for relevance)."""
+        if self.sentence is None:
+            return {}
+        return {"task": task.name, "sentence": self.sentence, "run_id": self.run_id,
+                "position": self.position}
 
 
 def build_requests(rendering: Rendering, spec: JudgeSpec, pairs: Sequence[tuple[str, str]],
@@ -145,6 +159,7 @@ def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: AnswerStore
                 ) -> JudgingSummary:
     """Judge ``requests`` (see the module docstring); returns ``summary`` filled in."""
     summary.asked = len(requests)
+    task = task or get_task(spec.task)
     cached = store.cached_answers(spec.model, spec.base_url,
                                   [(r.sha256, r.query_id, r.doc_id) for r in requests],
                                   endpoints=spec.reuse_endpoints, judges=spec.reuse_judges)
@@ -152,7 +167,7 @@ def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: AnswerStore
     again = [ModelAnswer(model=spec.model, prompt_sha256=r.sha256, query_id=r.query_id,
                          doc_id=r.doc_id, judge=spec.name, answer=cached[key][1],
                          relevance=cached[key][0], prompt_tokens=0, completion_tokens=0,
-                         seconds=0.0, endpoint=cached[key][2], requests=None)
+                         seconds=0.0, endpoint=cached[key][2], requests=None, **r.unit(task))
              for r in requests if (key := (r.sha256, r.query_id, r.doc_id)) in cached]
     store.save_answers(again, pool)
     summary.cached = len(again)
@@ -161,7 +176,7 @@ def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: AnswerStore
     todo = [r for r in requests if (r.sha256, r.query_id, r.doc_id) not in cached]
     if not todo:
         return summary
-    run = JudgingRun(spec=spec, task=task or get_task(spec.task), caller=caller or Caller(spec),
+    run = JudgingRun(spec=spec, task=task, caller=caller or Caller(spec),
                      rendering=rendering or spec.prompt.compile(), journal=journal, pool=pool,
                      budget=budget, summary=summary, progress=progress)
     try:
@@ -273,5 +288,5 @@ class JudgingRun:
             model=self.spec.model, prompt_sha256=item.sha256, query_id=item.query_id,
             doc_id=item.doc_id, judge=self.spec.name, answer=reply.content, relevance=grade,
             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-            seconds=reply.seconds, endpoint=self.spec.base_url, requests=reply.requests),
-            self.pool)
+            seconds=reply.seconds, endpoint=self.spec.base_url, requests=reply.requests,
+            **item.unit(self.task)), self.pool)

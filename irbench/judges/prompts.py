@@ -209,18 +209,29 @@ class Rendering:
         """The grade the answer gives (the last label in its tail that is not an echo of
         ``messages``, the request's), or None if there is none or it is not one of the
         judge's labels."""
-        tail = answer[-MAX_ANSWER_CHARS:]
-        prompt = "\x00".join(_folded(m.get("content")) for m in messages
-                             if isinstance(m.get("content"), str))
-        for found in reversed(list(self.pattern.finditer(tail))):
-            if prompt and _echoed(tail, found.start(), found.end(), prompt):
-                continue
-            try:
-                value = int(found.group(1))
-            except (ValueError, TypeError):
-                return None
-            return value if value in self.labels else None
-        return None
+        found = last_label(self.pattern, answer, messages)
+        if found is None:
+            return None
+        try:
+            value = int(found.group(1))
+        except (ValueError, TypeError):
+            return None
+        return value if value in self.labels else None
+
+
+def last_label(pattern: re.Pattern, answer: str, messages: Sequence[Mapping[str, Any]] = ()
+               ) -> re.Match | None:
+    """The last match of ``pattern`` in the answer's last :data:`MAX_ANSWER_CHARS` characters
+    that is not an echo of ``messages`` (the request's), or None: how every judge task finds
+    the label its answer gives."""
+    tail = answer[-MAX_ANSWER_CHARS:]
+    prompt = "\x00".join(_folded(m.get("content")) for m in messages
+                         if isinstance(m.get("content"), str))
+    for found in reversed(list(pattern.finditer(tail))):
+        if prompt and _echoed(tail, found.start(), found.end(), prompt):
+            continue
+        return found
+    return None
 
 
 def _folded(text: Any) -> str:

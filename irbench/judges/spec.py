@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from .prompts import BUILT_IN, DEFAULT_LABEL_PATTERN, Prompt, PromptError, check_label_pattern
+from .prompts import BUILT_IN, Prompt, PromptError, check_label_pattern
 from .tasks import DEFAULT_TASK, TASKS, Task, unknown_task
 
 KEYS = ("base_url", "model", "api_key_env", "task", "prompt", "system", "labels",
@@ -241,12 +241,13 @@ def _task(value: dict, where: tuple, out: _Counter) -> Task | None:
 def _prompt(value: dict, where: tuple, out: _Counter,
             read_template: Callable[[tuple, str], str | None],
             limit: int | None, task: Task) -> tuple[Prompt, str] | None:
-    source = value.get("prompt", "umbrela")
+    source = value.get("prompt", task.prompt)
+    built_in = {**BUILT_IN, **task.prompts}
     if not isinstance(source, str) or not source.strip():
-        out.report(where + ("prompt",), f"a built-in prompt ({', '.join(BUILT_IN)}) or a "
+        out.report(where + ("prompt",), f"a built-in prompt ({', '.join(built_in)}) or a "
                                         "template file")
         return None
-    text = BUILT_IN.get(source) or read_template(where + ("prompt",), source)
+    text = built_in.get(source) or read_template(where + ("prompt",), source)
     if text is None:
         return None
     system = value.get("system", "")
@@ -258,7 +259,7 @@ def _prompt(value: dict, where: tuple, out: _Counter,
             and len(set(labels)) == len(labels)):
         out.report(where + ("labels",), "a list of distinct whole numbers (the grades)")
         labels = [0]
-    pattern = value.get("label_pattern", DEFAULT_LABEL_PATTERN)
+    pattern = value.get("label_pattern", task.label_pattern)
     if not isinstance(pattern, str):
         out.report(where + ("label_pattern",), "a regular expression whose first group "
                                                "is the grade")

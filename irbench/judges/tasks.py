@@ -9,25 +9,31 @@ A :class:`Task` names
 * its prompt ``context``: the dataclass a prompt template sees (its fields are the template's
   names) and how it is built for one item, and the ``sample`` the config check renders a
   template over;
-* its answer ``parse``: the label an answer gives, or None.
+* its answer ``parse``: the label an answer gives, or None;
+* its default ``prompt`` (a built-in's name), the built-in ``prompts`` it brings and its
+  default ``label_pattern``.
 
-``relevance`` (UMBRELA's graded relevance of a document to a topic) is the one member. A judge
-names its task in the config (``task:``, default ``relevance``); :func:`irbench.judges.run.judge`
-looks it up here by name. The next task is one module (its context dataclass and its parser)
-plus one :func:`register` call.
+``relevance`` (UMBRELA's graded relevance of a document to a topic) judges (topic, document)
+pairs; ``support`` (:mod:`.support_task`: NIST's support of an answer's sentence by its cited
+segment) judges (topic, sentence, segment) units. A judge names its task in the config
+(``task:``, default ``relevance``); :func:`irbench.judges.run.judge` and
+:func:`irbench.judges.support_units.judge_support` look it up here by name. The next task is
+one module (its context dataclass and its parser) plus one :func:`register` call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import JudgeError
 from ..registry import Registry
-from .prompts import SAMPLE, Context, PromptContext, Rendering
+from . import support_task
+from .prompts import DEFAULT_LABEL_PATTERN, SAMPLE, Context, PromptContext, Rendering
 
 PAIR = ("topic", "document")  # the unit the targets give: (topic, document) pairs
+SENTENCE_SEGMENT = ("topic", "sentence", "segment")  # an answer's sentence, a cited segment
 DEFAULT_TASK = "relevance"
 
 # (topic fields, docno, the document's title, its text, max characters of text) -> context
@@ -48,6 +54,9 @@ class Task:
     context_of: ContextOf
     sample: Context
     parse: Parse
+    prompt: str = "umbrela"  # the built-in prompt a judge of this task is asked by default
+    prompts: Mapping[str, str] = field(default_factory=dict)  # built-ins of its own
+    label_pattern: str = DEFAULT_LABEL_PATTERN
 
 
 TASKS: Registry[Task] = Registry("judge task")
@@ -82,3 +91,9 @@ register(Task(
     name=DEFAULT_TASK, description="how relevant a document is to a topic (UMBRELA's 0-3)",
     unit=PAIR, labels=(0, 1, 2, 3), context=PromptContext, context_of=PromptContext.of,
     sample=SAMPLE, parse=_grade))
+register(Task(
+    name=support_task.NAME, description="whether a cited segment supports an answer's sentence "
+    "(NIST's full 2, partial 1, none 0)", unit=SENTENCE_SEGMENT, labels=support_task.LABELS,
+    context=support_task.SupportContext, context_of=support_task.SupportContext.for_pair,
+    sample=support_task.SAMPLE, parse=support_task.parse, prompt=support_task.PROMPT_NAME,
+    prompts=support_task.PROMPTS, label_pattern=support_task.LABEL_PATTERN))

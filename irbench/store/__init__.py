@@ -15,7 +15,8 @@ The package: ``schema.py`` (the migrations), ``connection.py`` (the file lock, t
 damage), ``records.py`` (what the runner hands over; a judgment row, :class:`Judgment`),
 ``reads.py``, ``pools.py``, ``judging.py`` and ``assessing.py`` (reads, pools and analyses,
 judgments with their judges and their one writer, the browser's assessors and clicks, mixed
-into :class:`Store`), and here the runner's bookkeeping.
+into :class:`Store`), ``answer_labels.py`` (labels of generated answers: support, nuggets;
+mixed in through ``judging.py``), and here the runner's bookkeeping.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import StoreError
+from .answer_labels import AnswerLabel
 from .assessing import Assessing, Assessor, Click
 from .connection import Connection, Transaction, connect, remove_strays
 from .judging import Judging, ModelAnswer
@@ -49,7 +51,7 @@ from .records import (
 from .schema import MIGRATIONS
 
 __all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT",
-           "Assessor", "Click", "Evaluated", "FileFacts", "Judgment", "JudgmentColumns",
+           "AnswerLabel", "Assessor", "Click", "Evaluated", "FileFacts", "Judgment", "JudgmentColumns",
            "ModelAnswer", "QrelsRecord", "Store", "SystemRecord"]
 
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import StoreValueError
 from ..ids import id_text, ids_text
+from .answer_labels import ONE_MODEL_LABEL, AnswerLabel, AnswerLabels
 from .records import WRITTEN_FIELDS, Judgment, JudgmentColumns
 
 WRITTEN = WRITTEN_FIELDS  # judged_at: now()
@@ -61,6 +62,14 @@ class ModelAnswer:
     endpoint: str | None = None  # the judge's base_url; None: not known (a journal line of an
     #                              earlier irbench): stored as its judge's base_url (judges)
     requests: int | None = None  # HTTP requests it took, retries included; None: not known
+    # the judge task when it labels generated answers (None: relevance, a (topic, document)
+    # label kept in judgments); its answers' labels go to answer_labels (issue 40), the unit
+    # being (topic, ``sentence``, doc_id: the cited segment), for one run's sentence when
+    # ``run_id`` and ``position`` are given (a prompt that saw the whole answer)
+    task: str | None = None
+    sentence: str | None = None
+    run_id: str | None = None
+    position: int | None = None
 
 
 UNKNOWN_ENDPOINT = "unknown"  # the endpoint of an answer whose server the store cannot know
@@ -215,11 +224,32 @@ def storable_answer(answer: ModelAnswer) -> tuple[ModelAnswer, list[str]]:
                        prompt_tokens=_tokens(answer.prompt_tokens, "prompt_tokens", notes),
                        completion_tokens=_tokens(answer.completion_tokens, "completion_tokens",
                                                  notes),
-                       seconds=float(seconds), endpoint=endpoint, requests=requests), notes
+                       seconds=float(seconds), endpoint=endpoint, requests=requests,
+                       **_unit(answer, notes)), notes
 
 
-class Judging:
-    """Judgments with their judges, model answers, usage (mixed into Store)."""
+def _unit(answer: ModelAnswer, notes: list[str]) -> dict[str, Any]:
+    """The answer-task fields of ``answer`` as the store keeps them (text escaped, a position
+    that is not a whole number >= 0 as none); a :class:`StoreValueError` for a task, sentence
+    or run that is not text."""
+    out: dict[str, Any] = {}
+    for name in ("task", "sentence", "run_id"):
+        value = getattr(answer, name)
+        if value is not None and not isinstance(value, str):
+            raise StoreValueError(f"its {name} {_shown(value)} is not text")
+        out[name] = None if value is None else storable_text(value)
+    position = answer.position
+    if position is not None and (isinstance(position, bool) or not isinstance(position, int)
+                                 or not 0 <= position <= MAX_RELEVANCE):
+        notes.append(f"position {_shown(position)} is not a whole number >= 0: stored as none")
+        position = None
+    out["position"] = position
+    return out
+
+
+class Judging(AnswerLabels):
+    """Judgments with their judges, model answers, usage (mixed into Store); the labels of
+    generated answers (:class:`AnswerLabels`) that a model judge's answers give."""
 
     con: Any
 
@@ -390,6 +420,7 @@ class Judging:
             "relevance", "prompt_tokens", "completion_tokens", "seconds", "requests")}
         changed: list[str] = []
         judgments: list[Judgment] = []  # of the answers parsed
+        labels: list[AnswerLabel] = []  # of the answers of an answer task, parsed
         pool = id_text(pool)
         for given in answers:
             a, notes = storable_answer(given)
@@ -398,7 +429,14 @@ class Judging:
                                + "; ".join(notes))
             for name, values in columns.items():
                 values.append(getattr(a, name))
-            if a.relevance is not None:
+            if a.relevance is not None and a.task not in (None, "relevance"):
+                labels.append(AnswerLabel(
+                    task=a.task, query_id=a.query_id, sentence_text=a.sentence,
+                    reference=a.doc_id, run_id=a.run_id, sentence=a.position,
+                    label=a.relevance, judge=a.judge, judge_kind="model", pool=pool,
+                    source=f"model:{a.model}", model=a.model, prompt_sha256=a.prompt_sha256,
+                    answer=a.answer))
+            elif a.relevance is not None:
                 judgments.append(Judgment(
                     pool=pool, query_id=a.query_id, doc_id=a.doc_id, relevance=a.relevance,
                     judge=a.judge, judge_kind="model", source=f"model:{a.model}",
@@ -422,6 +460,7 @@ class Judging:
             finally:
                 self.con.unregister("irbench_answers")
             self.record_judgments(judgments, once_per=ONE_ANSWER)
+            self.record_answer_labels(labels, once_per=ONE_MODEL_LABEL)
         return changed
 
     def _give_way(self, judgments: list[Judgment]) -> int:

@@ -202,4 +202,23 @@ MIGRATIONS: list[tuple[str, str]] = [
     ALTER TABLE systems ADD COLUMN IF NOT EXISTS kind VARCHAR;
     ALTER TABLE systems ADD COLUMN IF NOT EXISTS answer_format VARCHAR;
     """),
+    # issue 40: labels of generated answers, one row per label a judge gave (the store's
+    # irbench.store.answer_labels writes them). task 'support': does the cited segment
+    # ``reference`` support the sentence ``sentence_text`` of an answer to ``query_id``;
+    # run_id and sentence (its 0-based position in the run's answer) NULL when the label
+    # serves every run writing that sentence citing that segment in that topic (the
+    # support_shared key), given when it was made for one run's sentence (a judge that saw
+    # the whole answer, an assessor). task 'nugget': whether the answer of run_id to
+    # query_id holds the nugget whose id is ``reference`` (sentence_text and sentence NULL).
+    # label: 2 / 1 / 0 (full / partial / none; support / partial_support / not_support).
+    # The other columns are those of judgments: who judged (judge, judge_kind), for which
+    # pool ('' none), from what (source), a model's model, request sha256 and raw answer.
+    ("labels of generated answers: support and nugget judgments", """
+    CREATE TABLE IF NOT EXISTS answer_labels (
+        task VARCHAR NOT NULL, query_id VARCHAR NOT NULL, sentence_text VARCHAR,
+        reference VARCHAR NOT NULL, run_id VARCHAR, sentence INTEGER, label INTEGER NOT NULL,
+        judge VARCHAR NOT NULL, judge_kind VARCHAR NOT NULL, pool VARCHAR DEFAULT '',
+        source VARCHAR, model VARCHAR, prompt_sha256 VARCHAR, answer VARCHAR,
+        suggested INTEGER, seconds DOUBLE, judged_at TIMESTAMP);
+    """),
 ]
