@@ -365,14 +365,18 @@ def _walk(items: Any, prefix: str, found: list[tuple[str, str]]) -> str:
 
 
 def request_sha256(messages: list[dict[str, str]], temperature: float,
-                   max_tokens: int | None, task: str = "relevance") -> str:
+                   max_tokens: int | None, task: str = "relevance", sample: int = 0) -> str:
     """The sha256 of a request as the model sees it (messages and sampling settings, as
     canonical JSON; the model is keyed beside it): the cache key of its answer. A judge task
     other than relevance is keyed too (its parser reads the answer otherwise); relevance is
-    not, so that the answers cached before tasks are found again."""
+    not, so that the answers cached before tasks are found again. ``sample``: which of a
+    judge's ``samples`` of the request (:mod:`.votes`), keyed from the second on (the first
+    is the request of a judge without samples)."""
     payload: dict[str, Any] = {"messages": messages, "temperature": temperature,
                                "max_tokens": max_tokens}
     if task != "relevance":
         payload["task"] = task
+    if sample:
+        payload["sample"] = sample
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

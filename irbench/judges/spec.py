@@ -12,11 +12,12 @@ from urllib.parse import urlsplit
 
 from .prompts import BUILT_IN, Prompt, PromptError, check_label_pattern
 from .tasks import DEFAULT_TASK, TASKS, Task, unknown_task
+from .votes import DEFAULT_VOTE, MAX_SAMPLES, VOTES
 
 KEYS = ("base_url", "model", "api_key_env", "task", "prompt", "system", "labels",
         "label_pattern", "temperature", "max_tokens", "concurrency", "retries", "timeout",
         "backoff", "max_calls", "max_total_tokens", "max_document_chars",
-        "reuse_answers_from")
+        "reuse_answers_from", "samples", "vote")
 JUDGE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # as the config's names
 
 
@@ -58,12 +59,16 @@ class JudgeSpec:
     max_total_tokens: int | None = None
     task: str = DEFAULT_TASK
     reuse_answers_from: tuple[str, ...] = ()
+    samples: int = 1  # each request asked this many times, its label their vote (votes.py)
+    vote: str = DEFAULT_VOTE
 
     def settings(self) -> str:
         """What the judge is, as canonical JSON for the store: no key, only its variable's
         name; the task only when it is not relevance, ``reuse_answers_from`` only when given
         (the settings stored before either stay the same)."""
         data = asdict(self)
+        if self.samples == 1:  # the settings of a judge without samples stay the same
+            del data["samples"], data["vote"]
         data["prompt"] = {**data["prompt"], "source": self.prompt_name}
         if self.task == DEFAULT_TASK:
             del data["task"]
@@ -120,6 +125,7 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
     if task is None:
         return None
     reuse = _reuse(name, value, where, before)
+    samples = _samples(value, where, before, task)
     prompt = _prompt(value, where, before, read_template, numbers.get("max_document_chars"),
                      task)
     if before.count or prompt is None:
@@ -127,7 +133,7 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
     given = {k: v for k, v in numbers.items() if v is not None and k != "max_document_chars"}
     return JudgeSpec(name=name, base_url=str(url).rstrip("/"), model=value["model"],
                      api_key_env=env, prompt=prompt[0], prompt_name=prompt[1],
-                     task=task.name, reuse_answers_from=reuse, **given)
+                     task=task.name, reuse_answers_from=reuse, **samples, **given)
 
 
 def _is_url(entry: str) -> bool:
@@ -238,6 +244,31 @@ def _task(value: dict, where: tuple, out: _Counter) -> Task | None:
     return TASKS[name]
 
 
+def _samples(value: dict, where: tuple, out: _Counter, task: Task) -> dict[str, Any]:
+    """``samples`` (a whole number from 1 to MAX_SAMPLES; more than 1 for a task whose
+    judging votes) and ``vote`` (a vote's name) as JudgeSpec's keywords; {} with the problems
+    reported."""
+    got: dict[str, Any] = {}
+    if "samples" in value:
+        n = value["samples"]
+        if not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= MAX_SAMPLES):
+            out.report(where + ("samples",), f"a whole number from 1 to {MAX_SAMPLES} (how "
+                                             "many times each request is asked)")
+        elif n > 1 and not task.voted:
+            out.report(where + ("samples",), f"task '{task.name}' asks each request once for "
+                       "now (samples with a vote: the nugget tasks)")
+        else:
+            got["samples"] = n
+    if "vote" in value:
+        how = value["vote"]
+        if not isinstance(how, str) or how not in VOTES:
+            out.report(where + ("vote",), "how the samples' labels make one: "
+                       + "; ".join(f"{v.name} ({v.summary})" for v in VOTES.values()))
+        else:
+            got["vote"] = how
+    return got
+
+
 def _prompt(value: dict, where: tuple, out: _Counter,
             read_template: Callable[[tuple, str], str | None],
             limit: int | None, task: Task) -> tuple[Prompt, str] | None:
@@ -250,11 +281,11 @@ def _prompt(value: dict, where: tuple, out: _Counter,
     text = built_in.get(source) or read_template(where + ("prompt",), source)
     if text is None:
         return None
-    system = value.get("system", "")
+    system = value.get("system", task.system)
     if not isinstance(system, str):
         out.report(where + ("system",), "a string (a Jinja2 template)")
     labels = value.get("labels", list(task.labels))
-    if not (isinstance(labels, list) and labels and all(
+    if "labels" in value and not (isinstance(labels, list) and labels and all(
             isinstance(x, int) and not isinstance(x, bool) for x in labels)
             and len(set(labels)) == len(labels)):
         out.report(where + ("labels",), "a list of distinct whole numbers (the grades)")

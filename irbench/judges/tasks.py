@@ -11,7 +11,9 @@ A :class:`Task` names
   template over;
 * its answer ``parse``: the label an answer gives, or None;
 * its default ``prompt`` (a built-in's name), the built-in ``prompts`` it brings and its
-  default ``label_pattern``.
+  default ``label_pattern`` and ``system`` message;
+* ``voted``: whether its judging asks each request ``samples`` times and votes
+  (:mod:`.votes`).
 
 ``relevance`` (UMBRELA's graded relevance of a document to a topic) judges (topic, document)
 pairs; ``support`` (:mod:`.support_task`: NIST's support of an answer's sentence by its cited
@@ -19,6 +21,11 @@ segment) judges (topic, sentence, segment) units. A judge names its task in the 
 (``task:``, default ``relevance``); :func:`irbench.judges.run.judge` and
 :func:`irbench.judges.support_units.judge_support` look it up here by name. The next task is
 one module (its context dataclass and its parser) plus one :func:`register` call.
+
+The nugget judge's three tasks (``nugget_create``, ``nugget_importance``, ``nugget_assign``:
+:mod:`.nugget_tasks`, AutoNuggetizer's prompts and system messages by default) are driven by
+:mod:`.nugget_judging` over units of their own (windows of segments, batches of nuggets); it
+reads their answers, so their ``parse`` gives no grade.
 """
 
 from __future__ import annotations
@@ -29,7 +36,10 @@ from typing import Any
 
 from ..errors import JudgeError
 from ..registry import Registry
+from . import nugget_tasks as nt
 from . import support_task
+from .nugget_prompts import SYSTEM as NUGGET_SYSTEM
+from .nugget_prompts import USER as NUGGET_USER
 from .prompts import DEFAULT_LABEL_PATTERN, SAMPLE, Context, PromptContext, Rendering
 
 PAIR = ("topic", "document")  # the unit the targets give: (topic, document) pairs
@@ -57,6 +67,8 @@ class Task:
     prompt: str = "umbrela"  # the built-in prompt a judge of this task is asked by default
     prompts: Mapping[str, str] = field(default_factory=dict)  # built-ins of its own
     label_pattern: str = DEFAULT_LABEL_PATTERN
+    system: str = ""  # the system message a judge of it is sent unless its config says
+    voted: bool = False  # its judging asks each request `samples` times and votes (votes.py)
 
 
 TASKS: Registry[Task] = Registry("judge task")
@@ -97,3 +109,24 @@ register(Task(
     context=support_task.SupportContext, context_of=support_task.SupportContext.for_pair,
     sample=support_task.SAMPLE, parse=support_task.parse, prompt=support_task.PROMPT_NAME,
     prompts=support_task.PROMPTS, label_pattern=support_task.LABEL_PATTERN))
+
+
+def _no_grade(rendering: Rendering, answer: str, messages: Sequence[Mapping[str, Any]]
+              ) -> int | None:
+    return None  # a nugget task's labels are read from the answer by nugget_judging
+
+
+NUGGET_UNIT = ("topic", "batch")
+for _name, _description, _labels, _context, _sample in (
+        ("nugget_create", "a topic's nuggets from windows of its relevant segments "
+         "(AutoNuggetizer)", (), nt.CreateContext, nt.SAMPLE_CREATE),
+        ("nugget_importance", "vital (1) or okay (0) for a batch of a topic's nuggets "
+         "(AutoNuggetizer)", (0, 1), nt.ImportanceContext, nt.SAMPLE_IMPORTANCE),
+        ("nugget_assign", "support (2), partial_support (1) or not_support (0) of a batch of "
+         "nuggets in an answer (AutoNuggetizer)", (0, 1, 2), nt.AssignContext,
+         nt.SAMPLE_ASSIGN)):
+    _prompt = "nuggetizer-" + _name.removeprefix("nugget_")
+    register(Task(name=_name, description=_description, unit=NUGGET_UNIT, labels=_labels,
+                  context=_context, context_of=nt.not_a_pair, sample=_sample, parse=_no_grade,
+                  prompt=_prompt, prompts={_prompt: NUGGET_USER[_prompt]},
+                  system=NUGGET_SYSTEM[_prompt], voted=True))
