@@ -148,6 +148,36 @@ def rule_simulated(body: Body) -> str:
     return f"##final score: {min(3, max(0, said - 1))}"
 
 
+SUPPORT_PROMPT = re.compile(r"Statement: (.*?)\n\nCitation: (.*?)\n\nResponse:", re.S)
+SUPPORT_MARKER = re.compile(r"\[\[\s*support\s*:\s*(full|partial|no)\s*\]\]", re.I)
+SUPPORT_WORDS = {2: "Full Support", 1: "Partial Support", 0: "No Support"}
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def support_of(statement: str, citation: str) -> int:
+    """The stand-in's support label (2, 1, 0) of a statement by a citation: a marker such as
+    ``[[support:partial]]`` in the citation says it; otherwise the share of the statement's
+    words (lower case, letters and digits) the citation holds: 0.8 or more full, 0.4 or more
+    partial, else none."""
+    marked = SUPPORT_MARKER.search(citation)
+    if marked:
+        return {"full": 2, "partial": 1, "no": 0}[marked.group(1).lower()]
+    said = set(_WORD.findall(statement.lower()))
+    held = set(_WORD.findall(citation.lower()))
+    share = len(said & held) / len(said) if said else 0.0
+    return 2 if share >= 0.8 else 1 if share >= 0.4 else 0
+
+
+def rule_support(body: Body) -> str:
+    """A stand-in support judge under the TREC RAG 2024 support prompt (``Statement: ...
+    Citation: ... Response:``): its answer is the track's words for :func:`support_of`'s label
+    ("I cannot tell." for a prompt without a statement and a citation)."""
+    found = SUPPORT_PROMPT.search(last_user_text(body))
+    if found is None:
+        return "I cannot tell."
+    return SUPPORT_WORDS[support_of(found.group(1), found.group(2))]
+
+
 def words(body: Body) -> int:
     """The prompt's tokens as the server counts them: whitespace-split words of all messages."""
     return sum(len(text_of(m.get("content")).split()) for m in body.get("messages") or []
@@ -689,16 +719,19 @@ def main(argv: list[str] | None = None) -> int:
         "A local OpenAI-compatible chat-completions server answering by a rule."))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8011, help="0: any free port")
-    parser.add_argument("--rule", choices=["marker", "simulated"], default="marker",
+    parser.add_argument("--rule", choices=["marker", "simulated", "support"], default="marker",
                         help="marker: '##final score: G' for a [[grade:G]] marker in the last "
                              "user message; simulated: the grade irbench simulate's documents "
-                             "say under UMBRELA's prompt")
+                             "say under UMBRELA's prompt; support: Full/Partial/No Support by "
+                             "a [[support:full|partial|no]] marker in the citation, else by the "
+                             "share of the statement's words the citation holds")
     parser.add_argument("--default", default="0", help="the grade answered without a marker")
     parser.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY'")
     parser.add_argument("--model", default="stand-in", help="the model id /v1/models lists")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops as Ctrl-C does
-    rule = rule_simulated if args.rule == "simulated" else rule_by_marker(args.default)
+    rule = {"simulated": rule_simulated, "support": rule_support}.get(
+        args.rule, rule_by_marker(args.default))
     with ChatServer(rule, api_key=args.api_key, host=args.host,
                     port=args.port, model=args.model) as server:
         try:  # printed inside: a Ctrl-C sent once the URL is read lands in this try

@@ -22,7 +22,7 @@ def add_parsers(sub) -> None:
         "a rerun, or a run after a kill, pays for no request twice.")
     p.add_argument("config", help="campaign config (YAML)")
     p.add_argument("--judge", required=True, metavar="NAME", help="a judge of the config")
-    what = p.add_mutually_exclusive_group(required=True)
+    what = p.add_mutually_exclusive_group()
     what.add_argument("--pool", metavar="NAME", help="the documents of a pool built with "
                       "'irbench pool build --name NAME', or of a pool being judged ('irbench "
                       "pool start': its planned documents, or those an adaptive strategy has "
@@ -30,6 +30,17 @@ def add_parsers(sub) -> None:
     what.add_argument("--holes", metavar="SET", help="the unjudged documents of this qrels "
                       "set in the top --depth of every run")
     what.add_argument("--pairs", metavar="FILE", help="a file of 'topic docno' lines")
+    what.add_argument("--units", metavar="FILE", help="with --support: the (topic, sentence, "
+                      "segment) units of a support pool file ('irbench pool cited -o "
+                      "FILE.jsonl') instead of the config's answer runs")
+    p.add_argument("--support", action="store_true",
+                   help="a support judge ('task: support'): label whether each cited segment "
+                   "supports its answer sentence (full 2, partial 1, none 0), for every "
+                   "(topic, sentence, segment) of the config's answer runs or of --units; "
+                   "the same unit is asked once however many runs share it")
+    p.add_argument("--citations", choices=("first", "all"), default="first",
+                   help="with --support: each sentence's first citation (the default: what "
+                   "the track's support measures read) or all of them")
     p.add_argument("--depth", type=positive_int, default=10,
                    help="with --holes: how deep (default 10)")
     p.add_argument("--max-calls", type=nonnegative_int, default=None, metavar="N",
@@ -69,6 +80,10 @@ def add_parsers(sub) -> None:
                    help="with --import: the judge's name")
     p.add_argument("--kind", choices=("human", "model"), default="human",
                    help="with --import: who made them (default human)")
+    p.add_argument("--support", action="store_true",
+                   help="write the store's support labels (irbench judge --support) instead, "
+                   "as NIST's support JSONL: a qrels set {path: FILE, kind: support_shared} "
+                   "then scores every answer run with them")
     add_wait(p)
     p.set_defaults(handler=cmd_qrels)
 
@@ -91,22 +106,45 @@ def _targets(args):
     return HoleTargets(args.holes, depth=args.depth)
 
 
+def _judging(args, config, spec):
+    """The judging call of ``args``: support units (``--support``) or (topic, document)
+    pairs; a UsageError for targets that do not go together."""
+    if args.support:
+        if args.pool or args.holes or args.pairs:
+            raise UsageError("--support judges the answer runs' cited segments (or --units "
+                             "FILE): --pool, --holes and --pairs give (topic, document) pairs")
+        from ..judges.support_units import FileUnits, RunUnits, judge_support
+
+        source = FileUnits(args.units) if args.units else RunUnits(args.citations)
+        return "unit", lambda **kw: judge_support(config, spec, source, **kw)
+    if args.units or not (args.pool or args.holes or args.pairs):
+        raise UsageError("give --pool NAME, --holes SET or --pairs FILE (or --support, with "
+                         "--units FILE or the config's answer runs)")
+    from ..judges.run import judge
+    from ..judges.support_task import NAME as SUPPORT
+
+    if spec.task == SUPPORT:
+        raise UsageError(f"judge '{spec.name}' is a support judge: give --support")
+
+    return "pair", lambda **kw: judge(config, spec, _targets(args), **kw)
+
+
 def cmd_judge(args) -> int:
     from ..config import load_config
     from ..documents import open_documents
-    from ..judges.run import check_judgeable, judge
+    from ..judges.run import check_judgeable
     from ..store import Store
 
     config = load_config(args.config, strict=False)
     spec = _judge_spec(config, args.judge)
+    what, judging = _judging(args, config, spec)
     collection = check_judgeable(config)
     with Store(config.store, wait=args.wait) as store, \
-            open_documents(collection) as documents, progress_bar("pair") as bar:
-        summary = judge(config, spec, _targets(args), store=store, documents=documents,
-                        max_calls=args.max_calls,
-                        progress=None if bar is None else
-                        lambda done, total: bar(done, total, spec.name))
-    _report(spec.name, summary)
+            open_documents(collection) as documents, progress_bar(what) as bar:
+        summary = judging(store=store, documents=documents, max_calls=args.max_calls,
+                          progress=None if bar is None else
+                          lambda done, total: bar(done, total, spec.name))
+    _report(spec.name, summary, what)
     _journal_notes(summary.journal_notes)
     if summary.none_succeeded:  # answers the store held are a success; no answer at all not
         raise JudgeError(
@@ -123,15 +161,15 @@ def _journal_notes(notes: list[str]) -> None:
         print(f"irbench: note: {terminal(line)}", file=sys.stderr)
 
 
-def _report(name: str, s) -> None:
+def _report(name: str, s, what: str = "pair") -> None:
     if s.leftovers:
         print(f"irbench: {s.leftovers} answers left by an interrupted run were kept first",
               file=sys.stderr)
     if s.missing:
         print(f"irbench: warning: {len(s.missing)} documents are not in the collection and "
-              f"were not judged: {', '.join(s.missing[:5])}"
+              f"were not judged: {', '.join(terminal(m) for m in s.missing[:5])}"
               + (" ..." if len(s.missing) > 5 else ""), file=sys.stderr)
-    print(f"judge '{name}': {s.asked} pairs: {s.cached} answered before (no call), "
+    print(f"judge '{name}': {s.asked} {what}s: {s.cached} answered before (no call), "
           f"{s.answered} new answers ({s.prompt_tokens + s.completion_tokens:,} tokens), "
           f"{s.unparsed} without a grade, {s.failed} failed; {s.requests:,} HTTP requests "
           "(retries included)")
@@ -143,7 +181,7 @@ def _report(name: str, s) -> None:
     for note in s.notes:
         print(f"  note: {terminal(note)}", file=sys.stderr)
     if s.budget_left:
-        print(f"irbench: the budget is spent: {s.budget_left} pairs were not asked (raise "
+        print(f"irbench: the budget is spent: {s.budget_left} {what}s were not asked (raise "
               "max_calls / max_total_tokens, or --max-calls, and run again)", file=sys.stderr)
 
 
@@ -181,6 +219,8 @@ def cmd_qrels(args) -> int:
     config = load_config(args.config, strict=False, systems=False)
     if args.import_:
         return _import(args, config)
+    if args.support:
+        return _support_qrels(args, config)
     import hashlib
 
     from ..judgments import made
@@ -211,6 +251,37 @@ def cmd_qrels(args) -> int:
         print(f"{result.judged:,} judgments of {result.topics:,} topics ({rule} of "
               f"{len(known)} judges) written to {terminal(args.output)}"
               + (f", with {unsampled:,} pooled documents not sampled (-1)" if unsampled else ""))
+    return 0
+
+
+def _support_qrels(args, config) -> int:
+    """``irbench qrels --support``: the store's support labels as NIST's support JSONL."""
+    import hashlib
+
+    from ..judgments.support_made import support_made
+    from ..store import Store
+
+    if args.pool is not None or args.import_:
+        raise UsageError("--support writes every support label of the store: not with --pool "
+                         "or --import")
+    with Store(config.store, read_only=args.output is None, wait=args.wait) as store:
+        columns = store.answer_label_columns("support", args.judge)
+        known = sorted(set(columns["judge"].tolist()))
+        missing = [j for j in args.judge if j not in known]
+        if missing or not known:
+            raise UsageError(f"no support labels by {', '.join(missing)} in {config.store}"
+                             if missing else f"no support labels in {config.store} (irbench "
+                             "judge CONFIG --judge NAME --support makes them)")
+        rule = args.rule or DEFAULT_RULE
+        result = support_made(columns, rule, args.judge)
+        write_text(args.output, result.text)
+        if args.output:  # the set then knows its judges when a config names it
+            store.record_qrels_made(hashlib.sha256(result.text.encode("utf-8")).hexdigest(),
+                                    args.output, rule, known)
+    if args.output:
+        print(f"{result.labels:,} support labels of {result.topics:,} topics ({rule} of "
+              f"{len(known)} judges) written to {terminal(args.output)} (a qrels set of kind "
+              "support_shared)")
     return 0
 
 

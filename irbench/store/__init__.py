@@ -51,8 +51,8 @@ from .records import (
 from .schema import MIGRATIONS
 
 __all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT",
-           "AnswerLabel", "Assessor", "Click", "Evaluated", "FileFacts", "Judgment", "JudgmentColumns",
-           "ModelAnswer", "QrelsRecord", "Store", "SystemRecord"]
+           "AnswerLabel", "Assessor", "Click", "Evaluated", "FileFacts", "Judgment",
+           "JudgmentColumns", "ModelAnswer", "QrelsRecord", "Store", "SystemRecord"]
 
 
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default

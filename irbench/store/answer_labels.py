@@ -102,7 +102,7 @@ class AnswerLabels:
         sentence_text, reference, run_id, sentence, label, judge, judge_kind and position
         (0, 1, ... in the order recorded), sorted by topic, run, sentence, text, reference,
         judge and position."""
-        where, params = ["task = ?"], [task]
+        where, params = ["task = ?"], list[Any]([task])
         if judges:
             where.append("list_contains(?, judge)")
             params.append(list(judges))

@@ -82,6 +82,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEYS = ("model", "prompt_sha256", "judge")
 _GIVEN = "irbench_judgments"  # the registered columns record_judgments reads
 _LABELS = "irbench_labels"  # those replace_judged compares
+# who labelled what: judgments of (topic, document) and labels of generated answers
+_LABELLED = ("(SELECT judge, judge_kind, model FROM judgments UNION ALL "
+             "SELECT judge, judge_kind, model FROM answer_labels)")
 
 
 def _from_file(rows: JudgmentColumns) -> JudgmentColumns:
@@ -219,7 +222,8 @@ def storable_answer(answer: ModelAnswer) -> tuple[ModelAnswer, list[str]]:
             or not math.isfinite(seconds) or seconds < 0:
         notes.append(f"seconds {_shown(seconds)} is not a finite number >= 0: stored as 0")
         seconds = 0.0
-    return ModelAnswer(**keys, query_id=query_id, doc_id=doc_id, answer=text,
+    return ModelAnswer(model=keys["model"], prompt_sha256=keys["prompt_sha256"],
+                       judge=keys["judge"], query_id=query_id, doc_id=doc_id, answer=text,
                        relevance=relevance,
                        prompt_tokens=_tokens(answer.prompt_tokens, "prompt_tokens", notes),
                        completion_tokens=_tokens(answer.completion_tokens, "completion_tokens",
@@ -521,14 +525,17 @@ class Judging(AnswerLabels):
         return int(row[0]), int(row[1])
 
     def judge_counts(self) -> list[tuple]:
-        """(judge, kind, model, judgments, topics, model calls (answers it got), HTTP requests
-        of those calls (retries included; of the calls whose count is known), calls whose
-        request count is not known (stored before irbench counted them), prompt tokens,
-        completion tokens, unparsed answers) per judge, by name."""
+        """(judge, kind, model, judgments (labels of generated answers too), topics, model
+        calls (answers it got), HTTP requests of those calls (retries included; of the calls
+        whose count is known), calls whose request count is not known (stored before irbench
+        counted them), prompt tokens, completion tokens, unparsed answers) per judge, by
+        name."""
         return self.con.execute(
             "WITH j AS (SELECT judge, any_value(judge_kind) AS kind, any_value(model) AS model, "
-            "count(*) AS n, count(DISTINCT query_id) AS topics FROM judgments "
-            "GROUP BY judge), a AS (SELECT judge, count(*) AS calls, sum(requests) AS http, "
+            "count(*) AS n, count(DISTINCT query_id) AS topics FROM (SELECT judge, "
+            "judge_kind, model, query_id FROM judgments UNION ALL SELECT judge, judge_kind, "
+            "model, query_id FROM answer_labels) GROUP BY judge), "
+            "a AS (SELECT judge, count(*) AS calls, sum(requests) AS http, "
             "count(*) FILTER (WHERE requests IS NULL) AS unknown, sum(prompt_tokens) AS pt, "
             "sum(completion_tokens) AS ct, count(*) FILTER (WHERE relevance IS NULL) AS bad "
             "FROM model_answers GROUP BY judge) "
@@ -545,9 +552,9 @@ class Judging(AnswerLabels):
         judged it (their kinds and models)."""
         self.con.execute(
             "INSERT OR REPLACE INTO qrels_made SELECT ?, ?, ?, list_sort(?::VARCHAR[]), "
-            "(SELECT list(DISTINCT judge_kind ORDER BY judge_kind) FROM judgments "
+            f"(SELECT list(DISTINCT judge_kind ORDER BY judge_kind) FROM {_LABELLED} "
             "WHERE list_contains(?, judge)), (SELECT coalesce(list(DISTINCT model ORDER BY "
-            "model) FILTER (WHERE model IS NOT NULL), []) FROM judgments "
+            f"model) FILTER (WHERE model IS NOT NULL), []) FROM {_LABELLED} "
             "WHERE list_contains(?, judge)), now()",
             [sha256, path, rule, list(judges), list(judges), list(judges)])
 
