@@ -10,7 +10,7 @@ The commands walked: check, run (twice: the second answers from its stamp), scor
 compare, report (and its table formats), analyse, validate, pool build / stats / simulate /
 bias / strategies / start / next / judge / status, judge (a local chat server, and a server
 whose errors carry escapes), judges, qrels (write and --import), agreement, compare-qrels,
-measures, eval, simulate, assess --add-assessor, and usage errors echoing what was typed.
+judge-eval, measures, eval, simulate, assess --add-assessor, and usage errors echoing what was typed.
 """
 
 from __future__ import annotations
@@ -306,6 +306,11 @@ WALK: dict[str, list] = {
     "compare-qrels": [Step(("compare-qrels", P)), Step(("compare-qrels", P, "--format", "json")),
                       Step(("compare-qrels", P, "--reference", OTHER)),
                       Step(("compare-qrels", P, "--reference", "nothing" + NAME), ok=False)],
+    "judge-eval": [Step(("judge-eval", P)),  # the support set skipped with a note
+                   Step(("judge-eval", P, "--reference", OTHER, "--format", "json")),
+                   Step(("judge-eval", P, "--format", "csv")),
+                   Step(("judge-eval", P, "--reference", "support"), ok=False),  # alone
+                   Step(("judge-eval", P, "--reference", "nothing" + NAME), ok=False)],
     "measures": [Step(("measures",), shows=False), Step(("measures", "--markdown"), shows=False)],
     "eval": [Step(("eval", "-q", "runs/qrels.txt", "runs/r0.txt")),
              Step(("eval", "runs/qrels.txt", "runs/r0.txt", "runs/r1.txt")),
