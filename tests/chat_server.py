@@ -19,6 +19,7 @@ until Ctrl-C. Standard library only.
 from __future__ import annotations
 
 import argparse
+import ast
 import enum
 import itertools
 import json
@@ -176,6 +177,66 @@ def rule_support(body: Body) -> str:
     if found is None:
         return "I cannot tell."
     return SUPPORT_WORDS[support_of(found.group(1), found.group(2))]
+
+
+@dataclass
+class NuggetTruth:
+    """What a stand-in nugget judge knows of a campaign: each query's nuggets (in order), each
+    (query, nugget)'s importance and each (query, passage, nugget)'s assignment."""
+
+    nuggets: dict[str, list[str]]
+    importance: dict[tuple[str, str], str]
+    assignment: dict[tuple[str, str, str], str]
+
+
+_SEARCH_QUERY = re.compile(r"^Search Query: (.*)$", re.M)
+_NUGGET_LIST = re.compile(r"^(?:Initial )?Nugget List: (.*)$", re.M)
+_PASSAGE = re.compile(r"^Passage: (.*?)\nNugget List: ", re.M | re.S)
+_SEGMENT = re.compile(r"^\[\d+\] ", re.M)
+_FLIP = {"vital": "okay", "okay": "vital", "support": "not_support",
+         "partial_support": "support", "not_support": "partial_support"}
+
+
+def rule_nuggets(truth: NuggetTruth, noisy: bool = False) -> Rule:
+    """A stand-in of AutoNuggetizer's model under its prompts (told apart by their system
+    messages). Creation: the initial list, then the query's next nuggets not in it, one per
+    segment of the window, in a ```python fence (``max_nuggets`` not obeyed: the judge cuts).
+    Importance: the known labels as JSON with prose after. Assignment: the known labels as a
+    Python list (not_support when unknown). ``noisy``: the second time a request is asked,
+    a wrong answer (a made-up nugget added; every label changed), so that a majority of
+    three samples gives the rule's answer whichever sample came second."""
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def rule(body: Body) -> str:
+        messages = body.get("messages") or []
+        system = " ".join(text_of(m.get("content")) for m in messages
+                          if isinstance(m, dict) and m.get("role") == "system")
+        user = last_user_text(body)
+        with lock:
+            key = json.dumps(messages, sort_keys=True)
+            seen[key] = seen.get(key, 0) + 1
+            wrong = noisy and seen[key] == 2
+        query_found = _SEARCH_QUERY.search(user)
+        listed = _NUGGET_LIST.search(user)
+        if query_found is None or listed is None:
+            return "I cannot tell."
+        query, nuggets = query_found.group(1), ast.literal_eval(listed.group(1))
+        if "NuggetizeLLM," in system:
+            count = len(_SEGMENT.findall(user))
+            new = [t for t in truth.nuggets.get(query, []) if t not in nuggets][:count]
+            made = nuggets + new + (["a nugget nobody wrote"] if wrong else [])
+            return "```python\n" + repr(made) + "\n```"
+        if "NuggetizeScoreLLM" in system:
+            labels = [truth.importance.get((query, t), "okay") for t in nuggets]
+            labels = [_FLIP[x] for x in labels] if wrong else labels
+            return json.dumps(labels) + "\nVital ones are essential; okay ones are [not]."
+        passage_found = _PASSAGE.search(user)
+        passage = passage_found.group(1) if passage_found else ""
+        labels = [truth.assignment.get((query, passage, t), "not_support") for t in nuggets]
+        return repr([_FLIP[x] for x in labels] if wrong else labels)
+
+    return rule
 
 
 def words(body: Body) -> int:

@@ -16,9 +16,10 @@ them).
   ``num_nuggets``.
 
 An answer is read by :mod:`.nugget_parse` (the last list of strings in it; for labels, the
-last of the batch's length, bare words allowed, case and ``-``/space folded, a few spellings
-taken: :data:`IMPORTANCE`, :data:`ASSIGNMENT`). A list of the wrong length, an unknown label or
-no list at all is a failed answer: kept, counted, left out of the vote. Labels are whole
+last of the batch's length whose words are all labels, bare words allowed, case and
+``-``/space folded, a few spellings taken: :data:`IMPORTANCE`, :data:`ASSIGNMENT`). A list
+of the wrong length, an unknown label or no list at all is a failed answer: kept, counted,
+left out of the vote. Labels are whole
 numbers: vital 1, okay 0; support 2, partial_support 1, not_support 0.
 """
 
@@ -29,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from ..errors import JudgeError
-from .nugget_parse import last_list
+from .nugget_parse import last_list, string_lists
 
 WINDOW = 10  # segments per creation request (AutoNuggetizer's creator_window_size)
 BATCH = 10  # nuggets per importance or assignment request (its scorer/assigner window)
@@ -119,13 +120,14 @@ def read_nuggets(answer: str) -> list[str] | None:
 
 
 def read_labels(answer: str, known: Mapping[str, int], length: int) -> list[int] | None:
-    """The ``length`` labels an answer gives (``known``: label words to numbers), or None
-    when it gives no list of that length or a word not known."""
-    found = last_list(answer, bare=True, length=length)
-    if found is None or len(found) != length:
-        return None
-    out = [known.get(_FOLD.sub("_", x.strip().lower())) for x in found]
-    return None if any(x is None for x in out) else [x for x in out if x is not None]
+    """The ``length`` labels an answer gives: its last list of that length whose words are
+    all labels (``known``: label words to numbers); None when it has none."""
+    for found in reversed(string_lists(answer, bare=True)):
+        if len(found) == length:
+            out = [known.get(_FOLD.sub("_", x.strip().lower())) for x in found]
+            if all(x is not None for x in out):
+                return [x for x in out if x is not None]
+    return None
 
 
 def not_a_pair(topic: Mapping[str, str], docno: str, title: str, text: str, limit: int
