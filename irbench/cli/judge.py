@@ -258,7 +258,7 @@ def _support_qrels(args, config) -> int:
     """``irbench qrels --support``: the store's support labels as NIST's support JSONL."""
     import hashlib
 
-    from ..judgments.support_made import support_made
+    from ..judges.support_made import support_made
     from ..store import Store
 
     if args.pool is not None or args.import_:

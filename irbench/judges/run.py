@@ -80,13 +80,13 @@ def judge(config: Any, spec: JudgeSpec, targets: Targets, *, store: JudgingStore
     store.remember_judge(spec.name, "model", spec.model, spec.base_url, spec.settings())
     budget = Budget(spec, *store.judge_usage(spec.name), max_calls)
     judge_pairs(spec, requests, store, journal, pool=pool, budget=budget, summary=summary,
-                caller=caller, progress=_counted(progress, len(requests)),
+                caller=caller, progress=counted(progress, len(requests)),
                 rendering=rendering, task=task)
     summary.journal_notes = list(journal.notes)
     return summary
 
 
-def _counted(progress: Callable[[int, int], None] | None, total: int) -> Callable[[int], None]:
+def counted(progress: Callable[[int, int], None] | None, total: int) -> Callable[[int], None]:
     """``progress(done, total)`` as judging reports it: answers taken, a few at a time."""
     done = [0]
 

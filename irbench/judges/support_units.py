@@ -26,12 +26,15 @@ from typing import Any
 
 import numpy as np
 
+from ..config.types import priority_order
 from ..errors import JudgeError
 from ..ids import id_text
+from ..judgments.support import read_support
 from ..topics import read_topics
 from .journal import Journal, journal_path
 from .judging import Budget, DocumentSource, JudgingSummary, Pending, judge_pairs
 from .prompts import Rendering, request_sha256
+from .run import check_judgeable, counted
 from .spec import JudgeSpec
 from .support_task import SupportContext, uses_answer
 from .tasks import SENTENCE_SEGMENT, get_task
@@ -60,7 +63,6 @@ class RunUnits:
     citations: str = "first"
 
     def units(self, config: Any, with_answers: bool) -> list[Unit]:
-        from ..config.types import priority_order
         from ..pooling import answer_systems, cited_pool, read_answer_runs
 
         answering = [s for s in config.systems if s.kind == "answers"]
@@ -83,8 +85,6 @@ class FileUnits:
     path: str
 
     def units(self, config: Any, with_answers: bool) -> list[Unit]:
-        from ..judgments.support import read_support
-
         if with_answers:
             raise JudgeError(f"{self.path}: the judge's prompt shows the whole answer, which "
                              "a support pool file does not hold: judge the config's answer "
@@ -117,7 +117,7 @@ def _occurrences(pool: Any) -> list[Unit]:
             rows = np.flatnonzero(np.asarray(columns.sentence_topic) == key[1])
             answers[key] = " ".join(columns.sentence_text[rows].tolist())
         out.append(Unit(topics[pool.unit_topic[u]], pool.unit_text[u], pool.unit_ref[u],
-                        answers[key], pool.runs[run], position))
+                        answer=answers[key], run_id=pool.runs[run], position=position))
     return out
 
 
@@ -153,8 +153,6 @@ def judge_support(config: Any, spec: JudgeSpec, source: Source, *, store: Any,
                   progress: Callable[[int, int], None] | None = None) -> JudgingSummary:
     """Judge the support units of ``source`` with the support judge ``spec`` (see the module
     docstring); as :func:`irbench.judges.run.judge` does for pairs."""
-    from .run import _counted, check_judgeable
-
     task = get_task(spec.task)
     if task.unit != SENTENCE_SEGMENT:
         raise JudgeError(f"judge '{spec.name}' judges task '{task.name}', not support "
@@ -182,7 +180,7 @@ def judge_support(config: Any, spec: JudgeSpec, source: Source, *, store: Any,
     used_calls, used_tokens = store.judge_usage(spec.name)
     budget = Budget(spec, used_calls, used_tokens, max_calls)
     first, again = _once(requests)
-    step = _counted(progress, len(requests))
+    step = counted(progress, len(requests))
     judge_pairs(spec, first, store, journal, budget=budget, summary=summary, caller=caller,
                 progress=step, rendering=rendering, task=task)
     if again:  # the same request for another run's sentence: its answer is in the store now

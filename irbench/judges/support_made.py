@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rules import combine
+from ..judgments import combine
 
 SHARED_RUN = "support-shared"  # the run id of the objects of labels every run shares
 
