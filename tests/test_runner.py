@@ -241,9 +241,10 @@ def test_store_is_versioned(tmp_path):
                         (17, "sign-ins that survive a restart"),
                         (18, "model judgments made from another endpoint's answers removed"),
                         (19, "answer runs among the systems"),
-                        (20, "labels of generated answers: support and nugget judgments")]
+                        (20, "labels of generated answers: support and nugget judgments"),
+                        (21, "nugget lists, every version kept")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(20,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(21,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 

@@ -46,6 +46,7 @@ PINNED = {
     18: "df5567a8fc26bc7de763f556c781234c512ac5e59eee3f363c6633765b3973e7",
     19: "fbc7526c401b612ca0261fb237d2ab94e40db30ef2b9a3daaaacc65d2816155d",
     20: "d88e9736f3c373aa958fef8c15aef07e769c87e0386efea265fa0eeb7c4540a1",
+    21: "a05c4578f1a63ea605c08fbca642c92cf540fcc19f48a22eeed862ff9a9b7eb3",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,

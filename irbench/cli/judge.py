@@ -9,6 +9,7 @@ import sys
 from ..errors import JudgeError, UsageError
 from ..escaping import terminal
 from ..judgments import DEFAULT_RULE, POOL_RULE, RULES, rules_phrase
+from .judge_nuggets import add_judge_nuggets, add_qrels_nuggets, judge_nuggets, nugget_qrels
 from .output import add_wait, nonnegative_int, positive_int, progress_bar, text_table, write_text
 
 
@@ -38,6 +39,7 @@ def add_parsers(sub) -> None:
                    "supports its answer sentence (full 2, partial 1, none 0), for every "
                    "(topic, sentence, segment) of the config's answer runs or of --units; "
                    "the same unit is asked once however many runs share it")
+    add_judge_nuggets(p)
     p.add_argument("--citations", choices=("first", "all"), default="first",
                    help="with --support: each sentence's first citation (the default: what "
                    "the track's support measures read) or all of them")
@@ -84,6 +86,7 @@ def add_parsers(sub) -> None:
                    help="write the store's support labels (irbench judge --support) instead, "
                    "as NIST's support JSONL: a qrels set {path: FILE, kind: support_shared} "
                    "then scores every answer run with them")
+    add_qrels_nuggets(p)
     add_wait(p)
     p.set_defaults(handler=cmd_qrels)
 
@@ -109,6 +112,10 @@ def _targets(args):
 def _judging(args, config, spec):
     """The judging call of ``args``: support units (``--support``) or (topic, document)
     pairs; a UsageError for targets that do not go together."""
+    from ..judges.tasks import NUGGET_TASKS
+
+    if spec.task in NUGGET_TASKS:
+        raise UsageError(f"judge '{spec.name}' is a nugget judge: give --nuggets")
     if args.support:
         if args.pool or args.holes or args.pairs:
             raise UsageError("--support judges the answer runs' cited segments (or --units "
@@ -137,6 +144,8 @@ def cmd_judge(args) -> int:
 
     config = load_config(args.config, strict=False)
     spec = _judge_spec(config, args.judge)
+    if args.nuggets:
+        return judge_nuggets(args, config, spec)
     what, judging = _judging(args, config, spec)
     collection = check_judgeable(config)
     with Store(config.store, wait=args.wait) as store, \
@@ -219,8 +228,8 @@ def cmd_qrels(args) -> int:
     config = load_config(args.config, strict=False, systems=False)
     if args.import_:
         return _import(args, config)
-    if args.support:
-        return _support_qrels(args, config)
+    if args.support or args.nuggets:
+        return (nugget_qrels if args.nuggets else _support_qrels)(args, config)
     import hashlib
 
     from ..judgments import made

@@ -107,13 +107,15 @@ class Asking:
 
     @classmethod
     def open(cls, spec: JudgeSpec, answers: AnswerStore, journal_path: str, *,
-             max_calls: int | None = None, caller: Caller | None = None) -> Asking:
+             max_calls: int | None = None, caller: Caller | None = None,
+             used: tuple[int, int] = (0, 0)) -> Asking:
         """Fold what a killed run left in the journal at ``journal_path`` into ``answers``;
-        the budget is the judge's (``max_calls``: at most so many requests in this run)."""
+        the budget is the judge's (``used``: the calls and tokens it spent before;
+        ``max_calls``: at most so many requests in this run)."""
         journal = Journal(journal_path, answers.save_answers)
         leftovers = journal.fold_leftovers()
         out = cls(spec=spec, answers=answers, journal=journal, caller=caller,
-                  budget=Budget(spec, 0, 0, max_calls))
+                  budget=Budget(spec, used[0], used[1], max_calls))
         out.summary.leftovers = leftovers
         return out
 
@@ -122,6 +124,11 @@ class Asking:
         """Each request asked ``samples`` times (what the answer store holds taken; the same
         request twice asked once): its answers by sample (None: none received), in the
         order of ``requests``."""
+        return [[a for _, a in samples] for samples in self.ask_keyed(task_name, requests)]
+
+    def ask_keyed(self, task_name: str, requests: Sequence[tuple[Unit, Context]]
+                  ) -> list[list[tuple[str, str | None]]]:
+        """As :meth:`ask`, each answer with its request's sha256."""
         task = get_task(task_name)
         spec = self.spec
         rendering = spec.prompt.compile()
@@ -136,7 +143,7 @@ class Asking:
                 keys[-1].append((sha, qid, unit))
                 pending.setdefault((sha, qid, unit), Pending(qid, unit, messages, sha))
         if not pending:
-            return []
+            return [[] for _ in keys]
         ran = JudgingSummary()
         try:
             judge_pairs(spec, list(pending.values()), self.answers, self.journal,
@@ -147,7 +154,8 @@ class Asking:
         got = self.answers.cached_answers(spec.model, spec.base_url, list(pending),
                                           endpoints=spec.reuse_endpoints,
                                           judges=spec.reuse_judges)
-        return [[got[k][1] if k in got else None for k in samples] for samples in keys]
+        return [[(k[0], got[k][1] if k in got else None) for k in samples]
+                for samples in keys]
 
 
 def relevant_segments(qrels, documents: DocumentSource, *, min_relevance: int = 1,
@@ -231,7 +239,7 @@ def label_importance(asking: Asking, queries: Mapping[str, str],
         if any(x is None for x in got):
             asking.summary.unfinished.append(qid)
             continue
-        flat = [x for part in got if part is not None for x in part]
+        flat = [x for part in got if part is not None for x in part.labels]
         out.append(NuggetList(qid=qid, query=queries[qid], nuggets=tuple(
             ScoredNugget(text=text, importance=IMPORTANCE_NAMES[0 if x is None else x],
                          failed=x is None) for text, x in zip(nuggets[qid], flat))))
@@ -264,20 +272,33 @@ def assign_nuggets(asking: Asking, lists: Iterable[NuggetList],
         if any(x is None for x in got):
             asking.summary.unfinished.append(f"{answer.qid} {answer.run_id}")
             continue
-        flat = [x for part in got if part is not None for x in part]
+        flat = [(x, part.request, part.answer) for part in got if part is not None
+                for x in part.labels]
         out.append(Assignments(qid=answer.qid, run_id=answer.run_id, nuggets=tuple(
             AssignedNugget(text=n.text, importance=n.importance,
-                           assignment=None if x is None else ASSIGNMENT_NAMES[x])
-            for n, x in zip(found.nuggets, flat))))
+                           assignment=None if x is None else ASSIGNMENT_NAMES[x],
+                           nugget_id=n.nugget_id, request=sha, answer=text)
+            for n, (x, sha, text) in zip(found.nuggets, flat))))
     return out
 
 
+@dataclass(frozen=True)
+class BatchLabels:
+    """A batch request's labels, one per nugget (the vote of its samples that parsed; None
+    for each when none did), its first sample's request sha256 and answer."""
+
+    labels: list[int | None]
+    request: str
+    answer: str
+
+
 def _batch_labels(asking: Asking, task: str, requests: Sequence[tuple[Unit, Context]],
-                  known: Mapping[str, int]) -> list[list[int | None] | None]:
-    """Each request's labels, one per nugget of its batch: the vote of its samples that
-    parsed (None for each when none did); None for a request with a sample unanswered."""
-    out: list[list[int | None] | None] = []
-    for (_, context), samples in zip(requests, asking.ask(task, requests)):
+                  known: Mapping[str, int]) -> list[BatchLabels | None]:
+    """Each request's labels (:class:`BatchLabels`); None for a request with a sample
+    unanswered."""
+    out: list[BatchLabels | None] = []
+    for (_, context), keyed in zip(requests, asking.ask_keyed(task, requests)):
+        samples = [a for _, a in keyed]
         if any(a is None for a in samples):
             out.append(None)
             continue
@@ -288,6 +309,7 @@ def _batch_labels(asking: Asking, task: str, requests: Sequence[tuple[Unit, Cont
         given = [p for p in parsed if p is not None]
         if not given:
             asking.summary.failed_batches += 1
-        out.append([vote([p[i] for p in given], asking.spec.vote) if given else None
-                    for i in range(length)])
+        out.append(BatchLabels(
+            [vote([p[i] for p in given], asking.spec.vote) if given else None
+             for i in range(length)], keyed[0][0], str(samples[0])))
     return out

@@ -37,6 +37,7 @@ class ScoredNugget:
     text: str
     importance: str
     failed: bool = False
+    nugget_id: str | None = None  # the store's id (irbench.store.nuggets), when stored
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,9 @@ class AssignedNugget:
     text: str
     importance: str
     assignment: str | None
+    nugget_id: str | None = None  # the store's id of the nugget, when stored
+    request: str | None = None  # the sha256 of its batch's request (its first sample)
+    answer: str | None = None  # that request's answer
 
 
 @dataclass(frozen=True)

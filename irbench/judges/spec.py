@@ -10,14 +10,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .nugget_tasks import BATCH, MAX_NUGGETS, WINDOW
 from .prompts import BUILT_IN, Prompt, PromptError, check_label_pattern
-from .tasks import DEFAULT_TASK, TASKS, Task, unknown_task
+from .tasks import DEFAULT_TASK, NUGGET_TASKS, TASKS, Task, unknown_task
 from .votes import DEFAULT_VOTE, MAX_SAMPLES, VOTES
 
 KEYS = ("base_url", "model", "api_key_env", "task", "prompt", "system", "labels",
         "label_pattern", "temperature", "max_tokens", "concurrency", "retries", "timeout",
         "backoff", "max_calls", "max_total_tokens", "max_document_chars",
-        "reuse_answers_from", "samples", "vote")
+        "reuse_answers_from", "samples", "vote", "window", "batch", "max_nuggets")
+NUGGET_KEYS = {"window": WINDOW, "batch": BATCH, "max_nuggets": MAX_NUGGETS}  # and defaults
 JUDGE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # as the config's names
 
 
@@ -61,6 +63,11 @@ class JudgeSpec:
     reuse_answers_from: tuple[str, ...] = ()
     samples: int = 1  # each request asked this many times, its label their vote (votes.py)
     vote: str = DEFAULT_VOTE
+    # a nugget judge's segments per creation request, nuggets per importance or assignment
+    # request, nuggets kept of a creation answer (AutoNuggetizer's defaults: nugget_tasks)
+    window: int = WINDOW
+    batch: int = BATCH
+    max_nuggets: int = MAX_NUGGETS
 
     def settings(self) -> str:
         """What the judge is, as canonical JSON for the store: no key, only its variable's
@@ -72,6 +79,9 @@ class JudgeSpec:
         data["prompt"] = {**data["prompt"], "source": self.prompt_name}
         if self.task == DEFAULT_TASK:
             del data["task"]
+        for key, default in NUGGET_KEYS.items():  # other judges' settings stay the same
+            if data[key] == default:
+                del data[key]
         if not self.reuse_answers_from:
             del data["reuse_answers_from"]
         else:
@@ -126,6 +136,12 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
         return None
     reuse = _reuse(name, value, where, before)
     samples = _samples(value, where, before, task)
+    for key in NUGGET_KEYS:
+        if key in value and task.name not in NUGGET_TASKS:
+            before.report(where + (key,), f"a nugget judge's setting (task: one of "
+                          f"{', '.join(NUGGET_TASKS)}), not task '{task.name}''s")
+        elif (got := _number(value, key, where, before, int)) is not None:
+            numbers[key] = got
     prompt = _prompt(value, where, before, read_template, numbers.get("max_document_chars"),
                      task)
     if before.count or prompt is None:

@@ -117,6 +117,7 @@ def _no_grade(rendering: Rendering, answer: str, messages: Sequence[Mapping[str,
 
 
 NUGGET_UNIT = ("topic", "batch")
+NUGGET_TASKS = ("nugget_create", "nugget_importance", "nugget_assign")  # in the order asked
 for _name, _description, _labels, _context, _sample in (
         ("nugget_create", "a topic's nuggets from windows of its relevant segments "
          "(AutoNuggetizer)", (), nt.CreateContext, nt.SAMPLE_CREATE),

@@ -35,6 +35,7 @@ from .answer_labels import AnswerLabel
 from .assessing import Assessing, Assessor, Click
 from .connection import Connection, Transaction, connect, remove_strays
 from .judging import Judging, ModelAnswer
+from .nuggets import Nuggets
 from .pools import Pools
 from .reads import Reads
 from .records import (
@@ -58,7 +59,8 @@ __all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READE
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
 
 
-class Store(Reads, Judging, Assessing, Pools):  # Judging before Pools: Pools names its methods
+class Store(Reads, Judging, Nuggets, Assessing,
+            Pools):  # Judging before Pools: Pools names its methods
     """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
 
     _in_transaction: bool = False  # set by Transaction while BEGIN ... COMMIT is open

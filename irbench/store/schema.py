@@ -221,4 +221,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         source VARCHAR, model VARCHAR, prompt_sha256 VARCHAR, answer VARCHAR,
         suggested INTEGER, seconds DOUBLE, judged_at TIMESTAMP);
     """),
+    # issue 40: nugget lists, one row per version of a nugget (irbench.store.nuggets writes
+    # them). ``judge``: the list the nugget belongs to (the nugget judge that made it: a desk
+    # edit of that list stays in it); ``made_by``: who made this version (the model judge, or
+    # the person editing), ``origin`` model or person. A live nugget has deleted_at NULL. An
+    # edit never changes a row: it ends the rows it replaces (deleted_at, deleted_by) and adds
+    # the new ones, each naming the ids it came from (``derived_from``): an edit one -> one, a
+    # merge many -> one, a split one -> many, an add none -> one (origin person), a delete one
+    # -> none. Nugget assignments (answer_labels, task 'nugget') name nugget_id, so a label
+    # stays with the text it was made for.
+    ("nugget lists, every version kept", """
+    CREATE TABLE IF NOT EXISTS nuggets (
+        query_id VARCHAR NOT NULL, nugget_id VARCHAR NOT NULL, text VARCHAR NOT NULL,
+        importance VARCHAR NOT NULL, position INTEGER NOT NULL, origin VARCHAR NOT NULL,
+        judge VARCHAR NOT NULL, made_by VARCHAR NOT NULL, derived_from VARCHAR[],
+        created_at TIMESTAMP, deleted_at TIMESTAMP, deleted_by VARCHAR,
+        PRIMARY KEY (nugget_id));
+    """),
 ]
