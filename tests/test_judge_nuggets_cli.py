@@ -271,3 +271,18 @@ def test_a_list_stored_again_changes_nothing_and_a_new_list_ends_the_judge_s_own
                             "NULL ORDER BY text")[1]
         assert ended == [("a", "nug"), ("b", "ann")]
         assert store.nugget_judges() == ["nug"]
+
+
+@pytest.mark.timeout(240)
+def test_a_run_stopped_by_its_budget_says_so_and_a_rerun_finishes(campaign, tmp_path, capsys):
+    lists, assigned, _ = wanted(campaign)
+    with ChatServer(rule_nuggets(campaign[4])) as server:
+        config = make_config(tmp_path / "camp", server)
+        assert _judge(config, "--max-calls", "20") == 0
+        err = capsys.readouterr().err
+        assert server.calls == 20
+        assert "unfinished (the budget is spent" in err and "run again" in err
+        assert _judge(config) == 0
+        out = capsys.readouterr().out
+    assert "20 answered before (no call)" in out
+    assert stored(config) == (lists, assigned)

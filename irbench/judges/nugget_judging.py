@@ -28,9 +28,10 @@ AutoNuggetizer's own fallbacks hold: creation keeps the list so far, importance 
 assignment is failed (written as not_support, which AutoNuggetizer's scores count as it
 counts failed: 0; the record keeps None).
 
-Answers are kept by an :class:`~.judging.AnswerStore`: :class:`AnswerFile` (a JSON-lines
-file, this module's) until the store keeps nugget answers; outputs are records written as
-nuggetizer's JSON lines (:func:`write_nugget_lists`, :func:`write_assignments`), which
+Answers are kept by an :class:`~.judging.AnswerStore`: the store's ``model_answers`` (the
+unit in place of a document id; ``irbench judge --nuggets``, :mod:`.nugget_run`) or
+:class:`AnswerFile` (a JSON-lines file); outputs are records written as nuggetizer's JSON
+lines (:func:`write_nugget_lists`, :func:`write_assignments`), which
 :mod:`irbench.judgments.nuggets` reads.
 """
 

@@ -2,8 +2,8 @@
 nuggetizer's JSON lines, which :mod:`irbench.judgments.nuggets` reads), what a run did
 (:class:`NuggetSummary`), and :class:`AnswerFile`, the answers kept in a JSON-lines file.
 
-:class:`AnswerFile` is an :class:`~.judging.AnswerStore` of its own until the store keeps
-the nugget judge's answers: one JSON object a line per answer (model, endpoint, request
+:class:`AnswerFile` is an :class:`~.judging.AnswerStore` of its own (the store is another,
+which ``irbench judge --nuggets`` uses): one JSON object a line per answer (model, endpoint, request
 sha256, topic, unit, judge, answer, tokens), appended and synced to disk as the journal
 folds into it; read back whole when opened (a line cut by a kill, or not an answer, is
 skipped and counted in ``skipped``). An answer is kept once per (model, endpoint, request,
