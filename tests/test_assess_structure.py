@@ -119,7 +119,7 @@ def test_every_context_is_documented_and_every_template_name_is_a_field():
     assert undocumented(CONTEXT_TYPES) == []
     for template, context in PAGES.items():
         assert names_outside(environment(TEMPLATES), template, context) == [], template
-    assert list(SCREENS) == ["relevance"]
+    assert list(SCREENS) == ["relevance", "support"]
     for screen in SCREENS.values():
         assert undocumented([screen.page_type]) == []
         assert names_outside(environment(screen.folder), screen.template,

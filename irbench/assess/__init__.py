@@ -6,4 +6,4 @@ call shows, documented), ``screens.py`` (the assessment screens' registry; ``rel
 one member), ``organiser.py`` (the organiser's page) and ``serve.py`` (the campaign, the store
 and uvicorn put together)."""
 
-from . import relevance  # noqa: F401  (registers the screens: relevance)
+from . import relevance, support  # noqa: F401  (registers the screens: relevance, support)

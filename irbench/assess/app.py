@@ -60,7 +60,7 @@ from .contexts import OrganiserPage, OrganiserView, PeopleView, SignInPage
 from .desk import Desk
 from .failures import BadRequest
 from .roster import CHANGES, Roster
-from .screens import SCREENS, TEMPLATES, Screen, Visit
+from .screens import TEMPLATES, Screen, Visit, screens_of
 from .security import (
     COOKIE,
     Gate,
@@ -129,10 +129,11 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
               preselect: bool, organiser_view: Callable[[], OrganiserView],
               export: Callable[[], str], screens: Iterable[Screen] | None = None,
               names: tuple[str, ...] = (), people: Roster | None = None) -> Starlette:
-    """The Starlette app (see the module docstring), with ``screens`` (default: every
-    registered one) mounted; an assessor opening ``/`` gets the first; with ``people``, the
-    organiser's calls that add, revoke and re-assign them (:func:`people_routes`)."""
-    mounted = list(SCREENS.values() if screens is None else screens)
+    """The Starlette app (see the module docstring), with ``screens`` (default: the
+    registered ones of kind 'pool', :func:`~.screens.screens_of`) mounted; an assessor
+    opening ``/`` gets the first; with ``people``, the organiser's calls that add, revoke and
+    re-assign them (:func:`people_routes`)."""
+    mounted = list(screens_of("pool") if screens is None else screens)
 
     def screen_page(screen: Screen) -> Callable:
         @requires("assessor")

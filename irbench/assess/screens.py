@@ -7,9 +7,10 @@ the security headers, the bounded JSON body): its page at ``path + "/"`` and its
 
 Registered (by the package, ``irbench/assess/__init__.py``): ``relevance``
 (:mod:`.relevance`: a topic beside a document, one key per integer level), mounted at the
-root; an assessor opening ``/`` gets the first screen registered. The next screen is one
-module defining a :class:`Screen` plus one :func:`register` call (and its import in the
-package's ``__init__.py``)."""
+root; ``support`` (:mod:`.support`: an answer's sentence beside the segment it cites,
+served by ``irbench assess --support``). An assessor opening ``/`` gets the first screen
+mounted. The next screen is one module defining a :class:`Screen` plus one
+:func:`register` call (and its import in the package's ``__init__.py``)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ class Screen:
     ``page_type`` (a documented frozen dataclass whose fields are the names ``template``
     reads; ``template`` is in ``folder``); ``parse_label(body, levels)`` is the label a
     judgment's JSON body gives, raising :class:`~irbench.assess.failures.BadRequest` for one it
-    cannot; ``path``: where it is mounted ('' the root)."""
+    cannot; ``path``: where it is mounted ('' the root); ``kind``: the desk it needs (a
+    server mounts the screens of its kind: :func:`screens_of`)."""
 
     name: str
     template: str
@@ -51,6 +53,12 @@ class Screen:
     parse_label: Callable[[dict, tuple[int, ...]], int]
     path: str = ""
     folder: Path = TEMPLATES
+    kind: str = "pool"  # what its desk serves: 'pool' (a relevance pool), 'support' (units)
+
+
+def screens_of(kind: str) -> list[Screen]:
+    """The registered screens a server of ``kind`` mounts (``Screen.kind``), in order."""
+    return [s for s in SCREENS.values() if s.kind == kind]
 
 
 SCREENS: Registry[Screen] = Registry("assessment screen")

@@ -36,7 +36,7 @@ from .roster import (
     runtime_path,
     withdraw,
 )
-from .screens import Screen
+from .screens import Screen, screens_of
 from .writer import Writer
 
 PAGE_CHARS = 1_000_000  # of a document's text on the assessor's page (a longer one is cut)
@@ -159,16 +159,22 @@ def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
 
     return build_app(desk, Gate(roster.lookup, port, secret=secret, admin=admin),
                      title=config.name, levels=levels, preselect=preselect,
-                     organiser_view=view, export=export, screens=screens, names=names,
+                     organiser_view=view, export=export,
+                     screens=screens_of("pool") if screens is None else screens, names=names,
                      people=roster)
 
 
 def serve(config, pool: str, *, host: str, port: int, options: DeskOptions, preselect: bool,
           wait: float | None, url: str, levels: tuple[int, ...],
-          names: tuple[str, ...] = ()) -> int:
+          names: tuple[str, ...] = (), support: bool = False) -> int:
+    """Serve ``pool`` (``support``: the answer runs' support units to the pool's people,
+    :mod:`.support`) until Ctrl-C."""
     import uvicorn  # the assess extra
 
-    with opened(config, pool, wait, options) as (desk, store, _):
+    from .support import opened_support, support_app
+
+    opener, make_app = (opened_support, support_app) if support else (opened, assessment_app)
+    with opener(config, pool, wait, options) as (desk, store, _):
         try:  # the command line changes people through the server while it runs
             runtime: Runtime | None = publish(config.store, local_url(host, port), pool)
         except OSError as exc:
@@ -176,9 +182,9 @@ def serve(config, pool: str, *, host: str, port: int, options: DeskOptions, pres
             print(f"irbench: warning: {terminal(runtime_path(config.store))}: cannot be "
                   f"written ({terminal(exc.strerror or str(exc))}): people can be changed "
                   "on the organiser's page only while the server runs", file=sys.stderr)
-        app = assessment_app(config, pool, desk, store, port=port, levels=levels,
-                             preselect=preselect, names=names, url=url,
-                             admin=runtime.secret if runtime else None)
+        app = make_app(config, pool, desk, store, port=port, levels=levels,
+                       preselect=preselect, names=names, url=url,
+                       admin=runtime.secret if runtime else None)
         with desk.lock:
             people = store.assessors(pool)
         print(f"irbench assess: pool '{terminal(pool)}' at {terminal(url)}", flush=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import IrbenchError
 from ..pooling.persist import encode_state
-from ..store import Click, Store
+from ..store import AnswerLabel, Click, Store
 
 GROUP = 256  # at most this many writes in one commit
 
@@ -65,12 +65,17 @@ class Writer:
         """Queue a judgment; the future is done when it is committed."""
         return self._put(click)
 
+    def label(self, row: AnswerLabel) -> Future:
+        """Queue an answer's label (the support screen's); the future is done when it is
+        committed (in ``answer_labels``)."""
+        return self._put(row)
+
     def state(self, strategy: str, data: dict, applied: int) -> Future:
         """Queue the pool's state (``data``: ``PoolingState.to_dict()``, not changed after;
         ``applied``: the clicks queued before it)."""
         return self._put(_State(strategy, data, applied))
 
-    def _put(self, what: Click | _State) -> Future:
+    def _put(self, what: Click | AnswerLabel | _State) -> Future:
         done: Future = Future()
         if self.failed is not None:
             done.set_exception(WriteFailed(self.failed))
@@ -98,7 +103,7 @@ class Writer:
             if stop:
                 return
 
-    def _write(self, group: list[tuple[Click | _State, Future]]) -> None:
+    def _write(self, group: list[tuple[Click | AnswerLabel | _State, Future]]) -> None:
         if self.failed is not None:
             for _, done in group:
                 done.set_exception(WriteFailed(self.failed))
@@ -120,15 +125,21 @@ class Writer:
         for _, done in group:
             done.set_result(None)
 
-    def _together(self, group: list[tuple[Click | _State, Future]]) -> None:
-        """Clicks and states, one transaction: every click, in the order queued, and the last
-        state only (the group commits as one: the states before it would be replaced within
-        the transaction; the last holds every hand-out a click of the group can be of, as a
-        document is handed out, and its state queued, before it can be clicked)."""
+    def _together(self, group: list[tuple[Click | AnswerLabel | _State, Future]]) -> None:
+        """Clicks, answer labels and states, one transaction: every click and label, in the
+        order queued, and the last state only (the group commits as one: the states before it
+        would be replaced within the transaction; the last holds every hand-out a click of the
+        group can be of, as a document is handed out, and its state queued, before it can be
+        clicked)."""
         states = [what for what, _ in group if isinstance(what, _State)]
-        last = states[-1]
+        clicks = [what for what, _ in group if isinstance(what, Click)]
+        labels = [what for what, _ in group if isinstance(what, AnswerLabel)]
         with self.store.transaction():
-            self.store.save_clicks(self.pool, [what for what, _ in group
-                                               if isinstance(what, Click)])
-            self.store.save_pool_state(self.pool, last.strategy, *encode_state(last.data),
-                                       last.applied)
+            if clicks:
+                self.store.save_clicks(self.pool, clicks)
+            if labels:  # the support screen's, in the order queued
+                self.store.record_answer_labels(labels)
+            if states:
+                last = states[-1]
+                self.store.save_pool_state(self.pool, last.strategy,
+                                           *encode_state(last.data), last.applied)

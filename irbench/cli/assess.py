@@ -57,6 +57,12 @@ def add_parsers(sub) -> None:
     p.add_argument("--preselect", action="store_true",
                    help="with --suggest: outline the judge's label as the default key (Enter "
                    "keeps it); without it the label is only a note")
+    p.add_argument("--support", action="store_true",
+                   help="serve the support screen instead: each sentence of the config's answer "
+                   "runs (first citations, one per topic, sentence and segment) highlighted in "
+                   "its answer beside the segment it cites, keys 2 full, 1 partial, 0 no "
+                   "support, to the pool's people; labels go to the store (irbench qrels "
+                   "--support)")
     add_wait(p)
     p.set_defaults(handler=cmd_assess)
 
@@ -85,7 +91,7 @@ def cmd_assess(args) -> int:
               "TLS and request timeouts (Caddy, nginx) in front of it", file=sys.stderr)
     return serve(config, args.pool, host=args.host, port=args.port,
                  options=desk_options(args), preselect=args.preselect, wait=args.wait,
-                 url=url, levels=levels, names=names)
+                 url=url, levels=levels, names=names, support=args.support)
 
 
 def desk_options(args):

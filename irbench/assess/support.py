@@ -1,0 +1,282 @@
+"""The support screen (``support.html``, ``irbench assess CONFIG --pool NAME --support``): an
+answer's sentence highlighted within its answer, the segment it cites beside it, three keys
+(2 full support, 1 partial, 0 no support), skip and undo.
+
+The units are the config's answer runs' first citations, one per (topic, sentence text, cited
+segment) however many runs wrote it (:func:`irbench.pooling.cited_pool`, as ``irbench judge
+--support`` takes them); the answer shown is that of the first run (in the config's priority
+order) that wrote the sentence. They are judged on the relevance desk (:class:`SupportDesk`, a
+:class:`~irbench.assess.desk.Desk` over the units: topic by topic, overlap, skips, undo,
+tickets, the same rules), each unit a candidate whose "docno" is :func:`unit_key` (a hash: the
+page and its requests never name a run, team or model). The people are pool NAME's (sign-in,
+tokens, roster). Every label is a row of ``answer_labels`` (task ``support``, the assessor as
+judge, ``judge_kind`` human, ``pool`` NAME, ``source`` :data:`SOURCE`, no run: it serves every
+run that wrote the sentence citing the segment, as ``support_shared`` keys labels) committed by
+the desk's :class:`~irbench.assess.writer.Writer` before the page moves on; a restarted server
+rebuilds the units and replays those rows, so nothing acknowledged is lost and a page open
+across the restart saves its next key."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import IrbenchError
+from ..report.fields import documented as _f
+from ..store import AnswerLabel, Assessor, Click, Judgment, Store
+from .contexts import AssessorPage, Item, LevelKey, OrganiserView
+from .desk import Desk, catch_up
+from .failures import MALFORMED, BadRequest
+from .screens import Screen, Visit, register
+
+#: The keys, in the order the page shows them: (label, name).
+KEYS = ((2, "full support"), (1, "partial support"), (0, "no support"))
+LEVELS = tuple(level for level, _ in KEYS)
+SOURCE = "assess"  # answer_labels.source of a label made at the desk
+TASK = "support"
+
+
+class SupportError(IrbenchError):
+    """A campaign whose support cannot be assessed (no answer runs, no citations ...)."""
+
+
+@dataclass(frozen=True)
+class SupportUnit:
+    """One unit: the topic, the sentence, the cited segment's docno, the answer of the first
+    run that wrote the sentence and where the sentence starts in it (characters)."""
+
+    query_id: str
+    sentence: str
+    reference: str
+    answer: str
+    start: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupportItem(Item):
+    """A unit as the support page shows it: ``doc_id`` is its key (:func:`unit_key`),
+    ``title`` and ``text`` the cited segment's (blind: never a run, team or model)."""
+
+    sentence: str = _f("the answer's sentence to judge", default="")
+    answer: str = _f("the answer it is in (the first run's that wrote it), its sentences "
+                     "joined by a space", default="")
+    start: int = _f("where the sentence starts in ``answer`` (characters)", default=0)
+    segment: str = _f("the cited segment's docno (irbench.ids.id_text)", default="")
+
+
+def unit_key(query_id: str, sentence: str, reference: str) -> str:
+    """A unit's id on the page and in its requests: a hash of (topic, sentence, segment)."""
+    joined = "\0".join((query_id, sentence, reference)).encode("utf-8", "surrogateescape")
+    return "u" + hashlib.sha256(joined).hexdigest()[:24]
+
+
+def support_units(config: Any) -> list[SupportUnit]:
+    """The units of the config's answer runs (first citations), topic by topic; SupportError
+    when it has no answer runs or no cited sentence."""
+    import numpy as np
+
+    from ..config.types import priority_order
+    from ..ids import id_text
+    from ..pooling import answer_systems, cited_pool, read_answer_runs
+
+    answering = [s.name for s in config.systems if s.kind == "answers"]
+    if not answering:
+        raise SupportError(f"{config.path}: no answer systems to judge (a system with "
+                           "'answers: FILE')")
+    systems = answer_systems(priority_order(config.systems), answering)
+    pool = cited_pool(read_answer_runs(systems, config.missing_runs), "first")
+    if not pool.num_units:
+        raise SupportError(f"{config.path}: the answer runs cite no segment: nothing to judge")
+    topics = [id_text(t) for t in pool.topics.tolist()]
+    answers: dict[tuple[int, int], list[str]] = {}
+    units = []
+    for u in range(pool.num_units):
+        a, b = int(pool.unit_offsets[u]), int(pool.unit_offsets[u + 1])
+        first = min(range(a, b), key=lambda i: (int(pool.occ_run[i]), int(pool.occ_row[i])))
+        run, row = int(pool.occ_run[first]), int(pool.occ_row[first])
+        columns = pool.answers[run]
+        key = (run, int(columns.sentence_topic[row]))
+        if key not in answers:
+            rows = np.flatnonzero(np.asarray(columns.sentence_topic) == key[1])
+            answers[key] = [str(t) for t in columns.sentence_text[rows].tolist()]
+        texts, text = answers[key], str(pool.unit_text[u])
+        position = int(pool.occ_sentence[first])
+        answer = " ".join(texts)
+        start = sum(len(t) + 1 for t in texts[:position])
+        if answer[start:start + len(text)] != text:
+            start = max(answer.find(text), 0)
+        units.append(SupportUnit(topics[int(pool.unit_topic[u])], text,
+                                 str(pool.unit_ref[u]), answer, start))
+    return units
+
+
+def units_state(units: list[SupportUnit], seed: int = 0) -> Any:
+    """A pooling state whose candidates are the units (topic, :func:`unit_key`), every one
+    handed out (a static plan: the desk's order within a topic, its rules across topics)."""
+    import pandas as pd
+
+    from ..pooling import PoolingState
+    from ..pooling.table import build_table
+
+    frame = pd.DataFrame({
+        "query_id": [u.query_id for u in units],
+        "doc_id": [unit_key(u.query_id, u.sentence, u.reference) for u in units],
+        "score": [float(len(units) - i) for i in range(len(units))]})
+    state = PoolingState(build_table([("units", "units", frame)]), "depth", k=len(units) + 1,
+                         seed=seed)
+    state.next_batch()
+    return state
+
+
+class SupportDesk(Desk):
+    """The desk over support units (see the module docstring): an item is a
+    :class:`SupportItem`; ``document(docno)`` gives the cited segment's (title, text)."""
+
+    units: dict[str, SupportUnit]
+
+    def _item(self, cand: int, who: Assessor, previous: int | None = None,
+              again: bool = False, skipped: bool = False) -> Item:
+        query_id, key = self._ids(cand)
+        unit = self.units[key]
+        title, text = self.document(unit.reference)
+        return SupportItem(query_id=query_id, doc_id=key, topic=self.statement(query_id),
+                           title=title, text=text, suggestion=None, again=again,
+                           previous=previous, skipped=skipped,
+                           ticket=self.ticket(who.name, query_id, key),
+                           sentence=unit.sentence, answer=unit.answer, start=unit.start,
+                           segment=unit.reference)
+
+
+def stored_clicks(store: Store, pool: str, units: dict[str, SupportUnit]) -> list[Click]:
+    """The desk's support labels of ``pool``'s assessors (in the order recorded) as the
+    desk's clicks, keyed by unit; labels of units no longer in the runs are left out."""
+    names = [a.name for a in store.assessors(pool)]
+    if not names:
+        return []
+    columns = store.answer_label_columns(TASK, names)
+    keys = {(u.query_id, u.sentence, u.reference): k for k, u in units.items()}
+    rows = sorted(zip(columns["position"].tolist(), columns["query_id"].tolist(),
+                      columns["sentence_text"].tolist(), columns["reference"].tolist(),
+                      columns["label"].tolist(), columns["judge"].tolist(),
+                      columns["judge_kind"].tolist(), columns["run_id"].tolist()))
+    clicks = []
+    for _, q, text, ref, label, judge, kind, run in rows:
+        key = keys.get((q, text, ref))
+        if key is not None and kind == "human" and run is None:
+            clicks.append(Judgment(query_id=q, doc_id=key, relevance=int(label), judge=judge,
+                                   pool=pool))
+    return clicks
+
+
+@contextmanager
+def opened_support(config: Any, pool: str, wait: float | None, options: Any
+                   ) -> Iterator[tuple]:
+    """(desk, store, documents) serving the support units to ``pool``'s people, open for the
+    block (as :func:`irbench.assess.serve.opened` for a pool)."""
+    from ..documents import open_documents
+    from ..topics import read_topics
+    from .serve import PAGE_CHARS, AssessError
+    from .writer import Writer
+
+    if config.documents is None or config.topics is None:
+        raise AssessError(f"{config.path}: assessors read the cited segments and the topics: "
+                          "give collection.documents and collection.topics")
+    units = support_units(config)
+    by_key = {unit_key(u.query_id, u.sentence, u.reference): u for u in units}
+    topics = read_topics(config.topics)
+    with Store(config.store, wait=wait) as store, open_documents(config.documents) as docs:
+        state = units_state(units)
+        clicks = stored_clicks(store, pool, by_key)
+        catch_up(state, clicks, 0)
+
+        def save(click: Click) -> Future:
+            unit = by_key[click.doc_id]
+            return writer.label(AnswerLabel(
+                task=TASK, query_id=unit.query_id, sentence_text=unit.sentence,
+                reference=unit.reference, label=int(click.relevance), judge=click.judge,
+                judge_kind="human", pool=pool, source=SOURCE, seconds=click.seconds))
+
+        def save_state(state: Any, applied: int) -> Future:
+            done: Future = Future()  # rebuilt from the units and the labels at each start
+            done.set_result(None)
+            return done
+
+        def document(docno: str) -> tuple[str, str]:
+            if docno not in docs:
+                return "", f"(segment {docno} is not in the collection)"
+            doc = docs.get(docno, PAGE_CHARS)
+            cut = "\n\n(cut here: the segment is longer)" if len(doc.text) == PAGE_CHARS else ""
+            return doc.title, doc.text + cut
+
+        with Writer(store, pool) as writer:
+            desk = SupportDesk(state, save=save, save_state=save_state, document=document,
+                               statement=topics.statement, suggestions={},
+                               overlap=options.overlap, seed=state.seed, order=options.order,
+                               batch=options.batch, secret=store.csrf_secret(pool))
+            desk.units = by_key
+            desk.replay(clicks, store.assessors(pool))
+            yield desk, store, docs
+
+
+def support_app(config: Any, pool: str, desk: Desk, store: Store, *, port: int,
+                levels: tuple[int, ...], preselect: bool,
+                screens: Iterable[Screen] | None = None, names: tuple[str, ...] = (),
+                url: str = "", admin: str | None = None) -> Any:
+    """The app serving the support screen over an open support desk (as
+    :func:`irbench.assess.serve.assessment_app`): the pool's people, the organiser's view of
+    the support labels, ``/qrels`` the support labels as ``irbench qrels --support`` writes
+    them (NIST's JSONL, rule majority)."""
+    from ..judges.support_made import support_made
+    from ..judgments import DEFAULT_RULE
+    from .app import Gate, build_app
+    from .organiser import organiser_view
+    from .roster import Roster
+
+    assert isinstance(desk, SupportDesk)
+    roster = Roster(store, pool, desk, url or f"http://127.0.0.1:{port}/")
+    with desk.lock:
+        secret = store.csrf_secret(pool)
+
+    def view() -> OrganiserView:
+        with desk.lock:
+            clicks, people = stored_clicks(store, pool, desk.units), store.assessors(pool)
+        return organiser_view(desk, clicks, people)
+
+    def export() -> str:
+        with desk.lock:
+            names = [a.name for a in store.assessors(pool)]
+            columns = store.answer_label_columns(TASK, names) if names else None
+        if columns is None or not len(columns["label"]):
+            return ""
+        return support_made(columns, DEFAULT_RULE).text
+
+    return build_app(desk, Gate(roster.lookup, port, secret=secret, admin=admin),
+                     title=config.name, levels=LEVELS, preselect=False,
+                     organiser_view=view, export=export, screens=[SUPPORT], people=roster)
+
+
+def support_label(body: dict, levels: tuple[int, ...]) -> int:
+    """``body["support"]``: 2, 1 or 0, an integer (not a bool)."""
+    support = body.get("support")
+    if type(support) is not int or support not in LEVELS:
+        raise BadRequest(MALFORMED)
+    return support
+
+
+def page(visit: Visit) -> AssessorPage:
+    keys = tuple(LevelKey(level=level, name=name) for level, name in KEYS)
+    return AssessorPage(title=visit.title, nonce=visit.nonce, csrf=visit.csrf, who=visit.who,
+                        keys=keys,
+                        config={"levels": list(LEVELS),
+                                "names": {str(level): name for level, name in KEYS},
+                                "api": SUPPORT_PATH + "/api/"})
+
+
+SUPPORT_PATH = "/support"
+SUPPORT = register(Screen(name="support", template="support.html", page_type=AssessorPage,
+                          page=page, parse_label=support_label, path=SUPPORT_PATH,
+                          kind="support"))
