@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from desk_server import ROOT, Server, needs_chromium, open_page
+from desk_server import ROOT, Server, client, needs_chromium, open_page
 
 from irbench.config import load_config
 from irbench.store import Store
@@ -147,6 +147,8 @@ def test_two_assessors_judge_support_through_a_kill(campaign, tmp_path, browser)
          "--param", "k=2", env=env)
     links = {name: _cli("assess", str(campaign), "--pool", "web", "--add-assessor", name,
                         env=env) for name in ("ann", "bob")}
+    organiser = _cli("assess", str(campaign), "--pool", "web", "--add-assessor", "org",
+                     "--organiser", env=env)
     server = Server(campaign, extra=("--support",))
     pressed: list[tuple] = []
     try:
@@ -189,6 +191,14 @@ def test_two_assessors_judge_support_through_a_kill(campaign, tmp_path, browser)
             pass
         assert "All your topics are judged" in (ann.page.text_content("#status") or "")
         assert not ann.page.errors and not bob.page.errors
+        org = client(server.url, _link(organiser, server.port))
+        try:
+            progress = org.get("/api/progress").json()
+            assert (progress["judged"], progress["total"]) == (len(pressed) - 1,) * 2
+            served = org.get("/qrels")  # the support labels, as qrels --support writes them
+            assert served.status_code == 200 and served.text
+        finally:
+            org.close()
     finally:
         server.stop()
 
@@ -200,6 +210,7 @@ def test_two_assessors_judge_support_through_a_kill(campaign, tmp_path, browser)
 
     out = tmp_path / "support.jsonl"
     _cli("qrels", str(campaign), "--support", "-o", str(out), env=env)
+    assert out.read_text() == served.text
     written = {}
     for line in out.read_text().splitlines():
         obj = json.loads(line)
@@ -208,3 +219,13 @@ def test_two_assessors_judge_support_through_a_kill(campaign, tmp_path, browser)
                 written[(obj["topic_id"], sentence["text"], cited["reference"])] = \
                     cited["support"]
     assert written == final
+
+
+@pytest.mark.timeout(60)
+def test_support_refuses_relevance_options(campaign, capsys):
+    from irbench import cli
+
+    for extra in (["--suggest", "umbrela"], ["--levels", "0,1"]):
+        code = cli.main(["assess", str(campaign), "--pool", "web", "--support", *extra])
+        assert code != 0
+        assert "--support has its own keys" in capsys.readouterr().err

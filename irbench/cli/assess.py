@@ -103,6 +103,9 @@ def desk_options(args):
         raise UsageError("--overlap is a fraction between 0 and 1")
     if not 1 <= args.batch <= 1000:
         raise UsageError("--batch is a number of documents from 1 to 1000")
+    if args.support and (args.suggest is not None or args.levels is not None):
+        raise UsageError("--support has its own keys (2 full, 1 partial, 0 no support) and no "
+                         "model suggestions: not with --suggest, --preselect or --levels")
     if args.preselect and args.suggest is None:
         raise UsageError("--preselect outlines a judge's label: give --suggest JUDGE too")
     return DeskOptions(overlap=args.overlap, order=args.order, batch=args.batch,
