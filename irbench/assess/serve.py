@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from starlette.applications import Starlette
@@ -164,6 +165,11 @@ def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
                      people=roster)
 
 
+# What a server serves: a pool of documents (this module), or the support units of answer runs
+# (irbench.assess.support registers its desk here when imported, as irbench.assess does)
+DESKS: dict[str, tuple[Any, Any]] = {"pool": (opened, assessment_app)}
+
+
 def serve(config, pool: str, *, host: str, port: int, options: DeskOptions, preselect: bool,
           wait: float | None, url: str, levels: tuple[int, ...],
           names: tuple[str, ...] = (), support: bool = False) -> int:
@@ -171,9 +177,7 @@ def serve(config, pool: str, *, host: str, port: int, options: DeskOptions, pres
     :mod:`.support`) until Ctrl-C."""
     import uvicorn  # the assess extra
 
-    from .support import opened_support, support_app
-
-    opener, make_app = (opened_support, support_app) if support else (opened, assessment_app)
+    opener, make_app = DESKS["support" if support else "pool"]
     with opener(config, pool, wait, options) as (desk, store, _):
         try:  # the command line changes people through the server while it runs
             runtime: Runtime | None = publish(config.store, local_url(host, port), pool)

@@ -25,13 +25,27 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from ..config.types import priority_order
+from ..documents import open_documents
 from ..errors import IrbenchError
+from ..ids import id_text
+from ..judges.support_made import support_made
+from ..judgments import DEFAULT_RULE
 from ..report.fields import documented as _f
 from ..store import AnswerLabel, Assessor, Click, Judgment, Store
+from ..topics import read_topics
+from ..trec import Run
+from .app import Gate, build_app
 from .contexts import AssessorPage, Item, LevelKey, OrganiserView
 from .desk import Desk, catch_up
 from .failures import MALFORMED, BadRequest
+from .organiser import organiser_view
+from .roster import Roster
 from .screens import Screen, Visit, register
+from .serve import DESKS, PAGE_CHARS, AssessError
+from .writer import Writer
 
 #: The keys, in the order the page shows them: (label, name).
 KEYS = ((2, "full support"), (1, "partial support"), (0, "no support"))
@@ -77,10 +91,6 @@ def unit_key(query_id: str, sentence: str, reference: str) -> str:
 def support_units(config: Any) -> list[SupportUnit]:
     """The units of the config's answer runs (first citations), topic by topic; SupportError
     when it has no answer runs or no cited sentence."""
-    import numpy as np
-
-    from ..config.types import priority_order
-    from ..ids import id_text
     from ..pooling import answer_systems, cited_pool, read_answer_runs
 
     answering = [s.name for s in config.systems if s.kind == "answers"]
@@ -117,16 +127,17 @@ def support_units(config: Any) -> list[SupportUnit]:
 def units_state(units: list[SupportUnit], seed: int = 0) -> Any:
     """A pooling state whose candidates are the units (topic, :func:`unit_key`), every one
     handed out (a static plan: the desk's order within a topic, its rules across topics)."""
-    import pandas as pd
-
     from ..pooling import PoolingState
     from ..pooling.table import build_table
 
-    frame = pd.DataFrame({
-        "query_id": [u.query_id for u in units],
-        "doc_id": [unit_key(u.query_id, u.sentence, u.reference) for u in units],
-        "score": [float(len(units) - i) for i in range(len(units))]})
-    state = PoolingState(build_table([("units", "units", frame)]), "depth", k=len(units) + 1,
+    run = Run(name="units", runid="units",
+              query_id=np.array([u.query_id.encode("utf-8", "surrogateescape") for u in units],
+                                dtype=np.bytes_),
+              doc_id=np.array([unit_key(u.query_id, u.sentence, u.reference).encode()
+                               for u in units], dtype=np.bytes_),
+              score=np.arange(len(units), 0, -1, dtype=np.float64),
+              line=np.arange(1, len(units) + 1, dtype=np.int64))
+    state = PoolingState(build_table([("units", "units", run)]), "depth", k=len(units) + 1,
                          seed=seed)
     state.next_batch()
     return state
@@ -177,11 +188,6 @@ def opened_support(config: Any, pool: str, wait: float | None, options: Any
                    ) -> Iterator[tuple]:
     """(desk, store, documents) serving the support units to ``pool``'s people, open for the
     block (as :func:`irbench.assess.serve.opened` for a pool)."""
-    from ..documents import open_documents
-    from ..topics import read_topics
-    from .serve import PAGE_CHARS, AssessError
-    from .writer import Writer
-
     if config.documents is None or config.topics is None:
         raise AssessError(f"{config.path}: assessors read the cited segments and the topics: "
                           "give collection.documents and collection.topics")
@@ -230,12 +236,6 @@ def support_app(config: Any, pool: str, desk: Desk, store: Store, *, port: int,
     :func:`irbench.assess.serve.assessment_app`): the pool's people, the organiser's view of
     the support labels, ``/qrels`` the support labels as ``irbench qrels --support`` writes
     them (NIST's JSONL, rule majority)."""
-    from ..judges.support_made import support_made
-    from ..judgments import DEFAULT_RULE
-    from .app import Gate, build_app
-    from .organiser import organiser_view
-    from .roster import Roster
-
     assert isinstance(desk, SupportDesk)
     roster = Roster(store, pool, desk, url or f"http://127.0.0.1:{port}/")
     with desk.lock:
@@ -280,3 +280,6 @@ SUPPORT_PATH = "/support"
 SUPPORT = register(Screen(name="support", template="support.html", page_type=AssessorPage,
                           page=page, parse_label=support_label, path=SUPPORT_PATH,
                           kind="support"))
+
+
+DESKS["support"] = (opened_support, support_app)  # irbench assess --support
