@@ -75,8 +75,15 @@ class AnswerJudgments:
     qrels: Qrels
     warnings: tuple[str, ...] = ()  # the reader's ``FILE:LINE: ...`` oddities that still read
 
+    _runs: frozenset[str] = frozenset()  # the run ids the judgments name
+
     def run_key(self, answers: AnswerRun) -> str | None:
-        raise NotImplementedError
+        """The run id under which the judgments know ``answers`` (its run id, else its
+        system name), or None."""
+        for key in (answers.run_id, answers.name):
+            if key in self._runs:
+                return key
+        return None
 
     def has_run(self, answers: AnswerRun) -> bool:
         """Whether the judgments know ``answers`` (by run id, or by system name)."""
@@ -103,13 +110,8 @@ class PreparedSupportSet(AnswerJudgments):
         self._runs = frozenset(labels.run_id.tolist())
 
     def run_key(self, answers: AnswerRun) -> str | None:
-        """The run id under which the labels know ``answers``, or None."""
-        if self.support.by_text:
-            return answers.run_id
-        for key in (answers.run_id, answers.name):
-            if key in self._runs:
-                return key
-        return None
+        """Labels keyed by text know every run; else as every answer judgment set does."""
+        return answers.run_id if self.support.by_text else super().run_key(answers)
 
     def rank(self, answers: AnswerRun, options: EvalOptions = EvalOptions()) -> ScoredAnswers:
         scored = over_topics(answers, self.topics)
@@ -144,12 +146,6 @@ class PreparedNuggetSet(AnswerJudgments):
                                     assignments.line)
         self.adhoc = PreparedQrels(self.qrels)
         self._runs = frozenset(assignments.run_id.tolist())
-
-    def run_key(self, answers: AnswerRun) -> str | None:
-        for key in (answers.run_id, answers.name):
-            if key in self._runs:
-                return key
-        return None
 
     def rank(self, answers: AnswerRun, options: EvalOptions = EvalOptions()) -> ScoredAnswers:
         scored = over_topics(answers, self.topics)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..answers.scored import topic_index
 from ..errors import EvaluationError
 from ..trec import Problems, read_source
 from .support import group_rows, json_objects, object_array, warning_lines
@@ -236,7 +237,7 @@ def nugget_columns(assignments: NuggetAssignments, run_id: str, topics: np.ndarr
 def _columns(assignments: NuggetAssignments, mine: np.ndarray, run_id: str,
              topics: np.ndarray, nuggets: NuggetLists | None) -> NuggetColumns:
     topics = np.asarray(topics)
-    ti = _topic_index(assignments.topic_id[mine], topics)
+    ti = topic_index(assignments.topic_id[mine], topics)
     mine, ti = mine[ti >= 0], ti[ti >= 0]
     if nuggets is None:
         order = mine[np.argsort(ti, kind="stable")]
@@ -244,7 +245,7 @@ def _columns(assignments: NuggetAssignments, mine: np.ndarray, run_id: str,
         return NuggetColumns(offsets=np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
                              vital=assignments.vital[order], score=assignments.score[order],
                              unassigned=0)
-    li = _topic_index(topics, nuggets.topics)
+    li = topic_index(topics, nuggets.topics)
     counts = np.where(li >= 0, np.diff(nuggets.offsets)[li], 0)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     # each kept nugget's row in the lists: its topic's start there plus its position
@@ -268,11 +269,3 @@ def _columns(assignments: NuggetAssignments, mine: np.ndarray, run_id: str,
     assigned[target] = True
     return NuggetColumns(offsets=offsets, vital=nuggets.vital[source], score=score,
                          unassigned=int((~assigned).sum()))
-
-
-def _topic_index(values: np.ndarray, sorted_topics: np.ndarray) -> np.ndarray:
-    """Each value's index in ``sorted_topics`` (bytes, sorted), -1 where absent."""
-    if len(sorted_topics) == 0:
-        return np.full(len(values), -1, dtype=np.int64)
-    at = np.minimum(np.searchsorted(sorted_topics, values), len(sorted_topics) - 1)
-    return np.where(sorted_topics[at] == values, at, -1).astype(np.int64)
