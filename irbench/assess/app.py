@@ -128,11 +128,13 @@ def render(folder: Path, template: str, context: Any) -> HTMLResponse:
 def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
               preselect: bool, organiser_view: Callable[[], OrganiserView],
               export: Callable[[], str], screens: Iterable[Screen] | None = None,
-              names: tuple[str, ...] = (), people: Roster | None = None) -> Starlette:
+              names: tuple[str, ...] = (), people: Roster | None = None,
+              routes: Iterable[BaseRoute] = ()) -> Starlette:
     """The Starlette app (see the module docstring), with ``screens`` (default: the
     registered ones of kind 'pool', :func:`~.screens.screens_of`) mounted; an assessor
     opening ``/`` gets the first; with ``people``, the organiser's calls that add, revoke and
-    re-assign them (:func:`people_routes`)."""
+    re-assign them (:func:`people_routes`); ``routes``: more (each a :class:`Guarded`
+    route)."""
     mounted = list(screens_of("pool") if screens is None else screens)
 
     def screen_page(screen: Screen) -> Callable:
@@ -169,7 +171,7 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
     def progress(who: Assessor, body: dict) -> OrganiserView:
         return organiser_view()
 
-    routes: list[BaseRoute] = [Guarded("/", home, refusal=PAGE)]
+    extra, routes = list(routes), [Guarded("/", home, refusal=PAGE)]
     for screen in mounted:
         if screen.path:
             routes.append(Guarded(f"{screen.path}/", screen_page(screen), refusal=PAGE))
@@ -183,6 +185,7 @@ def build_app(desk: Desk, gate: Gate, *, title: str, levels: tuple[int, ...],
                        refusal=CALL),
                Guarded("/qrels", qrels, refusal=ORGANISER_ONLY)]
     routes += people_routes(gate, people) if people is not None else []
+    routes += extra
     return AssessApp(
         routes=routes,
         middleware=[Middleware(AuthenticationMiddleware, backend=TokenBackend(gate))],

@@ -119,10 +119,16 @@ class OrganiserView:
                      "each time)")
     assessors: tuple[AssessorRow, ...] = _f("the assessors (not the organisers), by name")
     agreement: str = _f("agreement on the documents judged twice, in a sentence")
-    measure: str = _f("the leaderboard's measure")
+    measure: str = _f("the leaderboard's measure ('': no leaderboard, the units are not a pool "
+                      "of documents)")
     leaderboard: tuple[tuple[str, str], ...] = _f("(system, its value printed), best first, "
                                                   "on the topics judged to the end")
     leaderboard_note: str = _f("what the leaderboard rests on (or why it is empty)")
+    unit: str = _f("what is judged, plural: 'documents', 'sentences' (support), 'nuggets of "
+                   "answers'", default="documents")
+    links: tuple[tuple[str, str], ...] = _f("(address, text) of the server's other pages for "
+                                            "the organiser (the nugget lists' editor)",
+                                            default=())
 
 
 @dataclass(frozen=True, kw_only=True)

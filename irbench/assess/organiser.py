@@ -24,10 +24,14 @@ from .desk import Desk
 MEASURE = "AP"
 
 
-def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list) -> OrganiserView:
+def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list, *,
+                   leaderboard: bool = True, unit: str = "documents",
+                   links: tuple[tuple[str, str], ...] = ()) -> OrganiserView:
     """The organiser page's values (see the module docstring); ``clicks`` as
     :meth:`Store.clicks` gives them. A judgment is a document an assessor judged, however
-    often (an undo and a new label is one judgment, two clicks)."""
+    often (an undo and a new label is one judgment, two clicks). Without ``leaderboard`` (a
+    desk whose units are not a pool of documents: support, nuggets) no leaderboard; ``unit``
+    what is judged, ``links`` (href, text) of the server's other organiser pages."""
     progress = desk.progress()
     latest = {(c.judge, c.query_id, c.doc_id): c for c in clicks}  # each one's last label
     with desk.lock:
@@ -48,7 +52,7 @@ def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list) -> Orga
                      else "-"),
             kept=(f"{sum(c.relevance == c.suggested for c in suggested)} of {len(suggested)}"
                   if suggested else "-")))
-    board, note = _leaderboard(desk)
+    board, note = _leaderboard(desk) if leaderboard else ([], "")
     shares = {t.query_id: t for t in progress.topics}
     per_topic: dict[str, Counter] = {}
     for judge, query_id, _ in latest:
@@ -66,7 +70,8 @@ def organiser_view(desk: Desk, clicks: Sequence[Click], assessors: list) -> Orga
         topics=tuple(topics), done=progress.done, strategy=desk.state.strategy.name,
         total_budget=_budget(total_budget, candidates), judgments=len(latest),
         clicks=len(clicks), assessors=tuple(rows), agreement=_agreement(clicks),
-        measure=MEASURE, leaderboard=tuple(board), leaderboard_note=note)
+        measure=MEASURE if leaderboard else "", leaderboard=tuple(board),
+        leaderboard_note=note, unit=unit, links=links)
 
 
 def _budget(cap: int | None, candidates: int) -> str:

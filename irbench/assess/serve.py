@@ -91,22 +91,27 @@ def opened(config, pool: str, wait: float | None, options: DeskOptions) -> Itera
         def save_state(state: PoolingState, applied: int) -> Future:
             return writer.state(state.strategy.name, state.to_dict(), applied)  # copies
 
-        def document(docno: str) -> tuple[str, str]:
-            if docno not in docs:  # docnos as irbench.ids.id_text gives them, in both
-                return "", f"(document {docno} is not in the collection)"
-            doc = docs.get(docno, PAGE_CHARS)
-            cut = "\n\n(cut here: the document is longer)" if len(doc.text) == PAGE_CHARS else ""
-            return doc.title, doc.text + cut
-
         store.save_pool_state(pool, state.strategy.name, *encode_state(state.to_dict()),
                               len(clicks))  # caught up: the next start replays nothing
         with Writer(store, pool) as writer:
-            desk = Desk(state, save=writer.click, save_state=save_state, document=document,
+            desk = Desk(state, save=writer.click, save_state=save_state,
+                        document=lambda docno: page_text(docs, docno, "document"),
                         statement=topics.statement, suggestions=suggestions,
                         overlap=options.overlap, seed=state.seed, order=options.order,
                         batch=options.batch, secret=store.csrf_secret(pool))
             desk.replay(clicks, store.assessors(pool))
             yield desk, store, docs
+
+
+def page_text(docs: Any, docno: str, what: str) -> tuple[str, str]:
+    """(title, text) of a document of the collection (``docno`` as irbench.ids.id_text gives
+    it) as a page shows it: cut at :data:`PAGE_CHARS`, saying so; a missing one says so
+    (``what``: what the page calls it, document or segment)."""
+    if docno not in docs:
+        return "", f"({what} {docno} is not in the collection)"
+    doc = docs.get(docno, PAGE_CHARS)
+    cut = f"\n\n(cut here: the {what} is longer)" if len(doc.text) == PAGE_CHARS else ""
+    return doc.title, doc.text + cut
 
 
 def suggested(store: Store, state: PoolingState, pool: str, judge: str | None

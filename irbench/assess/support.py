@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -28,29 +27,23 @@ from typing import Any
 import numpy as np
 
 from ..config.types import priority_order
-from ..documents import open_documents
 from ..errors import IrbenchError
 from ..ids import id_text
 from ..judges.support_made import support_made
 from ..judgments import DEFAULT_RULE
 from ..report.fields import documented as _f
-from ..store import AnswerLabel, Assessor, Click, Judgment, Store
-from ..topics import read_topics
-from ..trec import Run
-from .app import Gate, build_app
-from .contexts import AssessorPage, Item, LevelKey, OrganiserView
-from .desk import Desk, catch_up
+from ..store import Assessor, Click, Store
+from .answer_desk import KeyOf, answer_app, opened_units
+from .answer_desk import stored_clicks as answer_clicks
+from .contexts import AssessorPage, Item, LevelKey
+from .desk import Desk
 from .failures import MALFORMED, BadRequest
-from .organiser import organiser_view
-from .roster import Roster
 from .screens import Screen, Visit, register
-from .serve import DESKS, PAGE_CHARS, AssessError
-from .writer import Writer
+from .serve import DESKS, AssessError
 
 #: The keys, in the order the page shows them: (label, name).
 KEYS = ((2, "full support"), (1, "partial support"), (0, "no support"))
 LEVELS = tuple(level for level, _ in KEYS)
-SOURCE = "assess"  # answer_labels.source of a label made at the desk
 TASK = "support"
 
 
@@ -124,25 +117,6 @@ def support_units(config: Any) -> list[SupportUnit]:
     return units
 
 
-def units_state(units: list[SupportUnit], seed: int = 0) -> Any:
-    """A pooling state whose candidates are the units (topic, :func:`unit_key`), every one
-    handed out (a static plan: the desk's order within a topic, its rules across topics)."""
-    from ..pooling import PoolingState
-    from ..pooling.table import build_table
-
-    run = Run(name="units", runid="units",
-              query_id=np.array([u.query_id.encode("utf-8", "surrogateescape") for u in units],
-                                dtype=np.bytes_),
-              doc_id=np.array([unit_key(u.query_id, u.sentence, u.reference).encode()
-                               for u in units], dtype=np.bytes_),
-              score=np.arange(len(units), 0, -1, dtype=np.float64),
-              line=np.arange(1, len(units) + 1, dtype=np.int64))
-    state = PoolingState(build_table([("units", "units", run)]), "depth", k=len(units) + 1,
-                         seed=seed)
-    state.next_batch()
-    return state
-
-
 class SupportDesk(Desk):
     """The desk over support units (see the module docstring): an item is a
     :class:`SupportItem`; ``document(docno)`` gives the cited segment's (title, text)."""
@@ -162,101 +136,46 @@ class SupportDesk(Desk):
                            segment=unit.reference)
 
 
-def stored_clicks(store: Store, pool: str, units: dict[str, SupportUnit]) -> list[Click]:
-    """The desk's support labels of ``pool``'s assessors (in the order recorded) as the
-    desk's clicks, keyed by unit; labels of units no longer in the runs are left out."""
-    names = [a.name for a in store.assessors(pool)]
-    if not names:
-        return []
-    columns = store.answer_label_columns(TASK, names)
+def _key_of(units: dict[str, SupportUnit]) -> KeyOf:
+    """A stored support label's unit key (a label of a run's own sentence is not the desk's)."""
     keys = {(u.query_id, u.sentence, u.reference): k for k, u in units.items()}
-    rows = sorted(zip(columns["position"].tolist(), columns["query_id"].tolist(),
-                      columns["sentence_text"].tolist(), columns["reference"].tolist(),
-                      columns["label"].tolist(), columns["judge"].tolist(),
-                      columns["judge_kind"].tolist(), columns["run_id"].tolist()))
-    clicks = []
-    for _, q, text, ref, label, judge, kind, run in rows:
-        key = keys.get((q, text, ref))
-        if key is not None and kind == "human" and run is None:
-            clicks.append(Judgment(query_id=q, doc_id=key, relevance=int(label), judge=judge,
-                                   pool=pool))
-    return clicks
+    return lambda q, text, ref, run: keys.get((q, text, ref)) if run is None else None
+
+
+def stored_clicks(store: Store, pool: str, units: dict[str, SupportUnit]) -> list[Click]:
+    """The desk's support labels of ``pool``'s assessors as the desk's clicks, keyed by
+    unit (:func:`irbench.assess.answer_desk.stored_clicks`)."""
+    return answer_clicks(store, pool, TASK, _key_of(units))
 
 
 @contextmanager
 def opened_support(config: Any, pool: str, wait: float | None, options: Any
                    ) -> Iterator[tuple]:
     """(desk, store, documents) serving the support units to ``pool``'s people, open for the
-    block (as :func:`irbench.assess.serve.opened` for a pool)."""
+    block (:func:`irbench.assess.answer_desk.opened_units`)."""
     if config.documents is None or config.topics is None:
         raise AssessError(f"{config.path}: assessors read the cited segments and the topics: "
                           "give collection.documents and collection.topics")
-    units = support_units(config)
-    by_key = {unit_key(u.query_id, u.sentence, u.reference): u for u in units}
-    topics = read_topics(config.topics)
-    with Store(config.store, wait=wait) as store, open_documents(config.documents) as docs:
-        state = units_state(units)
-        clicks = stored_clicks(store, pool, by_key)
-        catch_up(state, clicks, 0)
-
-        def save(click: Click) -> Future:
-            unit = by_key[click.doc_id]
-            return writer.label(AnswerLabel(
-                task=TASK, query_id=unit.query_id, sentence_text=unit.sentence,
-                reference=unit.reference, label=int(click.relevance), judge=click.judge,
-                judge_kind="human", pool=pool, source=SOURCE, seconds=click.seconds))
-
-        def save_state(state: Any, applied: int) -> Future:
-            done: Future = Future()  # rebuilt from the units and the labels at each start
-            done.set_result(None)
-            return done
-
-        def document(docno: str) -> tuple[str, str]:
-            if docno not in docs:
-                return "", f"(segment {docno} is not in the collection)"
-            doc = docs.get(docno, PAGE_CHARS)
-            cut = "\n\n(cut here: the segment is longer)" if len(doc.text) == PAGE_CHARS else ""
-            return doc.title, doc.text + cut
-
-        with Writer(store, pool) as writer:
-            desk = SupportDesk(state, save=save, save_state=save_state, document=document,
-                               statement=topics.statement, suggestions={},
-                               overlap=options.overlap, seed=state.seed, order=options.order,
-                               batch=options.batch, secret=store.csrf_secret(pool))
-            desk.units = by_key
-            desk.replay(clicks, store.assessors(pool))
-            yield desk, store, docs
+    by_key = {unit_key(u.query_id, u.sentence, u.reference): u for u in support_units(config)}
+    with opened_units(config, pool, wait, options, units=by_key, task=TASK,
+                      key_of=_key_of(by_key), desk_type=SupportDesk, what="segment",
+                      label_of=lambda u: {"query_id": u.query_id, "sentence_text": u.sentence,
+                                          "reference": u.reference}) as opened:
+        yield opened
 
 
 def support_app(config: Any, pool: str, desk: Desk, store: Store, *, port: int,
                 levels: tuple[int, ...], preselect: bool,
                 screens: Iterable[Screen] | None = None, names: tuple[str, ...] = (),
                 url: str = "", admin: str | None = None) -> Any:
-    """The app serving the support screen over an open support desk (as
-    :func:`irbench.assess.serve.assessment_app`): the pool's people, the organiser's view of
-    the support labels, ``/qrels`` the support labels as ``irbench qrels --support`` writes
-    them (NIST's JSONL, rule majority)."""
+    """The app serving the support screen over an open support desk
+    (:func:`irbench.assess.answer_desk.answer_app`): ``/qrels`` the support labels as
+    ``irbench qrels --support`` writes them (NIST's JSONL, rule majority)."""
     assert isinstance(desk, SupportDesk)
-    roster = Roster(store, pool, desk, url or f"http://127.0.0.1:{port}/")
-    with desk.lock:
-        secret = store.csrf_secret(pool)
-
-    def view() -> OrganiserView:
-        with desk.lock:
-            clicks, people = stored_clicks(store, pool, desk.units), store.assessors(pool)
-        return organiser_view(desk, clicks, people)
-
-    def export() -> str:
-        with desk.lock:
-            names = [a.name for a in store.assessors(pool)]
-            columns = store.answer_label_columns(TASK, names) if names else None
-        if columns is None or not len(columns["label"]):
-            return ""
-        return support_made(columns, DEFAULT_RULE).text
-
-    return build_app(desk, Gate(roster.lookup, port, secret=secret, admin=admin),
-                     title=config.name, levels=LEVELS, preselect=False,
-                     organiser_view=view, export=export, screens=[SUPPORT], people=roster)
+    return answer_app(config, pool, desk, store, port=port, url=url, admin=admin, task=TASK,
+                      screen=SUPPORT, key_of=_key_of(desk.units), unit="sentences",
+                      export=lambda columns: "" if columns is None else
+                      support_made(columns, DEFAULT_RULE).text)
 
 
 def support_label(body: dict, levels: tuple[int, ...]) -> int:
