@@ -35,7 +35,7 @@ from .answer_labels import AnswerLabel
 from .assessing import Assessing, Assessor, Click
 from .connection import Connection, Transaction, connect, remove_strays
 from .judging import Judging, ModelAnswer
-from .nuggets import Nuggets
+from .nuggets import NuggetEditError, Nuggets, NuggetVersion, StoredNugget
 from .pools import Pools
 from .reads import Reads
 from .records import (
@@ -53,7 +53,8 @@ from .schema import MIGRATIONS
 
 __all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT",
            "AnswerLabel", "Assessor", "Click", "Evaluated", "FileFacts", "Judgment",
-           "JudgmentColumns", "ModelAnswer", "QrelsRecord", "Store", "SystemRecord"]
+           "JudgmentColumns", "ModelAnswer", "NuggetEditError", "NuggetVersion", "QrelsRecord",
+           "Store", "StoredNugget", "SystemRecord"]
 
 
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
