@@ -93,7 +93,10 @@ class NuggetVersion:
 
     @classmethod
     def of(cls, row: Sequence) -> NuggetVersion:
-        return cls(*row[:8], tuple(row[8] or ()), *row[9:])
+        (qid, nid, text, importance, position, origin, judge, made_by, derived, created,
+         deleted, deleted_by) = row
+        return cls(qid, nid, text, importance, position, origin, judge, made_by,
+                   tuple(derived or ()), created, deleted, deleted_by)
 
     def stored(self) -> StoredNugget:
         return StoredNugget(self.query_id, self.nugget_id, self.text, self.importance,
