@@ -99,8 +99,9 @@ class NuggetVersion:
                    tuple(derived or ()), created, deleted, deleted_by)
 
     def stored(self) -> StoredNugget:
-        return StoredNugget(self.query_id, self.nugget_id, self.text, self.importance,
-                            self.position, self.origin, self.made_by)
+        return StoredNugget(query_id=self.query_id, nugget_id=self.nugget_id, text=self.text,
+                            importance=self.importance, position=self.position,
+                            origin=self.origin, made_by=self.made_by)
 
 
 def nugget_id(judge: str, query_id: str, position: int, text: str, importance: str) -> str:
@@ -386,5 +387,7 @@ class Nuggets:
                 f"INSERT INTO nuggets ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, "
                 "NULL)", [qid, nid, text, importance, at, PERSON, judge, by, list(derived),
                           now + timedelta(microseconds=part)])
-            out.append(StoredNugget(qid, nid, text, importance, at, PERSON, by))
+            out.append(StoredNugget(query_id=qid, nugget_id=nid, text=text,
+                                    importance=importance, position=at, origin=PERSON,
+                                    made_by=by))
         return out
