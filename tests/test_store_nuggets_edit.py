@@ -302,3 +302,20 @@ def test_qrels_nuggets_writes_the_edited_list(tmp_path, capsys):
     assert (assigned["qid"], assigned["run_id"]) == ("1", "r1")
     assert [(n["text"], n["assignment"]) for n in assigned["nuggets"]] == [
         ("a", "not_support"), ("b1", "support"), ("b2", "not_support"), ("c", "not_support")]
+
+
+@pytest.mark.timeout(60)
+def test_two_people_changing_one_nugget_at_once_one_is_told_to_reload(store):
+    """Two connections (the desk's threads): the second edit of a nugget whose first edit is
+    not committed yet meets DuckDB's conflict, reported as a stale edit; the first is kept."""
+    b = ids(store)["b"]
+    other = store.for_thread()
+    try:
+        with store.transaction():
+            store.change_nugget("nug", b, "ann", text="b, ann's")
+            with pytest.raises(NuggetEditError) as error:
+                other.change_nugget("nug", b, "bob", text="b, bob's")
+        assert error.value.stale and "reload the list" in str(error.value)
+        assert texts(store) == texts(other) == ["a", "b, ann's", "c"]
+    finally:
+        other.close()

@@ -32,12 +32,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..errors import IrbenchError
+from ..errors import IrbenchError, StoreError
 
 MODEL, PERSON = "model", "person"  # origin
 IMPORTANCE = ("vital", "okay")
@@ -271,7 +272,7 @@ class Nuggets:
         by = _name(by)
         if not isinstance(query_id, str) or not query_id or _FORBIDDEN.search(query_id):
             raise NuggetEditError("a nugget is added to a topic: name it")
-        with self.transaction():
+        with self._editing():
             if not self.con.execute("SELECT count(*) FROM nuggets WHERE judge = ?",
                                     [judge]).fetchone()[0]:
                 raise NuggetEditError(f"no nugget list by '{_shown(judge)}' in the store")
@@ -290,7 +291,7 @@ class Nuggets:
         new_text = None if text is None else _text(text)
         new_importance = None if importance is None else _importance(importance)
         by = _name(by)
-        with self.transaction():
+        with self._editing():
             (old,) = self._live(judge, [nugget_id])
             made = (old.text if new_text is None else new_text,
                     old.importance if new_importance is None else new_importance)
@@ -308,7 +309,7 @@ class Nuggets:
         ids = list(nugget_ids) if not isinstance(nugget_ids, str) else [nugget_ids]
         if len(ids) < 2 or len(set(ids)) != len(ids):
             raise NuggetEditError("a merge needs two or more different nuggets")
-        with self.transaction():
+        with self._editing():
             old = self._live(judge, ids)
             topics = {v.query_id for v in old}
             if len(topics) > 1:
@@ -330,7 +331,7 @@ class Nuggets:
                 raise NuggetEditError("each part of a split is a (text, importance)")
             made.append((_text(part[0]), _importance(part[1])))
         by = _name(by)
-        with self.transaction():
+        with self._editing():
             (old,) = self._live(judge, [nugget_id])
             return self._edit(judge, old.query_id, [old], [old.nugget_id], made,
                               old.position, by)
@@ -338,9 +339,22 @@ class Nuggets:
     def delete_nugget(self, judge: str, nugget_id: str, by: str) -> None:
         """End the nugget (its versions stay in the history)."""
         by = _name(by)
-        with self.transaction():
+        with self._editing():
             (old,) = self._live(judge, [nugget_id])
             self._edit(judge, old.query_id, [old], [], [], old.position, by)
+
+    @contextmanager
+    def _editing(self) -> Iterator[None]:
+        """The store's transaction; an edit that met another one writing the same rows at
+        the same time (DuckDB's conflict, the other one stored) is stale."""
+        try:
+            with self.transaction():
+                yield
+        except StoreError as exc:
+            if "Conflict" not in str(exc):
+                raise
+            raise NuggetEditError("the list was changed by someone else at the same time: "
+                                  "reload the list", stale=True) from None
 
     def _live(self, judge: str, ids: Sequence[str]) -> list[NuggetVersion]:
         """The live versions of ``ids`` in the list of ``judge``, in that order;
