@@ -50,6 +50,12 @@ def add_parsers(sub) -> None:
                    "printed with headless Chromium; implies --participants")
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="also write every chart as PDF and PNG into DIR (for a paper)")
+    p.add_argument("--judge-eval", default=None, metavar="SET",
+                   help="also section 6e, how far to trust each judge: every other label set "
+                   "against the reference SET, as 'irbench judge-eval CONFIG --reference SET' "
+                   "computes it (labels: kappa, alpha, the confusion matrix; leaderboards: "
+                   "tau, tau_AP, Spearman, top-k overlap, rank changes, significant "
+                   "differences; the self-preference check); html only")
     p.add_argument("--force", action="store_true",
                    help="write into a folder that holds another campaign's report")
     add_wait(p)
@@ -97,7 +103,8 @@ def cmd_report(args) -> int:
             return 0
         with progress_bar("step") as bar:  # as irbench run has
             context = build_context(config, store, seed=args.seed, progress=bar,
-                                    run_pages=args.participants)
+                                    run_pages=args.participants, judge_eval=args.judge_eval,
+                                    labels=_labels_reader(args, store))
         if context.pool_bias is not None and context.pool_bias.warning:
             print(f"irbench: warning: pool bias: {context.pool_bias.warning}", file=sys.stderr)
         for note in context.not_shown:
@@ -109,6 +116,14 @@ def cmd_report(args) -> int:
     _write_extras(args, context, path, pages)
     print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _labels_reader(args, store):
+    """A qrels set's labels for --judge-eval, its file checked to be the one the stored scores
+    were computed on (as 'irbench judge-eval' reads them)."""
+    from .agreement import scored_labels
+
+    return lambda spec, kind: scored_labels(spec, store, args.config, kind)
 
 
 def _run_pages(config, store, context) -> tuple[tuple[Participant, ...], tuple]:
@@ -128,6 +143,10 @@ def _exported_table(args, config, store) -> str:
     from ..report.leaderboard import leaderboard, leaderboards, significance
     from ..report.overview import campaign_overview
 
+    if args.judge_eval is not None:
+        raise UsageError("--judge-eval adds a section to the html page: give it without "
+                         f"--format {args.format} (or see 'irbench judge-eval CONFIG "
+                         "--reference SET --format ...')")
     if args.table == "leaderboard":  # every suite's
         return export_leaderboard(leaderboards(config, store, seed=args.seed), args.format)
     board = leaderboard(config, store, seed=args.seed)

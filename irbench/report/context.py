@@ -10,17 +10,21 @@ from . import incomplete, topics
 from .answers import answer_section
 from .choices import focus_measure, run_page_names
 from .contract import SECTIONS, ReportContext
+from .judges import check_reference, judge_trust
 from .leaderboard import leaderboards_on, significance_on
 from .overview import campaign_overview
 from .provenance import provenance
 from .qrels import qrels_comparison, warnings_and_marks
 
 
-def build_context(config, store, seed: int = 0, progress=None, run_pages: bool = False
-                  ) -> ReportContext:
+def build_context(config, store, seed: int = 0, progress=None, run_pages: bool = False, *,
+                  judge_eval: str | None = None, labels=None) -> ReportContext:
     """The report of ``config`` from its (open, read-only is enough) ``store`` alone: no run
     file is read. ``progress(done, total, what)`` hears of the steps; ``run_pages``: the
-    report is written with one page per run, so every system name links to its page."""
+    report is written with one page per run, so every system name links to its page;
+    ``judge_eval``: a qrels set, adds section 6e (every other set against it, the sets'
+    labels read by ``labels(spec, kind)``, see :func:`.judges.judge_trust`)."""
+    check_reference(config, judge_eval)  # an unknown set, before anything is computed
     qrels = config.qrels[0].name
     steps = ("leaderboard", "significance", "per topic", "profiles and analyses")
     tell = (lambda i: progress(i + 1, len(steps), steps[i])) if progress else (lambda i: None)
@@ -38,6 +42,8 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
     reduction = incomplete.reduction_section(config, store)
     pool_bias = incomplete.pool_bias(config, store)
     across = qrels_comparison(config, store, seed)
+    trust = (judge_trust(config, store, judge_eval, labels=labels, seed=seed)
+             if judge_eval is not None else None)
     warnings, same_model = warnings_and_marks(
         config, store, [qrels] + ([r.name for r in across.rows] if across else []))
     links = {}
@@ -50,7 +56,7 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
              ("significance", sig),
              ("per-topic", per_topic), ("map-gmap", map_vs_gmap), ("judged", judged),
              ("reduction", reduction), ("pool-bias", pool_bias), ("qrels", across),
-             ("precision-recall", curves), ("provenance", True))
+             ("judges", trust), ("precision-recall", curves), ("provenance", True))
     return ReportContext(
         title=config.report.title or config.name,
         campaign=config.name,
@@ -73,6 +79,7 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
         not_shown=incomplete.not_shown(config, store),
         provenance=provenance(config, store, seed),
         answers=answers,
+        judges=trust,
         figures=tuple(f for f in (
             answers.chart.scatter if answers and answers.chart else None,
             map_vs_gmap.scatter if map_vs_gmap else None,

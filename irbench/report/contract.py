@@ -15,6 +15,7 @@ import numpy as np
 from .answerpages import ANSWER_PAGE_TYPES
 from .fields import documented
 from .figures import Figure
+from .judges import JUDGE_TYPES, JudgeTrustSection
 from .overview import OVERVIEW_TYPES, Overview
 from .runpages import PAGE_TYPES
 from .svg import SVG_TYPES
@@ -429,6 +430,8 @@ class ReportContext:
                                                "``leaderboard``", ())
     answers: AnswerSection | None = _f("section 1b, None without answer judgment sets "
                                        "scored", None)
+    judges: JudgeTrustSection | None = _f("section 6e, None unless the report is asked for "
+                                          "it (--judge-eval SET)", None)
 
 
 CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard,
@@ -443,13 +446,13 @@ SECTIONS = {"leaderboard": "1. Leaderboard", "answers": "1b. Generated answers",
             "significance": "3. Which differences are real", "per-topic": "4. Per topic",
             "map-gmap": "5. MAP against GMAP", "judged": "6. Incomplete judgments",
             "reduction": "6b. Fewer judgments", "pool-bias": "6c. Pool bias",
-            "qrels": "6d. Across qrels sets",
+            "qrels": "6d. Across qrels sets", "judges": "6e. How far to trust each judge",
             "precision-recall": "7. Precision and recall", "provenance": "8. Provenance"}
 
 
 def undocumented_fields() -> list[str]:
     """Fields without help text (the contract test expects none)."""
     return [f"{t.__name__}.{f.name}"
-            for t in (*CONTEXT_TYPES, *OVERVIEW_TYPES, *PAGE_TYPES, *ANSWER_PAGE_TYPES,
-                      *SVG_TYPES)
+            for t in (*CONTEXT_TYPES, *OVERVIEW_TYPES, *JUDGE_TYPES, *PAGE_TYPES,
+                      *ANSWER_PAGE_TYPES, *SVG_TYPES)
             for f in fields(t) if not f.metadata.get("help")]
