@@ -263,7 +263,11 @@ WALK: dict[str, list] = {
     "report": [Step(("report", P, "--out", "{root}/report"), shows=False),
                Step(("report", P, "--format", "csv")), Step(("report", P, "--format", "json")),
                Step(("report", P, "--format", "markdown")),
-               Step(("report", P, "--format", "csv", "--table", "groups"))],
+               Step(("report", P, "--format", "csv", "--table", "groups")),
+               Step(("report", P, "--judge-eval", OTHER, "--out", "{root}/report-judges"),
+                    shows=False),
+               Step(("report", P, "--judge-eval", "nothing" + NAME, "--out",
+                     "{root}/report-none"), ok=False)],
     "analyse": [Step(("analyse", P), shows=False)],
     "validate": [Step(("validate", P), ok=False),  # the run tags are refused: escaped
                  Step(("validate", P, "--format", "json"), ok=False)],
