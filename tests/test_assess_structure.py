@@ -24,8 +24,11 @@ from irbench.assess import screens
 from irbench.assess.app import environment, render
 from irbench.assess.contexts import CONTEXT_TYPES, PAGES, OrganiserPage, SignInPage
 from irbench.assess.failures import MALFORMED, BadRequest
+from irbench.assess.nugget_edit import EditNugget, NuggetEditPage, NuggetListView
+from irbench.assess.nuggets import NuggetItem, NuggetRow
 from irbench.assess.screens import SCREENS, TEMPLATES, Screen, Visit, register
 from irbench.assess.serve import DeskOptions, add_assessor, assessment_app, opened
+from irbench.assess.support import SupportItem
 from irbench.assess.writer import WriteFailed
 from irbench.config import load_config
 from irbench.report.fields import documented, names_outside, undocumented
@@ -117,9 +120,12 @@ def served(campaign):
 
 def test_every_context_is_documented_and_every_template_name_is_a_field():
     assert undocumented(CONTEXT_TYPES) == []
+    assert undocumented([SupportItem, NuggetItem, NuggetRow, EditNugget, NuggetListView,
+                         NuggetEditPage]) == []  # the answer screens' own
+    assert PAGES["nugget_edit.html"] is NuggetEditPage
     for template, context in PAGES.items():
         assert names_outside(environment(TEMPLATES), template, context) == [], template
-    assert list(SCREENS) == ["relevance", "support"]
+    assert list(SCREENS) == ["nuggets", "relevance", "support"]
     for screen in SCREENS.values():
         assert undocumented([screen.page_type]) == []
         assert names_outside(environment(screen.folder), screen.template,

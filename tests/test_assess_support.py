@@ -11,13 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from answer_campaign import RUNS, TOPICS, answer_campaign, cli_out, link_on, shoot
 from desk_server import ROOT, Server, client, needs_chromium, open_page
 
 from irbench.config import load_config
@@ -26,56 +23,16 @@ from irbench.store import Store
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra")
 expect = playwright.expect
 pytestmark = needs_chromium
-DATA = ROOT / "tests" / "data" / "answers_compare"
-RUNS = {"a1": "zephyr_team_run", "a3": "quokka_model_run"}  # names no page may show
-TOPICS = ("t1", "t2")
-
-
-def _cli(*args: str, env: dict) -> str:
-    done = subprocess.run([sys.executable, "-m", "irbench", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
-def _link(out: str, port: int) -> str:
-    return out.strip().rsplit(" ", 1)[1].replace(":8765/", f":{port}/")
-
-
 def _label(sentence: str, segment: str) -> int:
     """The key an assessor presses for a unit: fixed by its sentence and segment."""
     return int(hashlib.sha256(f"{sentence}\0{segment}".encode()).hexdigest(), 16) % 3
 
 
+
+
 @pytest.fixture
 def campaign(tmp_path, monkeypatch) -> Path:
-    """answers_compare cut to two topics and two answer runs (renamed), with the cited
-    segments as a JSONL documents file."""
-    monkeypatch.setenv("IRBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    folder = tmp_path / "camp"
-    shutil.copytree(DATA, folder)
-    segments: dict[str, None] = {}
-    for old, new in RUNS.items():
-        lines = []
-        for line in (DATA / "answers" / f"{old}.jsonl").read_text().splitlines():
-            answer = json.loads(line)
-            if answer["topic_id"] in TOPICS:
-                answer["run_id"] = new
-                segments.update(dict.fromkeys(answer["references"]))
-                lines.append(json.dumps(answer))
-        (folder / "answers" / f"{new}.jsonl").write_text("\n".join(lines) + "\n")
-    (folder / "segments.jsonl").write_text("".join(
-        json.dumps({"docid": d, "title": f"Segment {d.rsplit('_', 1)[1]}",
-                    "text": f"This segment, {d}, states a fact about its topic."}) + "\n"
-        for d in segments))
-    config = yaml.safe_load((DATA / "config.yaml").read_text())
-    config["collection"]["documents"] = "segments.jsonl"
-    config["systems"] = [{"name": "bm25", "run": "runs/bm25.txt"},
-                         *({"name": new, "answers": f"answers/{new}.jsonl"}
-                           for new in RUNS.values())]
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
+    return answer_campaign(tmp_path, monkeypatch)
 
 
 class Assessor:
@@ -143,25 +100,21 @@ def _stored(config: Path) -> list[tuple]:
 @pytest.mark.timeout(600)
 def test_two_assessors_judge_support_through_a_kill(campaign, tmp_path, browser):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    _cli("pool", "start", str(campaign), "--name", "web", "--strategy", "depth",
+    cli_out("pool", "start", str(campaign), "--name", "web", "--strategy", "depth",
          "--param", "k=2", env=env)
-    links = {name: _cli("assess", str(campaign), "--pool", "web", "--add-assessor", name,
+    links = {name: cli_out("assess", str(campaign), "--pool", "web", "--add-assessor", name,
                         env=env) for name in ("ann", "bob")}
-    organiser = _cli("assess", str(campaign), "--pool", "web", "--add-assessor", "org",
+    organiser = cli_out("assess", str(campaign), "--pool", "web", "--add-assessor", "org",
                      "--organiser", env=env)
     server = Server(campaign, extra=("--support",))
     pressed: list[tuple] = []
     try:
-        ann = Assessor(browser, "ann", _link(links["ann"], server.port), pressed)
-        bob = Assessor(browser, "bob", _link(links["bob"], server.port), pressed)
+        ann = Assessor(browser, "ann", link_on(links["ann"], server.port), pressed)
+        bob = Assessor(browser, "bob", link_on(links["bob"], server.port), pressed)
         assert ann.showing() is not None and bob.showing() is not None
         assert ann.showing()[0] != bob.showing()[0]  # topic by topic: one each
-        shot = tmp_path / "support-1366.png"
-        ann.page.screenshot(path=str(shot), full_page=True)
-        if os.environ.get("IRBENCH_SHOTS"):
-            Path(os.environ["IRBENCH_SHOTS"]).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(shot, Path(os.environ["IRBENCH_SHOTS"]) / shot.name)
-        print(f"screenshot: {shot}")
+        shoot(ann.page, tmp_path, "support-1366.png")
+        shoot(ann.page, tmp_path, "support-1920.png", width=1920)
 
         # blind: no run id on the page, nor in what the calls answer
         for name in RUNS.values():
@@ -191,7 +144,7 @@ def test_two_assessors_judge_support_through_a_kill(campaign, tmp_path, browser)
             pass
         assert "All your topics are judged" in (ann.page.text_content("#status") or "")
         assert not ann.page.errors and not bob.page.errors
-        org = client(server.url, _link(organiser, server.port))
+        org = client(server.url, link_on(organiser, server.port))
         try:
             progress = org.get("/api/progress").json()
             assert (progress["judged"], progress["total"]) == (len(pressed) - 1,) * 2
@@ -209,7 +162,7 @@ def test_two_assessors_judge_support_through_a_kill(campaign, tmp_path, browser)
     assert {q for q, _, _ in units} == set(TOPICS)
 
     out = tmp_path / "support.jsonl"
-    _cli("qrels", str(campaign), "--support", "-o", str(out), env=env)
+    cli_out("qrels", str(campaign), "--support", "-o", str(out), env=env)
     assert out.read_text() == served.text
     written = {}
     for line in out.read_text().splitlines():

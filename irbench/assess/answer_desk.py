@@ -27,6 +27,7 @@ from ..trec import Run
 from .app import Gate, build_app
 from .contexts import OrganiserView
 from .desk import Desk, catch_up
+from .failures import MALFORMED, BadRequest
 from .organiser import organiser_view
 from .roster import Roster
 from .screens import Screen
@@ -37,6 +38,15 @@ SOURCE = "assess"  # answer_labels.source of a label made at the desk
 
 # (query_id, sentence_text, reference, run_id) of a stored label -> its unit's key, or None
 KeyOf = Callable[[str, Any, str, Any], "str | None"]
+
+
+def three_keys(body: dict, levels: tuple[int, ...]) -> int:
+    """A judgment's label on an answer screen: ``body["support"]``, 2, 1 or 0, an integer
+    (not a bool)."""
+    label = body.get("support")
+    if type(label) is not int or label not in (2, 1, 0):
+        raise BadRequest(MALFORMED)
+    return label
 
 
 def units_state(keys: Sequence[tuple[str, str]], seed: int = 0) -> Any:
@@ -121,13 +131,14 @@ def opened_units(config: Any, pool: str, wait: float | None, options: Any, *,
 def answer_app(config: Any, pool: str, desk: Desk, store: Store, *, port: int, url: str,
                admin: str | None, task: str, screen: Screen, key_of: KeyOf,
                export: Callable[[dict[str, np.ndarray] | None], str], unit: str,
-               links: tuple[tuple[str, str], ...] = (), routes: Iterable[Any] = ()) -> Any:
+               links: tuple[tuple[str, str], ...] = (),
+               routes: Callable[[Gate], Iterable[Any]] | None = None) -> Any:
     """The app serving ``screen`` over an open answer desk (as
     :func:`irbench.assess.serve.assessment_app` serves a pool): the pool's people, the
     organiser's view of the desk's labels (no leaderboard; ``unit`` what is judged, ``links``
     the organiser's other pages), ``/qrels`` what ``export(columns)`` makes of the labels of
     ``task`` by the pool's people (:meth:`Store.answer_label_columns`; None: there are
-    none), ``routes`` more routes (each guarded by the caller)."""
+    none), ``routes(gate)`` more routes (each guarded by the caller)."""
     roster = Roster(store, pool, desk, url or f"http://127.0.0.1:{port}/")
     with desk.lock:
         secret = store.csrf_secret(pool)
@@ -145,7 +156,7 @@ def answer_app(config: Any, pool: str, desk: Desk, store: Store, *, port: int, u
             columns = None
         return export(columns)
 
-    return build_app(desk, Gate(roster.lookup, port, secret=secret, admin=admin),
-                     title=config.name, levels=(2, 1, 0), preselect=False,
+    gate = Gate(roster.lookup, port, secret=secret, admin=admin)
+    return build_app(desk, gate, title=config.name, levels=(2, 1, 0), preselect=False,
                      organiser_view=view, export=labels, screens=[screen], people=roster,
-                     routes=routes)
+                     routes=routes(gate) if routes is not None else ())

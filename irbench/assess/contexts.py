@@ -198,7 +198,8 @@ class PeopleView:
     done: str = _f("what this call did, in a sentence ('' for GET)")
 
 
-#: The server's own pages' templates and their contexts (the screens' are in the registry).
+#: The server's own pages' templates and their contexts (the screens' are in the registry; a
+#: desk's own page adds itself: nugget_edit.html).
 PAGES: dict[str, type] = {"signin.html": SignInPage, "organiser.html": OrganiserPage}
 
 #: Every context type (the contract test checks each field is documented).

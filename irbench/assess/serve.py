@@ -63,12 +63,13 @@ class DeskOptions:
     judged twice; ``order`` of the documents within a topic (``shuffle`` by the pool's seed,
     or ``docno``); ``batch`` documents of a topic an adaptive strategy hands out at a time;
     ``suggest`` the model judge whose labels of this pool are shown as suggestions (None:
-    none)."""
+    none); ``nuggets`` the nugget list assessors assign (``--nuggets JUDGE``)."""
 
     overlap: float = 0.1
     order: str = "shuffle"
     batch: int = 10
     suggest: str | None = None
+    nuggets: str | None = None
 
 
 @contextmanager
@@ -170,19 +171,21 @@ def assessment_app(config, pool: str, desk: Desk, store: Store, *, port: int,
                      people=roster)
 
 
-# What a server serves: a pool of documents (this module), or the support units of answer runs
-# (irbench.assess.support registers its desk here when imported, as irbench.assess does)
+# What a server serves: a pool of documents (this module), the support units of answer runs, or
+# their (answer, nugget) units (irbench.assess.support and .nuggets register their desks here
+# when imported, as irbench.assess does)
 DESKS: dict[str, tuple[Any, Any]] = {"pool": (opened, assessment_app)}
 
 
 def serve(config, pool: str, *, host: str, port: int, options: DeskOptions, preselect: bool,
           wait: float | None, url: str, levels: tuple[int, ...],
-          names: tuple[str, ...] = (), support: bool = False) -> int:
-    """Serve ``pool`` (``support``: the answer runs' support units to the pool's people,
-    :mod:`.support`) until Ctrl-C."""
+          names: tuple[str, ...] = (), desk_kind: str = "pool") -> int:
+    """Serve ``pool`` (``desk_kind`` 'support': the answer runs' support units to the pool's
+    people, :mod:`.support`; 'nuggets': their (answer, nugget) units, :mod:`.nuggets`) until
+    Ctrl-C."""
     import uvicorn  # the assess extra
 
-    opener, make_app = DESKS["support" if support else "pool"]
+    opener, make_app = DESKS[desk_kind]
     with opener(config, pool, wait, options) as (desk, store, _):
         try:  # the command line changes people through the server while it runs
             runtime: Runtime | None = publish(config.store, local_url(host, port), pool)

@@ -33,11 +33,10 @@ from ..judges.support_made import support_made
 from ..judgments import DEFAULT_RULE
 from ..report.fields import documented as _f
 from ..store import Assessor, Click, Store
-from .answer_desk import KeyOf, answer_app, opened_units
+from .answer_desk import KeyOf, answer_app, opened_units, three_keys
 from .answer_desk import stored_clicks as answer_clicks
 from .contexts import AssessorPage, Item, LevelKey
 from .desk import Desk
-from .failures import MALFORMED, BadRequest
 from .screens import Screen, Visit, register
 from .serve import DESKS, AssessError
 
@@ -178,14 +177,6 @@ def support_app(config: Any, pool: str, desk: Desk, store: Store, *, port: int,
                       support_made(columns, DEFAULT_RULE).text)
 
 
-def support_label(body: dict, levels: tuple[int, ...]) -> int:
-    """``body["support"]``: 2, 1 or 0, an integer (not a bool)."""
-    support = body.get("support")
-    if type(support) is not int or support not in LEVELS:
-        raise BadRequest(MALFORMED)
-    return support
-
-
 def page(visit: Visit) -> AssessorPage:
     keys = tuple(LevelKey(level=level, name=name) for level, name in KEYS)
     return AssessorPage(title=visit.title, nonce=visit.nonce, csrf=visit.csrf, who=visit.who,
@@ -197,7 +188,7 @@ def page(visit: Visit) -> AssessorPage:
 
 SUPPORT_PATH = "/support"
 SUPPORT = register(Screen(name="support", template="support.html", page_type=AssessorPage,
-                          page=page, parse_label=support_label, path=SUPPORT_PATH,
+                          page=page, parse_label=three_keys, path=SUPPORT_PATH,
                           kind="support"))
 
 

@@ -63,6 +63,12 @@ def add_parsers(sub) -> None:
                    "its answer beside the segment it cites, keys 2 full, 1 partial, 0 no "
                    "support, to the pool's people; labels go to the store (irbench qrels "
                    "--support)")
+    p.add_argument("--nuggets", metavar="JUDGE", default=None,
+                   help="serve the nugget screens instead: each answer of the config's answer "
+                   "runs beside the nugget list JUDGE made (irbench judge --nuggets), keys 2 "
+                   "supported, 1 partly, 0 not, one nugget at a time, to the pool's people; "
+                   "organisers edit the lists (/nuggets/edit/); labels go to the store "
+                   "(irbench qrels --nuggets)")
     add_wait(p)
     p.set_defaults(handler=cmd_assess)
 
@@ -91,7 +97,8 @@ def cmd_assess(args) -> int:
               "TLS and request timeouts (Caddy, nginx) in front of it", file=sys.stderr)
     return serve(config, args.pool, host=args.host, port=args.port,
                  options=desk_options(args), preselect=args.preselect, wait=args.wait,
-                 url=url, levels=levels, names=names, support=args.support)
+                 url=url, levels=levels, names=names,
+                 desk_kind="support" if args.support else "nuggets" if args.nuggets else "pool")
 
 
 def desk_options(args):
@@ -103,13 +110,16 @@ def desk_options(args):
         raise UsageError("--overlap is a fraction between 0 and 1")
     if not 1 <= args.batch <= 1000:
         raise UsageError("--batch is a number of documents from 1 to 1000")
-    if args.support and (args.suggest is not None or args.levels is not None):
-        raise UsageError("--support has its own keys (2 full, 1 partial, 0 no support) and no "
-                         "model suggestions: not with --suggest, --preselect or --levels")
+    if args.support and args.nuggets is not None:
+        raise UsageError("--support and --nuggets are two servers: give one")
+    answer = "--support" if args.support else "--nuggets" if args.nuggets is not None else ""
+    if answer and (args.suggest is not None or args.levels is not None):
+        raise UsageError(f"{answer} has its own keys (2, 1, 0) and no model suggestions: not "
+                         "with --suggest, --preselect or --levels")
     if args.preselect and args.suggest is None:
         raise UsageError("--preselect outlines a judge's label: give --suggest JUDGE too")
     return DeskOptions(overlap=args.overlap, order=args.order, batch=args.batch,
-                       suggest=args.suggest)
+                       suggest=args.suggest, nuggets=args.nuggets)
 
 
 PEOPLE = (("add", "add_assessor"), ("revoke", "revoke"), ("topics", "set_topics"))

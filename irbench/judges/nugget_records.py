@@ -93,9 +93,18 @@ def write_assignments(path: str | os.PathLike, assignments: Iterable[Assignments
     _write(path, (x.record(failed) for x in assignments))
 
 
+def assignments_text(assignments: Iterable[Assignments], failed: str = FAILED_AS) -> str:
+    """The lines :func:`write_assignments` writes."""
+    return _lines(x.record(failed) for x in assignments)
+
+
+def _lines(records: Iterable[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
 def _write(path: str | os.PathLike, records: Iterable[dict[str, Any]]) -> None:
     try:
-        write_file(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        write_file(path, _lines(records))
     except OSError as exc:
         raise OutputError(f"{path}: cannot write ({exc.strerror})") from None
 
