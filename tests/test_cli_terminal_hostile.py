@@ -329,7 +329,9 @@ WALK: dict[str, list] = {
                Step(("assess", P, "--pool", "browser" + NAME, "--add-assessor", "ann"),
                     shows=False),
                Step(("assess", P, "--pool", "browser" + NAME, "--add-assessor", "ann" + NAME),
-                    ok=False)],
+                    ok=False),
+               Step(("assess", P, "--pool", "browser" + NAME, "--nuggets", "nj" + NAME),
+                    ok=False)],  # no such list: its name echoed
     "usage errors": [Step(("compare-qrels", P, "--top", NAME), ok=False),
                      Step(("pool", "bias", P, "--by", NAME), ok=False),
                      Step(("no-such-command" + NAME,), ok=False),
