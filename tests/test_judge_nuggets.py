@@ -112,9 +112,11 @@ def test_a_template_replaces_the_prompt_and_samples_are_checked():
     assert messages[0]["content"] == np_.ASSIGN_SYSTEM  # the system message stays
     problems: list = []
     _judge("nugget_assign", problems, samples=0, vote="median")
-    _judge("relevance", problems, samples=2)
+    _judge("relevance", problems, samples=65)
     assert [p[0][-1] for p in problems] == ["samples", "vote", "samples"]
-    assert "nugget tasks" in problems[2][1]
+    assert "from 1 to 64" in problems[2][1]
+    for task in ("relevance", "support"):  # every task asks samples and votes (issue 40)
+        assert _judge(task, samples=2, vote="mean").samples == 2
     assert '"samples"' not in _judge("nugget_assign").settings()
 
 

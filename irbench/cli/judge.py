@@ -53,9 +53,9 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("judges", help="every judge in the store: judgments, calls, tokens",
                        description="Every judge whose judgments the store holds (assessors, "
                        "model judges, imported qrels): how many judgments and topics, and for "
-                       "model judges the calls (answers asked for and received), the HTTP "
-                       "requests they took (retries included), tokens and answers without a "
-                       "grade.")
+                       "model judges the calls (answers asked for and received, every "
+                       "sample), the HTTP requests they took (retries included), tokens, "
+                       "answers without a grade and the samples asked of each request.")
     p.add_argument("config", help="campaign config (YAML)")
     add_wait(p)
     p.set_defaults(handler=cmd_judges)
@@ -182,6 +182,9 @@ def _report(name: str, s, what: str = "pair") -> None:
           f"{s.answered} new answers ({s.prompt_tokens + s.completion_tokens:,} tokens), "
           f"{s.unparsed} without a grade, {s.failed} failed; {s.requests:,} HTTP requests "
           "(retries included)")
+    if s.unvoted:
+        print(f"irbench: {s.unvoted} {what}s got no label: none of their samples' answers "
+              "had a grade", file=sys.stderr)
     if s.reused:
         print(f"irbench: {s.reused} of the answers held before came from another endpoint "
               "(reuse_answers_from)", file=sys.stderr)
@@ -203,7 +206,8 @@ def cmd_judges(args) -> int:
         rows = store.judge_counts()
     shown = [(*row[:6], _requests(*row[5:8]), *row[8:]) for row in rows]
     print(text_table(("judge", "kind", "model", "judgments", "topics", "calls",
-                      "HTTP requests", "prompt tokens", "completion tokens", "no grade"),
+                      "HTTP requests", "prompt tokens", "completion tokens", "no grade",
+                      "samples"),
                      [tuple("" if v is None else v for v in row) for row in shown]))
     if any(row[7] for row in rows):
         print("irbench: note: HTTP requests include retries; 'unknown' counts calls stored "

@@ -34,7 +34,8 @@ FIELDS = tuple(f.name for f in fields(ModelAnswer))
 SINCE_ENDPOINTS = ("endpoint", "requests")
 # what a line written before answer tasks lacks: an answer of the relevance task (issue 40)
 SINCE_TASKS = ("task", "sentence", "run_id", "position")
-OPTIONAL = SINCE_ENDPOINTS + SINCE_TASKS
+SINCE_SAMPLES = ("sample",)  # which of a judge's samples (None: a judge without samples)
+OPTIONAL = SINCE_ENDPOINTS + SINCE_TASKS + SINCE_SAMPLES
 
 NOTES_SHOWN = 5  # notes on answers stored normalised shown one by one; the rest counted
 

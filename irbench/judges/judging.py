@@ -20,18 +20,20 @@ shares (the judge, its task, caller, rendering, journal, budget, summary and pro
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..errors import JudgeError
 from ..store import ModelAnswer
 from .client import Caller, CallFailed, Reply
 from .journal import Journal
-from .prompts import Rendering, request_sha256
+from .prompts import Rendering, request_sha256, vote_sha256
 from .spec import JudgeSpec
 from .tasks import Task, get_task
+from .votes import vote
 
 FOLD_EVERY = 200  # answers between two saves into the store (the journal keeps them between)
 GIVE_UP_AFTER = 20  # requests failing one after another (after their retries) stop judging
@@ -78,6 +80,7 @@ class JudgingSummary:
     leftovers: int = 0  # answers a killed run left in the journal, now folded
     journal_notes: list[str] = field(default_factory=list)  # answers stored normalised, or
     # quarantined (:attr:`Journal.notes`), as irbench.judges.run.judge leaves them
+    unvoted: int = 0  # requests whose samples were all answered, none with a grade: no label
 
     @property
     def none_succeeded(self) -> bool:
@@ -99,6 +102,7 @@ class Pending:
     sentence: str | None = None
     run_id: str | None = None
     position: int | None = None
+    sample: int | None = None  # which of the judge's samples (None: a judge without samples)
 
     def unit(self, task: Task) -> dict[str, Any]:
         """The answer-task fields of its :class:`ModelAnswer` (none for relevance)."""
@@ -126,6 +130,64 @@ def build_requests(rendering: Rendering, spec: JudgeSpec, pairs: Sequence[tuple[
         out.append(Pending(q, d, messages, request_sha256(messages, spec.temperature,
                                                           spec.max_tokens, task.name)))
     return out
+
+
+class VotingStore(AnswerStore, Protocol):
+    """An answer store that records the votes of samples (the :class:`irbench.store.Store`)."""
+
+    def record_votes(self, votes: Sequence[ModelAnswer], pool: str = "") -> int: ...
+
+
+def sample_keys(request: Pending, spec: JudgeSpec, task: Task) -> list[str]:
+    """The request sha256 of each of the judge's ``samples`` of ``request``: sample 0 is the
+    request itself (a judge without samples asks it), sample i > 0 keyed apart
+    (:func:`.prompts.request_sha256`'s ``sample``)."""
+    return [request.sha256] + [request_sha256(request.messages, spec.temperature,
+                                              spec.max_tokens, task.name, i)
+                               for i in range(1, spec.samples)]
+
+
+def sampled(requests: Sequence[Pending], spec: JudgeSpec, task: Task) -> list[Pending]:
+    """What is asked for ``requests``: each of them, for a judge without samples; else each
+    request's ``samples`` (:func:`sample_keys`), one after another, each a request of its own
+    (cached and journalled on its own, kept in ``model_answers`` without a label)."""
+    if spec.samples == 1:
+        return list(requests)
+    return [replace(r, sha256=sha, sample=i) for r in requests
+            for i, sha in enumerate(sample_keys(r, spec, task))]
+
+
+def record_votes(spec: JudgeSpec, requests: Sequence[Pending], store: VotingStore, *,
+                 summary: JudgingSummary, task: Task, pool: str = "") -> int:
+    """For a judge asking ``samples`` of each request, the label of each of ``requests`` whose
+    samples the store all holds: the vote (:func:`.votes.vote`, the judge's ``vote``) of the
+    samples with a grade (none: no label, counted in ``summary.unvoted``), recorded as the
+    judge's (:meth:`irbench.store.Store.record_votes`) under :func:`.prompts.vote_sha256`
+    with the note ``{"vote", "labels" (None: no grade), "requests"}`` as its answer. A
+    request with a sample unanswered gets none yet (a rerun asks for what is missing).
+    Returns how many labels were new; a judge without samples records none here."""
+    if spec.samples == 1 or not requests:
+        return 0
+    keys = [[(sha, r.query_id, r.doc_id) for sha in sample_keys(r, spec, task)]
+            for r in requests]
+    got = store.cached_answers(spec.model, spec.base_url, [k for ks in keys for k in ks],
+                               endpoints=spec.reuse_endpoints, judges=spec.reuse_judges)
+    made = []
+    for r, ks in zip(requests, keys):
+        if any(k not in got for k in ks):
+            continue
+        labels = [got[k][0] for k in ks]
+        label = vote(labels, spec.vote)
+        if label is None:
+            summary.unvoted += 1
+            continue
+        shas = [k[0] for k in ks]
+        note = json.dumps({"vote": spec.vote, "labels": labels, "requests": shas})
+        made.append(ModelAnswer(
+            model=spec.model, prompt_sha256=vote_sha256(shas, spec.vote), query_id=r.query_id,
+            doc_id=r.doc_id, judge=spec.name, answer=note, relevance=label, prompt_tokens=0,
+            completion_tokens=0, seconds=0.0, endpoint=spec.base_url, **r.unit(task)))
+    return store.record_votes(made, pool)
 
 
 class Budget:
@@ -167,7 +229,8 @@ def judge_pairs(spec: JudgeSpec, requests: Sequence[Pending], store: AnswerStore
     again = [ModelAnswer(model=spec.model, prompt_sha256=r.sha256, query_id=r.query_id,
                          doc_id=r.doc_id, judge=spec.name, answer=cached[key][1],
                          relevance=cached[key][0], prompt_tokens=0, completion_tokens=0,
-                         seconds=0.0, endpoint=cached[key][2], requests=None, **r.unit(task))
+                         seconds=0.0, endpoint=cached[key][2], requests=None, sample=r.sample,
+                         **r.unit(task))
              for r in requests if (key := (r.sha256, r.query_id, r.doc_id)) in cached]
     store.save_answers(again, pool)
     summary.cached = len(again)
@@ -289,4 +352,4 @@ class JudgingRun:
             doc_id=item.doc_id, judge=self.spec.name, answer=reply.content, relevance=grade,
             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
             seconds=reply.seconds, endpoint=self.spec.base_url, requests=reply.requests,
-            **item.unit(self.task)), self.pool)
+            sample=item.sample, **item.unit(self.task)), self.pool)

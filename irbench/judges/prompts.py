@@ -380,3 +380,12 @@ def request_sha256(messages: list[dict[str, str]], temperature: float,
         payload["sample"] = sample
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def vote_sha256(requests: Sequence[str], how: str) -> str:
+    """The key of the vote ``how`` of samples whose request sha256s are ``requests`` (in
+    sample order): the ``prompt_sha256`` of the label it gives, apart from any request's (a
+    judge asking another number of samples, or voting otherwise, gives another label)."""
+    text = json.dumps({"requests": list(requests), "vote": how}, sort_keys=True,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

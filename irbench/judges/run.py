@@ -4,7 +4,9 @@ It folds what a killed run left in the journal, takes the targets' pairs (a pool
 of a qrels set, a file of pairs: :mod:`.targets`), checks their topics against the config's
 topic file, renders each pair's request by the judge's task (:mod:`.tasks`), and judges them
 within the judge's budget (:func:`.judging.judge_pairs`), every answer kept the moment it
-arrives.
+arrives. A judge with ``samples: n`` asks each request n times (:func:`.judging.sampled`:
+each sample a request of its own, budget and progress counting every one), and its label is
+the vote of the samples (:func:`.judging.record_votes`).
 """
 
 from __future__ import annotations
@@ -18,19 +20,21 @@ from ..topics import read_topics
 from .client import Caller
 from .journal import Journal, journal_path
 from .judging import (
-    AnswerStore,
     Budget,
     DocumentSource,
     JudgingSummary,
+    VotingStore,
     build_requests,
     judge_pairs,
+    record_votes,
+    sampled,
 )
 from .spec import JudgeSpec
 from .targets import PoolSource, Targets
 from .tasks import PAIR, get_task
 
 
-class JudgingStore(AnswerStore, PoolSource, Protocol):
+class JudgingStore(VotingStore, PoolSource, Protocol):
     """What :func:`judge` needs of a store (the :class:`irbench.store.Store` has it)."""
 
     def remember_judge(self, name: str, kind: str, model: str, base_url: str,
@@ -79,9 +83,12 @@ def judge(config: Any, spec: JudgeSpec, targets: Targets, *, store: JudgingStore
                               task)
     store.remember_judge(spec.name, "model", spec.model, spec.base_url, spec.settings())
     budget = Budget(spec, *store.judge_usage(spec.name), max_calls)
-    judge_pairs(spec, requests, store, journal, pool=pool, budget=budget, summary=summary,
-                caller=caller, progress=counted(progress, len(requests)),
+    asked = sampled(requests, spec, task)
+    judge_pairs(spec, asked, store, journal, pool=pool, budget=budget, summary=summary,
+                caller=caller, progress=counted(progress, len(asked)),
                 rendering=rendering, task=task)
+    record_votes(spec, requests, store, summary=summary, task=task, pool=pool)
+    summary.asked = len(requests)
     summary.journal_notes = list(journal.notes)
     return summary
 

@@ -15,7 +15,8 @@ store holds for the same model, endpoint and request are taken without a call, t
 at the judge's concurrency within its budget, each answer journaled the moment it arrives; a
 request that several units make (the same answer shown twice) is asked once, the others then
 take its answer from the store. Labels go to ``answer_labels``
-(:meth:`irbench.store.Store.save_answers`).
+(:meth:`irbench.store.Store.save_answers`); a judge with ``samples: n`` asks each request n
+times, and its label, the samples' vote, goes there too (:func:`.judging.record_votes`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,15 @@ from ..ids import id_text
 from ..judgments.support import read_support
 from ..topics import read_topics
 from .journal import Journal, journal_path
-from .judging import Budget, DocumentSource, JudgingSummary, Pending, judge_pairs
+from .judging import (
+    Budget,
+    DocumentSource,
+    JudgingSummary,
+    Pending,
+    judge_pairs,
+    record_votes,
+    sampled,
+)
 from .prompts import Rendering, request_sha256
 from .run import check_judgeable, counted
 from .spec import JudgeSpec
@@ -179,8 +188,9 @@ def judge_support(config: Any, spec: JudgeSpec, source: Source, *, store: Any,
     store.remember_judge(spec.name, "model", spec.model, spec.base_url, spec.settings())
     used_calls, used_tokens = store.judge_usage(spec.name)
     budget = Budget(spec, used_calls, used_tokens, max_calls)
-    first, again = _once(requests)
-    step = counted(progress, len(requests))
+    asked = sampled(requests, spec, task)
+    first, again = _once(asked)
+    step = counted(progress, len(asked))
     judge_pairs(spec, first, store, journal, budget=budget, summary=summary, caller=caller,
                 progress=step, rendering=rendering, task=task)
     if again:  # the same request for another run's sentence: its answer is in the store now
@@ -188,6 +198,7 @@ def judge_support(config: Any, spec: JudgeSpec, source: Source, *, store: Any,
         judge_pairs(spec, again, store, journal, budget=budget, summary=more, caller=caller,
                     progress=step, rendering=rendering, task=task)
         _add(summary, more)
+    record_votes(spec, requests, store, summary=summary, task=task)
     summary.asked = len(requests)
     summary.journal_notes = list(journal.notes)
     return summary

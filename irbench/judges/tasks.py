@@ -13,7 +13,9 @@ A :class:`Task` names
 * its default ``prompt`` (a built-in's name), the built-in ``prompts`` it brings and its
   default ``label_pattern`` and ``system`` message;
 * ``voted``: whether its judging asks each request ``samples`` times and votes
-  (:mod:`.votes`).
+  (:mod:`.votes`): every task so far (relevance and support through
+  :func:`.judging.sampled` and :func:`.judging.record_votes`, the nugget tasks through
+  :mod:`.nugget_judging`).
 
 ``relevance`` (UMBRELA's graded relevance of a document to a topic) judges (topic, document)
 pairs; ``support`` (:mod:`.support_task`: NIST's support of an answer's sentence by its cited
@@ -102,13 +104,13 @@ def _grade(rendering: Rendering, answer: str, messages: Sequence[Mapping[str, An
 register(Task(
     name=DEFAULT_TASK, description="how relevant a document is to a topic (UMBRELA's 0-3)",
     unit=PAIR, labels=(0, 1, 2, 3), context=PromptContext, context_of=PromptContext.of,
-    sample=SAMPLE, parse=_grade))
+    sample=SAMPLE, parse=_grade, voted=True))
 register(Task(
     name=support_task.NAME, description="whether a cited segment supports an answer's sentence "
     "(NIST's full 2, partial 1, none 0)", unit=SENTENCE_SEGMENT, labels=support_task.LABELS,
     context=support_task.SupportContext, context_of=support_task.SupportContext.for_pair,
     sample=support_task.SAMPLE, parse=support_task.parse, prompt=support_task.PROMPT_NAME,
-    prompts=support_task.PROMPTS, label_pattern=support_task.LABEL_PATTERN))
+    prompts=support_task.PROMPTS, label_pattern=support_task.LABEL_PATTERN, voted=True))
 
 
 def _no_grade(rendering: Rendering, answer: str, messages: Sequence[Mapping[str, Any]]

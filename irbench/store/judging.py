@@ -1,24 +1,22 @@
 """Judgments that know their judge, and the answers of model judges (mixed into Store).
 
-Every row of ``judgments`` names its judge (an assessor's name, a model judge's name from the
-config, or the name given to imported qrels), the judge's kind (``human`` or ``model``) and
-when it was made; a model's judgment also carries the model, the sha256 of the request it was
-asked (:func:`irbench.judges.prompts.request_sha256`) and its raw answer. Several judges may
-label one (topic, document); the qrels rules (:mod:`irbench.judgments.rules`) choose among them.
-Each row is a :class:`~irbench.store.records.Judgment`, and :meth:`Judging.record_judgments`
-is the one writer of the table: files judged into a pool and imported qrels
-(:meth:`Judging.record_judged`, :meth:`Judging.replace_judged`), model judges
-(:meth:`Judging.save_answers`) and the browser (:meth:`Store.save_clicks`) all go through it.
+Every row of ``judgments`` names its judge (an assessor, a model judge of the config, or the
+name given to imported qrels), its kind (``human`` or ``model``) and when it was made; a model's
+judgment also carries the model, the sha256 of the request (:func:`irbench.judges.prompts.
+request_sha256`) and its raw answer, or, for a judge asking ``samples`` of each request, the
+vote's sha256 and a JSON note ``{"vote": ..., "labels": [...], "requests": [...]}`` of its
+samples (:meth:`Judging.record_votes`). Several judges may label one (topic, document); the
+qrels rules (:mod:`irbench.judgments.rules`) choose. :meth:`Judging.record_judgments` is the
+one writer of the table (files judged into a pool, imported qrels, model judges, the browser).
 
-``model_answers`` is the cache of every answer a model gave, parsed or not, keyed by (model,
-endpoint, request sha256, topic, document): a request is never paid for twice. The endpoint is
-the judge's base_url as the ``judges`` table keeps it (never a credential): two servers serving
-models of one name never share answers, unless a judge's config says so
-(``reuse_answers_from``: :meth:`Judging.cached_answers`). Each answer also keeps the HTTP
-requests it took (retries included; NULL for answers stored before irbench counted them).
-A model judge's label is its own endpoint's answer once the store holds one: a label it took
-from another endpoint's answer gives way when its own is recorded (:meth:`Judging.save_answers`;
-migration 18 removed those an earlier irbench, caching by model name alone, left).
+``model_answers`` is the cache of every answer a model gave (every sample), parsed or not,
+keyed by (model, endpoint, request sha256, topic, document): a request is never paid for twice.
+The endpoint is the judge's base_url as ``judges`` keeps it (never a credential): two servers
+serving models of one name never share answers unless a judge's config says so
+(``reuse_answers_from``: :meth:`Judging.cached_answers`). Each answer keeps the HTTP requests
+it took (retries included; NULL before irbench counted them). A model judge's label is its
+own endpoint's answer once the store holds one: a label taken from another endpoint's answer
+gives way when its own is recorded (:meth:`Judging.save_answers`; migration 18).
 """
 
 from __future__ import annotations
@@ -62,14 +60,14 @@ class ModelAnswer:
     endpoint: str | None = None  # the judge's base_url; None: not known (a journal line of an
     #                              earlier irbench): stored as its judge's base_url (judges)
     requests: int | None = None  # HTTP requests it took, retries included; None: not known
-    # the judge task when it labels generated answers (None: relevance, a (topic, document)
-    # label kept in judgments); its answers' labels go to answer_labels (issue 40), the unit
-    # being (topic, ``sentence``, doc_id: the cited segment), for one run's sentence when
-    # ``run_id`` and ``position`` are given (a prompt that saw the whole answer)
+    # the judge task when it labels generated answers (None: relevance, kept in judgments);
+    # its labels go to answer_labels, the unit (topic, ``sentence``, doc_id: the segment),
+    # for one run's sentence when ``run_id`` and ``position`` are given
     task: str | None = None
     sentence: str | None = None
     run_id: str | None = None
     position: int | None = None
+    sample: int | None = None  # which of its judge's samples (None: none): not a label
 
 
 UNKNOWN_ENDPOINT = "unknown"  # the endpoint of an answer whose server the store cannot know
@@ -233,10 +231,12 @@ def storable_answer(answer: ModelAnswer) -> tuple[ModelAnswer, list[str]]:
 
 
 def _unit(answer: ModelAnswer, notes: list[str]) -> dict[str, Any]:
-    """The answer-task fields of ``answer`` as the store keeps them (text escaped, a position
-    that is not a whole number >= 0 as none); a :class:`StoreValueError` for a task, sentence
-    or run that is not text."""
-    out: dict[str, Any] = {}
+    """The answer-task fields and sample of ``answer`` as the store keeps them (text escaped,
+    a position not a whole number >= 0 as none); a :class:`StoreValueError` for a task,
+    sentence or run that is not text, a sample not a whole number."""
+    out: dict[str, Any] = {"sample": answer.sample}
+    if answer.sample is not None and not isinstance(answer.sample, int):
+        raise StoreValueError(f"its sample {_shown(answer.sample)} is not a whole number")
     for name in ("task", "sentence", "run_id"):
         value = getattr(answer, name)
         if value is not None and not isinstance(value, str):
@@ -249,6 +249,21 @@ def _unit(answer: ModelAnswer, notes: list[str]) -> dict[str, Any]:
         position = None
     out["position"] = position
     return out
+
+
+def _label_of(a: ModelAnswer, pool: str) -> Judgment | AnswerLabel | None:
+    """A storable answer's label: a judgment, an answer task's label, or None (no grade)."""
+    if a.relevance is None:
+        return None
+    if a.task not in (None, "relevance"):
+        return AnswerLabel(task=str(a.task), query_id=a.query_id, sentence_text=a.sentence,
+                           reference=a.doc_id, run_id=a.run_id, sentence=a.position,
+                           label=a.relevance, judge=a.judge, judge_kind="model", pool=pool,
+                           source=f"model:{a.model}", model=a.model,
+                           prompt_sha256=a.prompt_sha256, answer=a.answer)
+    return Judgment(pool=pool, query_id=a.query_id, doc_id=a.doc_id, relevance=a.relevance,
+                    judge=a.judge, judge_kind="model", source=f"model:{a.model}",
+                    model=a.model, prompt_sha256=a.prompt_sha256, answer=a.answer)
 
 
 class Judging(AnswerLabels):
@@ -407,16 +422,14 @@ class Judging(AnswerLabels):
 
     def save_answers(self, answers: Sequence[ModelAnswer], pool: str = "") -> list[str]:
         """Keep ``answers`` (an answer already kept is kept once) and record each parsed one
-        as its judge's judgment (once per judge, request, topic and document), in one
-        transaction. An answer without an endpoint (a journal line of an earlier irbench) is
-        kept as its judge's (the base_url the judges table holds for it: the one it was asked
-        at, the journal being folded before a run remembers its judge again), else as
-        :data:`UNKNOWN_ENDPOINT`. An answer of the judge's own endpoint replaces the
+        but a sample's (:meth:`record_votes`) as its judge's label (once per judge, request
+        and unit), in one transaction. An answer without an endpoint (a journal line of an
+        earlier irbench) is kept as its judge's (the base_url the judges table holds for it),
+        else as :data:`UNKNOWN_ENDPOINT`. An answer of the judge's own endpoint replaces the
         judge's label taken from another endpoint's answer (:meth:`_give_way`). Each answer
-        is first made storable
-        (:func:`storable_answer`); returns what was changed, one line per answer changed. A
-        :class:`StoreValueError` (the transaction rolled back) if one still cannot be stored:
-        the caller may then save them one by one."""
+        is first made storable (:func:`storable_answer`); returns what was changed, one line
+        per answer changed. A :class:`StoreValueError` (rolled back) if one still cannot be
+        stored: the caller may then save them one by one."""
         if not answers:
             return []
         columns: dict[str, list] = {name: [] for name in (
@@ -433,18 +446,11 @@ class Judging(AnswerLabels):
                                + "; ".join(notes))
             for name, values in columns.items():
                 values.append(getattr(a, name))
-            if a.relevance is not None and a.task not in (None, "relevance"):
-                labels.append(AnswerLabel(
-                    task=a.task, query_id=a.query_id, sentence_text=a.sentence,
-                    reference=a.doc_id, run_id=a.run_id, sentence=a.position,
-                    label=a.relevance, judge=a.judge, judge_kind="model", pool=pool,
-                    source=f"model:{a.model}", model=a.model, prompt_sha256=a.prompt_sha256,
-                    answer=a.answer))
-            elif a.relevance is not None:
-                judgments.append(Judgment(
-                    pool=pool, query_id=a.query_id, doc_id=a.doc_id, relevance=a.relevance,
-                    judge=a.judge, judge_kind="model", source=f"model:{a.model}",
-                    model=a.model, prompt_sha256=a.prompt_sha256, answer=a.answer))
+            made = None if a.sample is not None else _label_of(a, pool)  # samples: a vote
+            if isinstance(made, AnswerLabel):
+                labels.append(made)
+            elif made is not None:
+                judgments.append(made)
         table = {name: np.array(values, dtype=object) for name, values in columns.items()}
         with self.transaction():  # BEGIN first: DuckDB registers on a finished result only
             self.con.register("irbench_answers", table)
@@ -467,18 +473,26 @@ class Judging(AnswerLabels):
             self.record_answer_labels(labels, once_per=ONE_MODEL_LABEL)
         return changed
 
+    def record_votes(self, votes: Sequence[ModelAnswer], pool: str = "") -> int:
+        """Record each vote of a request's samples (:func:`irbench.judges.judging.votes`:
+        keyed by the vote's sha256, its ``answer`` the samples' note) as its judge's label,
+        once per judge, vote and unit (not in ``model_answers``). Returns how many."""
+        made = [_label_of(storable_answer(v)[0], id_text(pool)) for v in votes]
+        with self.transaction():
+            return self.record_judgments(
+                [m for m in made if isinstance(m, Judgment)], once_per=ONE_ANSWER
+            ) + self.record_answer_labels([m for m in made if isinstance(m, AnswerLabel)],
+                                          once_per=ONE_MODEL_LABEL)
+
     def _give_way(self, judgments: list[Judgment]) -> int:
-        """Remove the judgments that the answers given (registered as ``irbench_answers``,
-        just stored) replace: a judge's model judgment of a request whose answer differs from
-        the answer the store keeps for that judge's own endpoint (its base_url in ``judges``,
-        known), when the answer given is that one: the label came from another endpoint's
-        answer (``reuse_answers_from``, since dropped from the config; an earlier irbench
-        that cached answers by model name alone; the judge's former server). A judge's label
-        is its own server's answer once the store holds one. Each of ``judgments`` (the
-        answers' parsed labels, in their order) that replaces one is given the pool of the one
-        it replaces, in place: suggestions for that pool keep coming from this judge. An own
-        answer without a grade removes the borrowed label and records none. Returns how many
-        were removed."""
+        """Remove the judgments the answers given (registered as ``irbench_answers``, just
+        stored) replace: a judge's model judgment of a request whose answer differs from the
+        one the store keeps for the judge's own endpoint (its known base_url in ``judges``),
+        when the answer given is that one: the label came from another endpoint's answer
+        (``reuse_answers_from`` since dropped; an earlier irbench caching by model name alone;
+        the judge's former server). Each of ``judgments`` (the answers' labels, in order) that
+        replaces one takes its pool, in place (suggestions for that pool keep coming from this
+        judge). An own answer without a grade removes the borrowed label. Returns how many."""
         rows = self.con.execute(
             "DELETE FROM judgments j USING irbench_answers a, judges g, model_answers m "
             "WHERE g.name = a.judge AND nullif(g.base_url, '') IS NOT NULL "
@@ -528,8 +542,8 @@ class Judging(AnswerLabels):
         """(judge, kind, model, judgments (labels of generated answers too), topics, model
         calls (answers it got), HTTP requests of those calls (retries included; of the calls
         whose count is known), calls whose request count is not known (stored before irbench
-        counted them), prompt tokens, completion tokens, unparsed answers) per judge, by
-        name."""
+        counted them), prompt tokens, completion tokens, unparsed answers, samples of each
+        request (a model judge of the judges table; None otherwise)) per judge, by name."""
         return self.con.execute(
             "WITH j AS (SELECT judge, any_value(judge_kind) AS kind, any_value(model) AS model, "
             "count(*) AS n, count(DISTINCT query_id) AS topics FROM (SELECT judge, "
@@ -542,8 +556,10 @@ class Judging(AnswerLabels):
             "SELECT coalesce(j.judge, a.judge), coalesce(j.kind, 'model'), j.model, "
             "coalesce(j.n, 0), coalesce(j.topics, 0), coalesce(a.calls, 0), "
             "coalesce(a.http, 0), coalesce(a.unknown, 0), coalesce(a.pt, 0), "
-            "coalesce(a.ct, 0), coalesce(a.bad, 0) "
-            "FROM j FULL JOIN a ON j.judge = a.judge ORDER BY 1").fetchall()
+            "coalesce(a.ct, 0), coalesce(a.bad, 0), CASE WHEN g.kind = 'model' THEN coalesce("
+            "CASE WHEN json_valid(g.settings) THEN try_cast(json_extract(g.settings, "
+            "'$.samples') AS INTEGER) END, 1) END FROM j FULL JOIN a ON j.judge = a.judge "
+            "LEFT JOIN judges g ON g.name = coalesce(j.judge, a.judge) ORDER BY 1").fetchall()
 
     def record_qrels_made(self, sha256: str, path: str, rule: str, judges: Sequence[str]
                           ) -> None:
