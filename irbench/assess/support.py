@@ -38,7 +38,7 @@ from .answer_desk import stored_clicks as answer_clicks
 from .contexts import AssessorPage, Item, LevelKey
 from .desk import Desk
 from .screens import Screen, Visit, register
-from .serve import DESKS, AssessError
+from .serve import DESKS
 
 #: The keys, in the order the page shows them: (label, name).
 KEYS = ((2, "full support"), (1, "partial support"), (0, "no support"))
@@ -152,9 +152,6 @@ def opened_support(config: Any, pool: str, wait: float | None, options: Any
                    ) -> Iterator[tuple]:
     """(desk, store, documents) serving the support units to ``pool``'s people, open for the
     block (:func:`irbench.assess.answer_desk.opened_units`)."""
-    if config.documents is None or config.topics is None:
-        raise AssessError(f"{config.path}: assessors read the cited segments and the topics: "
-                          "give collection.documents and collection.topics")
     by_key = {unit_key(u.query_id, u.sentence, u.reference): u for u in support_units(config)}
     with opened_units(config, pool, wait, options, units=by_key, task=TASK,
                       key_of=_key_of(by_key), desk_type=SupportDesk, what="segment",
