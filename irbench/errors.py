@@ -127,6 +127,10 @@ class StatisticsError(IrbenchError):
     an unknown test or correction, too few topics)."""
 
 
+class StatisticsExtraError(StatisticsError):
+    """A statistic that needs the stats extra (statsmodels), not installed."""
+
+
 class SimulationError(IrbenchError):
     """A simulated campaign asked with values it cannot take."""
 
@@ -166,6 +170,7 @@ NEEDED_BY = {
     "cloud": "s3://, gs://, https:// inputs (fsspec, s3fs)",
     "pandas": "data frames in and out",
     "irds": "irds: topics and qrels (ir_datasets)",
+    "stats": "the meta-analysis across collections (statsmodels)",
 }
 
 

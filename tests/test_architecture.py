@@ -192,6 +192,7 @@ LAZY_IMPORTS = {
               "compiles their prompts",
     "httpx": "model judges only (the judge extra)",
     "uvicorn": "the assessment server only (the assess extra)",
+    "statsmodels": "the meta-analysis across collections only (the stats extra)",
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "
                        "analyses, which rebuild a pool only for the pool-bias section",
