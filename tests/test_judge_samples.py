@@ -259,3 +259,80 @@ def test_a_killed_sampled_run_resumes_paying_no_sample_twice(tmp_path):
         assert sum(rule.asked.values()) == 3 * len(want)  # no sample paid twice
         assert set(rule.asked.values()) == {3}
         assert not os.path.exists(journal_path(store))
+
+
+@pytest.mark.timeout(60)
+def test_progress_counts_every_sample_request(tmp_path):
+    from irbench.documents import open_documents
+    from irbench.judges.run import judge
+    from irbench.judges.targets import PairTargets
+
+    with ChatServer(Askings(grade_answer)) as server:
+        config = relevance_campaign(tmp_path / "camp", server, maj=SAMPLED)
+        loaded = load_config(str(config), strict=False)
+        seen: list[tuple[int, int]] = []
+        with Store(loaded.store) as store, open_documents(loaded.documents) as documents:
+            summary = judge(loaded, loaded.judges["maj"],
+                            PairTargets(str(config.parent / "pairs.txt")), store=store,
+                            documents=documents, max_calls=7,
+                            progress=lambda done, total: seen.append((done, total)))
+        assert seen[-1] == (7, 15) and {t for _, t in seen} == {15}  # requests, not pairs
+        assert server.calls == 7 and summary.budget_left == 8 and summary.asked == 5
+        with Store(loaded.store, read_only=True) as store:
+            assert store.judge_usage("maj")[0] == 7  # the budget counts every sample
+        # the pairs whose three samples came (d1, d2) are labelled; d3 waits for its third
+        assert labels_of(config, "maj") == {d: MAJORITY[d] for d in ("d1", "d2")}
+        assert judge_pairs_cli(config, "maj") == 0 and server.calls == 15
+        assert labels_of(config, "maj") == MAJORITY
+
+
+@pytest.mark.timeout(240)
+def test_judge_nuggets_shows_a_progress_bar(tmp_path, monkeypatch):
+    import contextlib
+
+    from chat_server import rule_nuggets
+    from test_judge_nuggets import _campaign
+    from test_judge_nuggets_cli import make_config
+
+    from irbench.cli import judge_nuggets
+
+    shown: list[tuple[int, int, str]] = []
+    units: list[str] = []
+
+    @contextlib.contextmanager
+    def bar(unit):
+        units.append(unit)
+        yield lambda done, total, what: shown.append((done, total, what))
+
+    monkeypatch.setattr(judge_nuggets, "progress_bar", bar)
+    campaign = _campaign()
+    with ChatServer(rule_nuggets(campaign[4])) as server:
+        config = make_config(tmp_path / "camp", server)
+        assert cli.main(["judge", str(config), "--judge", "nug", "--nuggets"]) == 0
+        calls = server.calls
+    assert units == ["request"]
+    steps = {what for _, _, what in shown}
+    assert steps == {"nug create", "nug importance", "nug assign"}
+    # each round's bar ends full; together they count every request made
+    ends = [shown[i] for i in range(len(shown))
+            if i + 1 == len(shown) or shown[i + 1][0] <= shown[i][0]]
+    assert all(done == total for done, total, _ in ends)
+    assert sum(total for _, total, _ in ends) == calls
+
+
+def test_a_nugget_creator_s_default_max_tokens_fits_its_list():
+    from irbench.judges.spec import build_judge
+
+    def spec(**value):
+        problems: list = []
+        made = build_judge("j", {"base_url": "http://127.0.0.1:9/v1", "model": "m", **value},
+                           lambda path, reason: problems.append(reason), lambda p, v: None)
+        assert problems == []
+        return made
+
+    # 30 nuggets of some 20 words: ~800 tokens of text and ~150 of list syntax, with room
+    assert spec(task="nugget_create").max_tokens == 2048
+    assert spec(task="nugget_create", max_tokens=512).max_tokens == 512  # the config's
+    for task in ("relevance", "support", "nugget_importance", "nugget_assign"):
+        assert spec(task=task).max_tokens == 100  # a label's, as before
+    assert spec().settings() == spec(max_tokens=100).settings()

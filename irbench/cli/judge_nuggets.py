@@ -9,6 +9,7 @@ import sys
 
 from ..errors import JudgeError, UsageError
 from ..escaping import terminal
+from .output import progress_bar
 
 NUGGETS_FILE, ASSIGNMENTS_FILE = "nuggets.jsonl", "assignments.jsonl"
 
@@ -43,8 +44,11 @@ def judge_nuggets(args, config, spec) -> int:
         raise UsageError("--nuggets judges the config's answer runs with nuggets made from "
                          "its qrels: not with --support, --pool, --holes, --pairs or --units")
     collection = check_judgeable(config)
-    with Store(config.store, wait=args.wait) as store, open_documents(collection) as documents:
-        done = run(config, spec, store=store, documents=documents, max_calls=args.max_calls)
+    with Store(config.store, wait=args.wait) as store, \
+            open_documents(collection) as documents, progress_bar("request") as bar:
+        done = run(config, spec, store=store, documents=documents, max_calls=args.max_calls,
+                   progress=None if bar is None else lambda n, total, task: bar(
+                       n, total, f"{spec.name} {task.removeprefix('nugget_')}"))
     s = done.summary
     if s.leftovers:
         print(f"irbench: {s.leftovers} answers left by an interrupted run were kept first",

@@ -105,6 +105,8 @@ class Asking:
     caller: Caller | None = None
     summary: NuggetSummary = field(default_factory=NuggetSummary)
     progress: Callable[[int], None] = lambda n: None
+    # (requests done, requests of this call, the task asked): a progress bar's, call by call
+    report: Callable[[int, int, str], None] | None = None
 
     @classmethod
     def open(cls, spec: JudgeSpec, answers: AnswerStore, journal_path: str, *,
@@ -146,10 +148,18 @@ class Asking:
         if not pending:
             return [[] for _ in keys]
         ran = JudgingSummary()
+        done = [0]
+
+        def step(n: int) -> None:
+            self.progress(n)
+            done[0] += n
+            if self.report is not None:
+                self.report(done[0], len(pending), task_name)
+
         try:
             judge_pairs(spec, list(pending.values()), self.answers, self.journal,
                         budget=self.budget, summary=ran, caller=self.caller,
-                        progress=self.progress, rendering=rendering, task=task)
+                        progress=step, rendering=rendering, task=task)
         finally:
             self.summary.add(ran)
         got = self.answers.cached_answers(spec.model, spec.base_url, list(pending),

@@ -23,7 +23,7 @@ it: a run killed midway is resumed by running it again, paying for no answer twi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -107,10 +107,12 @@ def answer_texts(config: Any) -> list[AnswerText]:
 
 
 def judge_nuggets(config: Any, spec: JudgeSpec, *, store: Any, documents: DocumentSource,
-                  max_calls: int | None = None, caller: Caller | None = None) -> NuggetRun:
+                  max_calls: int | None = None, caller: Caller | None = None,
+                  progress: Callable[[int, int, str], None] | None = None) -> NuggetRun:
     """Judge the config's answer runs with the nugget judge ``spec`` (see the module
     docstring): answers, nuggets and labels into ``store`` (open for writing), segments read
-    from ``documents`` (open)."""
+    from ``documents`` (open). ``progress(done, total, task)``: called as the requests of
+    each round (a creation window of every topic, importance, assignment) are answered."""
     if spec.task not in NUGGET_TASKS:
         raise JudgeError(f"judge '{spec.name}' judges task '{spec.task}', not nuggets (give it "
                          f"'task: {STEP_CREATE}' in the config)")
@@ -128,6 +130,7 @@ def judge_nuggets(config: Any, spec: JudgeSpec, *, store: Any, documents: Docume
     store.remember_judge(spec.name, "model", spec.model, spec.base_url, spec.settings())
     asking = Asking.open(step_spec(spec, STEP_CREATE), store, journal_path(config.store),
                          max_calls=max_calls, caller=caller, used=store.judge_usage(spec.name))
+    asking.report = progress
     made = create_nuggets(asking, queries, segments, window=spec.window,
                           max_nuggets=spec.max_nuggets)
     asking.spec = step_spec(spec, STEP_IMPORTANCE)

@@ -34,9 +34,11 @@ class JudgeSpec:
     seconds (a 429's Retry-After when it gives one, at most a minute). ``timeout``: seconds
     for a whole attempt (connecting, headers and body), however slowly a server sends them.
     ``base_url`` holds no credentials, query or fragment (the config check refuses them), so it
-    is safe to store and print. ``max_calls`` / ``max_total_tokens``:
-    the budget; judging stops cleanly when it is spent. ``task``: what it labels, a judge
-    task's name (:mod:`.tasks`; relevance unless the config says otherwise).
+    is safe to store and print. ``max_tokens``: the task's unless the config says (100 for a
+    label; 2048 for nugget_create, whose answer is a list of up to 30 nuggets: tasks.Task).
+    ``max_calls`` / ``max_total_tokens``: the budget; judging stops cleanly when it is
+    spent. ``task``: what it labels, a judge task's name (:mod:`.tasks`; relevance unless the
+    config says otherwise).
 
     A stored answer is reused when it came from the same model at the same endpoint (this
     ``base_url``); ``reuse_answers_from`` names what else may answer for this judge: other
@@ -147,6 +149,7 @@ def build_judge(name: str, value: Any, problem: Callable[[tuple, str], None],
     if before.count or prompt is None:
         return None
     given = {k: v for k, v in numbers.items() if v is not None and k != "max_document_chars"}
+    given.setdefault("max_tokens", task.max_tokens)  # the task's (tasks.Task.max_tokens)
     return JudgeSpec(name=name, base_url=str(url).rstrip("/"), model=value["model"],
                      api_key_env=env, prompt=prompt[0], prompt_name=prompt[1],
                      task=task.name, reuse_answers_from=reuse, **samples, **given)

@@ -12,6 +12,8 @@ A :class:`Task` names
 * its answer ``parse``: the label an answer gives, or None;
 * its default ``prompt`` (a built-in's name), the built-in ``prompts`` it brings and its
   default ``label_pattern`` and ``system`` message;
+* ``max_tokens``: the answer's length a judge of it allows unless its config says
+  (``max_tokens:``): 100 for a label (UMBRELA's), :data:`CREATE_MAX_TOKENS` for a nugget list;
 * ``voted``: whether its judging asks each request ``samples`` times and votes
   (:mod:`.votes`): every task so far (relevance and support through
   :func:`.judging.sampled` and :func:`.judging.record_votes`, the nugget tasks through
@@ -71,6 +73,7 @@ class Task:
     label_pattern: str = DEFAULT_LABEL_PATTERN
     system: str = ""  # the system message a judge of it is sent unless its config says
     voted: bool = False  # its judging asks each request `samples` times and votes (votes.py)
+    max_tokens: int = 100  # a judge's max_tokens unless its config says (a label: a few)
 
 
 TASKS: Registry[Task] = Registry("judge task")
@@ -119,6 +122,10 @@ def _no_grade(rendering: Rendering, answer: str, messages: Sequence[Mapping[str,
 
 
 NUGGET_UNIT = ("topic", "batch")
+# a creation answer is a list of up to max_nuggets (30) nuggets of some 20 words: some 800
+# tokens (1.3 a word) and 150 of quotes, commas and fence; twice that leaves room for a model
+# that writes before its list (an answer cut short does not parse: kept, counted, not voted)
+CREATE_MAX_TOKENS = 2048
 NUGGET_TASKS = ("nugget_create", "nugget_importance", "nugget_assign")  # in the order asked
 for _name, _description, _labels, _context, _sample in (
         ("nugget_create", "a topic's nuggets from windows of its relevant segments "
@@ -132,4 +139,5 @@ for _name, _description, _labels, _context, _sample in (
     register(Task(name=_name, description=_description, unit=NUGGET_UNIT, labels=_labels,
                   context=_context, context_of=nt.not_a_pair, sample=_sample, parse=_no_grade,
                   prompt=_prompt, prompts={_prompt: NUGGET_USER[_prompt]},
-                  system=NUGGET_SYSTEM[_prompt], voted=True))
+                  system=NUGGET_SYSTEM[_prompt], voted=True,
+                  max_tokens=CREATE_MAX_TOKENS if _name == "nugget_create" else 100))
