@@ -139,6 +139,11 @@ class OutputError(IrbenchError):
     """An output file or folder that cannot be written."""
 
 
+class CommandError(IrbenchError):
+    """A system given as a command that cannot be run as written: an unknown placeholder or a
+    stray brace in its command, an input that is missing or too big to hash."""
+
+
 class ClusterError(IrbenchError):
     """A Dask cluster that cannot be used: unreachable, or the cluster extra not installed."""
 
