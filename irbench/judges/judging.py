@@ -9,6 +9,9 @@ rest at the judge's concurrency, and appends every answer to the journal as it a
 (:mod:`.journal`), folded into the store every :data:`FOLD_EVERY` answers. The budget (the
 judge's ``max_calls`` and ``max_total_tokens``, counting what the store holds for it, and a
 run's own ``max_calls``) stops new calls cleanly; calls in flight finish and are kept.
+A judge with ``samples: n`` has each request asked n times (:func:`sampled`: each sample a
+request of its own, keyed apart, kept without a label), its label the samples' vote
+(:func:`record_votes`, once all n are in the store).
 
 The requests run as asyncio tasks on an event loop of the run's own: Ctrl-C (or SIGTERM)
 cancels every request in flight at once, whatever its server is doing, and the answers

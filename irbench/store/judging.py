@@ -474,9 +474,9 @@ class Judging(AnswerLabels):
         return changed
 
     def record_votes(self, votes: Sequence[ModelAnswer], pool: str = "") -> int:
-        """Record each vote of a request's samples (:func:`irbench.judges.judging.votes`:
-        keyed by the vote's sha256, its ``answer`` the samples' note) as its judge's label,
-        once per judge, vote and unit (not in ``model_answers``). Returns how many."""
+        """Record each vote of a request's samples (keyed by the vote's sha256, its
+        ``answer`` the samples' note: :func:`irbench.judges.judging.record_votes`) as its
+        judge's label, once per judge, vote and unit (not in ``model_answers``)."""
         made = [_label_of(storable_answer(v)[0], id_text(pool)) for v in votes]
         with self.transaction():
             return self.record_judgments(
