@@ -241,14 +241,14 @@ def test_a_run_arriving_while_the_config_is_read_is_scored_next_time(tmp_path, m
 
     path = make_campaign(tmp_path)
     time.sleep(0.1)
-    read = campaign_cli.load_config
+    read = campaign_cli.load_configs
 
     def arriving(*args, **kwargs):
-        config = read(*args, **kwargs)
+        configs = read(*args, **kwargs)
         _new_run(tmp_path)  # after the glob was expanded
-        return config
+        return configs
 
-    monkeypatch.setattr(campaign_cli, "load_config", arriving)
+    monkeypatch.setattr(campaign_cli, "load_configs", arriving)
     assert cli.main(["run", "--quiet", "--workers", "1", str(path)]) == 0
     monkeypatch.undo()
     assert "4 systems" in capsys.readouterr().err

@@ -101,7 +101,8 @@ def opened_units(config: Any, pool: str, wait: float | None, options: Any, *,
         raise AssessError(f"{config.path}: assessors read the {what}s and the topics: give "
                           "collection.documents and collection.topics")
     topics = read_topics(config.topics)
-    with Store(config.store, wait=wait) as store, open_documents(config.documents) as docs:
+    with Store(config.store, scope=config.scope, wait=wait) as store, \
+            open_documents(config.documents) as docs:
         state = units_state([(u.query_id, key) for key, u in units.items()])
         clicks = stored_clicks(store, pool, task, key_of)
         catch_up(state, clicks, 0)

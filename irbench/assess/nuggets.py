@@ -151,7 +151,7 @@ def opened_nuggets(config: Any, pool: str, wait: float | None, options: Any
     """(desk, store, documents) serving the answers' nugget units of the list
     ``options.nuggets`` to ``pool``'s people, open for the block."""
     judge = options.nuggets
-    with Store(config.store, wait=wait) as store:
+    with Store(config.store, scope=config.scope, wait=wait) as store:
         live = store.live_nuggets(judge)
         lists = store.nugget_judges()
     if not live:

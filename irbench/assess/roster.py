@@ -354,7 +354,7 @@ def in_store(config, pool: str, asked: Change, *, wait: float | None,
     """``asked`` made in the store (no server holds it); a stale runtime file is removed."""
     topics = asked.topics
     known = [id_text(t) for t in config.run_table().topics] if topics else []
-    with Store(config.store, wait=wait) as store:
+    with Store(config.store, scope=config.scope, wait=wait) as store:
         if store.load_pool(pool) is None:
             raise AssessorError(f"no pool '{terminal(pool)}' in {terminal(config.store)} "
                                 f"(irbench pool start {terminal(config.path)} --name "

@@ -80,7 +80,8 @@ def opened(config, pool: str, wait: float | None, options: DeskOptions) -> Itera
                           "collection.documents and collection.topics")
     table = config.run_table()  # MissingRunsError naming each missing run file
     topics = read_topics(config.topics)
-    with Store(config.store, wait=wait) as store, open_documents(config.documents) as docs:
+    with Store(config.store, scope=config.scope, wait=wait) as store, \
+            open_documents(config.documents) as docs:
         state = load_state(store, pool, table)
         if state is None:
             raise AssessError(f"no pool '{pool}' in {config.store} (irbench pool start "

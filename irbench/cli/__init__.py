@@ -72,7 +72,25 @@ def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentP
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in modules:  # imported here: 'irbench run' may answer before any of them
         importlib.import_module(f".{name}", __name__).add_parsers(sub)
+    for command in _with_config(sub):
+        command.add_argument(
+            "--collection", metavar="NAME", default=None,
+            help="of a config with collections: the collection to work on (irbench run and "
+            "check: default every one)")
     return parser
+
+
+def _with_config(sub) -> list[argparse.ArgumentParser]:
+    """The (sub)command parsers that take a campaign config (a positional ``config``)."""
+    found, stack = [], list(sub.choices.values())
+    while stack:
+        parser = stack.pop(0)
+        nested = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for action in nested:
+            stack.extend(action.choices.values())
+        if any(a.dest == "config" and not a.option_strings for a in parser._actions):
+            found.append(parser)
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

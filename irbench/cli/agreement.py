@@ -65,7 +65,7 @@ def _label_sets(args) -> list:
         raise UsageError("--kind goes with files; with --config each qrels set has its kind")
     from ..config import load_config
 
-    config = load_config(args.config, strict=False, systems=False)
+    config = load_config(args.config, collection=args.collection, strict=False, systems=False)
     return [judgments.kind(spec.kind).labels(spec.path, name=spec.name)
             for spec in (config.qrels_set(name) for name in names)]
 
@@ -238,11 +238,11 @@ def cmd_compare_qrels(args) -> int:
     from ..config import load_config
     from ..store import READER_WAIT, Store
 
-    config = load_config(args.config, strict=False, systems=False)
+    config = load_config(args.config, collection=args.collection, strict=False, systems=False)
     reference, others, measures = _compared_sets(args, config)
     comparisons = []
     wait = args.wait if args.wait is not None else READER_WAIT
-    with Store(config.store, read_only=True, wait=wait) as store:
+    with Store(config.store, scope=config.scope, read_only=True, wait=wait) as store:
         # the labels, as each set's kind keys them, from the very files the stored
         # leaderboards were scored on (checked first: never a stale mix)
         read = {spec.name: scored_labels(spec, store, args.config)

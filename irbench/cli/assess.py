@@ -84,7 +84,7 @@ def cmd_assess(args) -> int:
     from ..assess.serve import serve
     from ..config import load_config
 
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, collection=args.collection, strict=False)
     named = chosen_levels(args.levels, config.grades)  # OptionError: what is wrong with it
     levels, names = tuple(named), tuple(named.values())
     url = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}/"

@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config, load_config
+from ..config import Config, load_config, load_configs
 from ..errors import UsageError
 from ..escaping import csv_cell, terminal
 from ..measures import parse_measure
@@ -114,9 +114,14 @@ def add_parsers(sub) -> None:
 
 
 def cmd_check(args) -> int:
+    views = load_configs(args.config, collection=args.collection)
+    return 1 if any([_check_one(args, config) for config in views]) else 0
+
+
+def _check_one(args, config: Config) -> bool:
+    """``irbench check`` of one collection; whether it found a problem."""
     from ..runner import check_campaign
 
-    config = load_config(args.config)
     failures, warnings = check_campaign(config, workers=args.workers)
     problems = [str(f) for f in failures] + list(config.report.problems)
     for warning in warnings:
@@ -124,14 +129,15 @@ def cmd_check(args) -> int:
     for problem in problems:
         for i, line in enumerate(problem.splitlines()):
             print(f"irbench: error: {'  ' if i else ''}{terminal(line)}", file=sys.stderr)
+    where = f"{args.config}" + (f" (collection {config.scope})" if config.several else "")
     if problems:
-        print(f"{args.config}: {len(problems)} problem{'s' if len(problems) > 1 else ''}: "
+        print(f"{where}: {len(problems)} problem{'s' if len(problems) > 1 else ''}: "
               "irbench run or irbench report would refuse it", file=sys.stderr)
-        return 1
-    print(f"{args.config}: ok: {len(config.systems)} systems, {len(config.qrels)} qrels sets, "
+        return True
+    print(f"{where}: ok: {len(config.systems)} systems, {len(config.qrels)} qrels sets, "
           f"{len(config.measures)} measures in {len(config.suites)} suites; "
           f"store {config.store}")
-    return 0
+    return False
 
 
 def _print_run_report(report) -> None:
@@ -150,7 +156,6 @@ def _print_run_report(report) -> None:
 
 
 def cmd_run(args) -> int:
-    from ..runner import run_campaign
     from ..runner.engine import reuse_freed_memory
 
     reuse_freed_memory()
@@ -162,8 +167,21 @@ def cmd_run(args) -> int:
         problem = cluster_address_problem(args.cluster)
         if problem:
             raise UsageError(f"--cluster: {problem}")
-    config = load_config(args.config, strict=False)
+    views = load_configs(args.config, collection=args.collection, strict=False)
     stamp.forget(args.config)
+    failed = False
+    for config in views:
+        if config.several:
+            print(f"irbench run: collection '{terminal(config.scope)}'", file=sys.stderr)
+        failed |= _run_one(args, config, checked)
+    return 1 if failed else 0
+
+
+def _run_one(args, config: Config, checked: int) -> bool:
+    """``irbench run`` on one collection: scores, the stamp (a config with one collection),
+    what it tells; whether something failed."""
+    from ..runner import run_campaign
+
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
     globs = {pattern: list(matched) for pattern, matched in config.globs}
     with progress_bar("system", shown=not args.quiet) as bar:
@@ -171,7 +189,7 @@ def cmd_run(args) -> int:
                               progress=bar, wait=args.wait, rehash=args.rehash,
                               cluster=args.cluster)
     leaderboard = None if args.quiet else _leaderboard(config, max(args.wait, READER_WAIT_S))
-    if not report.failures:  # the stamp before any output: a closed pipe ends at a print
+    if not report.failures and not config.several:  # before any output: a closed pipe ends
         stamp.Stamp(config_sha256=config.sha256, store=os.path.abspath(config.store),
                     inputs=before, globs=globs, systems=report.systems, qrels=report.qrels,
                     measures=report.measures, results=report.evaluated + report.reused,
@@ -179,7 +197,7 @@ def cmd_run(args) -> int:
     _print_run_report(report)
     if leaderboard:
         print(leaderboard)
-    return 1 if report.failures else 0
+    return bool(report.failures)
 
 
 READER_WAIT_S = 30.0  # the leaderboard after a run waits out another run that took the store
@@ -196,7 +214,8 @@ def _leaderboard(config: Config, wait: float | None = None) -> str:
         return ""
     from ..store import Store
 
-    with Store(config.store, read_only=True, wait=wait) as store:  # waits out another run
+    with Store(config.store, scope=config.scope, read_only=True,
+               wait=wait) as store:  # waits out another run
         _, rows = store.means(qrels, measures=measures)
     table = _pivot(rows, measures)
     if not table:
@@ -212,11 +231,11 @@ def _leaderboard(config: Config, wait: float | None = None) -> str:
 def _store_for(config: Config, wait: float | None) -> Store:
     from ..store import Store
 
-    return Store(config.store, read_only=True, wait=wait)
+    return Store(config.store, scope=config.scope, read_only=True, wait=wait)
 
 
 def cmd_scores(args) -> int:
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, collection=args.collection, strict=False)
     spec = config.qrels_set(args.qrels)
     qrels: str | None = spec.name
     asked = [parse_measure(m) for m in args.measure]
@@ -272,7 +291,7 @@ def _export_parquet(store: Store, args, qrels: str | None, measures: Sequence[st
 
 
 def cmd_systems(args) -> int:
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, collection=args.collection, strict=False)
     with _store_for(config, args.wait) as store:
         rows = store.systems_overview()
     declared = {s.name for s in config.systems}

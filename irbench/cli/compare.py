@@ -128,7 +128,7 @@ def _baseline(args, config, order: list[str]) -> str | None:
 
 
 def cmd_compare(args) -> int:
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, collection=args.collection, strict=False)
     spec = config.qrels_set(args.qrels)
     qrels = spec.name
     asked = [parse_measure(m) for m in args.measure]
@@ -141,7 +141,7 @@ def cmd_compare(args) -> int:
     declared = [s.name for s in config.systems if s.kind in scored]
     from ..store import Store
 
-    with Store(config.store, read_only=True, wait=args.wait) as store:
+    with Store(config.store, scope=config.scope, read_only=True, wait=args.wait) as store:
         check_stored(store, config, qrels, args.system, asked)
         systems = list(args.system) or _stored_systems(store, args, qrels, measures[0],
                                                        declared)

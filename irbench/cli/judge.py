@@ -4,6 +4,7 @@ judgments imported under a judge's name)."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 
 from ..errors import JudgeError, UsageError
@@ -142,13 +143,13 @@ def cmd_judge(args) -> int:
     from ..judges.run import check_judgeable
     from ..store import Store
 
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, collection=args.collection, strict=False)
     spec = _judge_spec(config, args.judge)
     if args.nuggets:
         return judge_nuggets(args, config, spec)
     what, judging = _judging(args, config, spec)
     collection = check_judgeable(config)
-    with Store(config.store, wait=args.wait) as store, \
+    with Store(config.store, scope=config.scope, wait=args.wait) as store, \
             open_documents(collection) as documents, progress_bar(what) as bar:
         summary = judging(store=store, documents=documents, max_calls=args.max_calls,
                           progress=None if bar is None else
@@ -201,8 +202,8 @@ def cmd_judges(args) -> int:
     from ..config import load_config
     from ..store import Store
 
-    config = load_config(args.config, strict=False, systems=False)
-    with Store(config.store, read_only=True, wait=args.wait) as store:
+    config = load_config(args.config, collection=args.collection, strict=False, systems=False)
+    with Store(config.store, scope=config.scope, read_only=True, wait=args.wait) as store:
         rows = store.judge_counts()
     shown = [(*row[:6], _requests(*row[5:8]), *row[8:]) for row in rows]
     print(text_table(("judge", "kind", "model", "judgments", "topics", "calls",
@@ -229,16 +230,15 @@ def cmd_qrels(args) -> int:
     from ..config import load_config
     from ..store import Store
 
-    config = load_config(args.config, strict=False, systems=False)
+    config = load_config(args.config, collection=args.collection, strict=False, systems=False)
     if args.import_:
         return _import(args, config)
     if args.support or args.nuggets:
         return (nugget_qrels if args.nuggets else _support_qrels)(args, config)
-    import hashlib
-
     from ..judgments import made
 
-    with Store(config.store, read_only=args.output is None, wait=args.wait) as store:
+    with Store(config.store, scope=config.scope, read_only=not args.output,
+               wait=args.wait) as store:
         columns = store.judgment_columns(args.pool, args.judge)
         known = set(columns["judge"].tolist())
         missing = [j for j in args.judge if j not in known]
@@ -277,7 +277,8 @@ def _support_qrels(args, config) -> int:
     if args.pool is not None or args.import_:
         raise UsageError("--support writes every support label of the store: not with --pool "
                          "or --import")
-    with Store(config.store, read_only=args.output is None, wait=args.wait) as store:
+    with Store(config.store, scope=config.scope, read_only=args.output is None,
+               wait=args.wait) as store:
         columns = store.answer_label_columns("support", args.judge)
         known = sorted(set(columns["judge"].tolist()))
         missing = [j for j in args.judge if j not in known]
@@ -304,7 +305,7 @@ def _pool_qrels(args, store):
     from ..config import load_config
     from ..pooling import load_state
 
-    table = load_config(args.config, strict=False).run_table()
+    table = load_config(args.config, collection=args.collection, strict=False).run_table()
     state = load_state(store, args.pool, table)
     return None if state is None else state.qrels()
 
@@ -320,7 +321,7 @@ def _import(args, config) -> int:
     if not args.as_:
         raise UsageError("irbench qrels --import FILE needs --as NAME (the judge's name)")
     qrels = read_qrels(args.import_)
-    with Store(config.store, wait=args.wait) as store:
+    with Store(config.store, scope=config.scope, wait=args.wait) as store:
         new, replaced, same, removed = store.replace_judged(JudgmentColumns(
             length=len(qrels), query_id=ids_text(qrels.query_id),
             doc_id=ids_text(qrels.doc_id), relevance=qrels.relevance, judge=args.as_,

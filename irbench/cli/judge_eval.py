@@ -76,10 +76,10 @@ def cmd_judge_eval(args) -> int:
     from ..store import READER_WAIT, Store
     from .agreement import scored_labels
 
-    config = load_config(args.config, strict=False, systems=False)
+    config = load_config(args.config, collection=args.collection, strict=False, systems=False)
     measures = [str(parse_measure(m)) for m in args.measure]
     wait = args.wait if args.wait is not None else READER_WAIT
-    with Store(config.store, read_only=True, wait=wait) as store:
+    with Store(config.store, scope=config.scope, read_only=True, wait=wait) as store:
         result = stats.evaluate_judges(
             config, store, args.reference, judges=args.judge, measures=measures,
             labels=lambda spec, kind: scored_labels(spec, store, args.config, kind),

@@ -44,7 +44,7 @@ def judge_nuggets(args, config, spec) -> int:
         raise UsageError("--nuggets judges the config's answer runs with nuggets made from "
                          "its qrels: not with --support, --pool, --holes, --pairs or --units")
     collection = check_judgeable(config)
-    with Store(config.store, wait=args.wait) as store, \
+    with Store(config.store, scope=config.scope, wait=args.wait) as store, \
             open_documents(collection) as documents, progress_bar("request") as bar:
         done = run(config, spec, store=store, documents=documents, max_calls=args.max_calls,
                    progress=None if bar is None else lambda n, total, task: bar(
@@ -109,7 +109,7 @@ def nugget_qrels(args, config) -> int:
     if config.topics is not None:
         topics = read_topics(config.topics)
         queries = {q: topics.statement(q)["title"] for q in topics.query_id}
-    with Store(config.store, wait=args.wait) as store:
+    with Store(config.store, scope=config.scope, wait=args.wait) as store:
         lists = store.nugget_judges()
         named = [j for j in args.judge if j in lists]
         if not lists:

@@ -191,7 +191,7 @@ def _campaign(args):
 
     if args.config is None:
         raise UsageError(f"irbench pool {args.action} needs a config")
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, collection=args.collection, strict=False)
     return config, config.run_table(), config.settings.relevance_level
 
 
@@ -302,7 +302,7 @@ def cmd_cited(args) -> int:
 
     if args.per_sentence is not None and args.citations != "all":
         raise UsageError("--per-sentence K goes with --citations all")
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, collection=args.collection, strict=False)
     systems = pooling.answer_systems(priority_order(config.systems), args.pooled, args.per_group)
     topics = _topic_ids(args.topics)
     runs = pooling.read_answer_runs(systems, config.missing_runs)
@@ -405,7 +405,7 @@ def _pool_being_judged(args, create: bool = False):
     if not args.name:
         raise UsageError(f"irbench pool {args.action} needs --name POOL")
     config, table, level = _campaign(args)
-    with Store(config.store, wait=args.wait) as store:
+    with Store(config.store, scope=config.scope, wait=args.wait) as store:
         state = _state(store, args.name, table)
         if state is None and not create:
             raise UsageError(f"no pool '{args.name}' in {config.store} (irbench pool start)")
@@ -512,7 +512,7 @@ def _store_built(config, name: str, pool, wait: float | None) -> None:
                   "rank": p.rank.astype(np.int64)}
     params = {**pool.params, "contributing": [r for r, c in zip(pool.runs, pool.contributing)
                                               if c]}  # which runs were pooled, recorded
-    with Store(config.store, wait=wait) as store:
+    with Store(config.store, scope=config.scope, wait=wait) as store:
         store.save_built_pool(name, pool.strategy, json.dumps(params, sort_keys=True,
                                                               default=str),
                               pool.seed, docs, provenance)

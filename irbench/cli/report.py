@@ -76,8 +76,10 @@ def add_parsers(sub) -> None:
 
 
 def default_folder(config) -> str:
-    """``reports/<name>/`` in the campaign folder."""
-    return os.path.join(config.root, "reports", config.name)
+    """``reports/<name>/`` in the campaign folder (``reports/<name>/<collection>/`` for a
+    collection of a config with several)."""
+    folder = os.path.join(config.root, "reports", config.name)
+    return os.path.join(folder, config.scope) if config.several else folder
 
 
 def cmd_report(args) -> int:
@@ -86,7 +88,8 @@ def cmd_report(args) -> int:
     from ..store import READER_WAIT, Store
     from .output import warn_stale, write_text
 
-    config = load_config(args.config, strict=False, systems=False)  # systems: the store's
+    config = load_config(args.config, collection=args.collection, strict=False,
+                         systems=False)  # systems: the store's
     args.participants = args.participants or args.participants_pdf or bool(args.appendix_pdf)
     from ..errors import UsageError
 
@@ -95,7 +98,7 @@ def cmd_report(args) -> int:
         raise UsageError("\n".join(problems))
     wait = args.wait if args.wait is not None else READER_WAIT
     # a function of the store alone: opened read-only, no run file read
-    with Store(config.store, read_only=True, wait=wait) as store:
+    with Store(config.store, scope=config.scope, read_only=True, wait=wait) as store:
         if config.qrels:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
@@ -217,13 +220,13 @@ def cmd_analyse(args) -> int:
     from ..errors import UsageError
     from ..store import Store
 
-    config = load_config(args.config, strict=False)
+    config = load_config(args.config, collection=args.collection, strict=False)
     problems = config.report.problems
     if problems:
         raise UsageError("\n".join(problems))
     if not os.path.exists(config.store):
-        Store(config.store, read_only=True)  # says: no score store yet
-    with Store(config.store, wait=args.wait) as store:
+        Store(config.store, scope=config.scope, read_only=True)  # says: no score store yet
+    with Store(config.store, scope=config.scope, wait=args.wait) as store:
         wanted = analyses.specs(config, store, every=True)
         if not wanted:
             raise UsageError(f"{config.store}: nothing to analyse: the judgment-reduction "

@@ -19,7 +19,7 @@ metadata), ``report.py`` (the ``report:`` section as a checked :class:`ReportSpe
 from __future__ import annotations
 
 from ..system import System
-from .builder import load_config
+from .builder import load_config, load_configs
 from .report import RANK_FIELDS, REPORT_OPTIONS, ReportSpec
 from .tables import read_table
 from .types import (
@@ -49,4 +49,4 @@ __all__ = ["DEFAULT_COLLECTION", "ENGINES", "MAX_TABLE_BYTES", "MAX_TABLE_ROWS",
            "RANK_FIELDS", "REPORT_OPTIONS", "ReportSpec", "SYSTEM_KEYS", "TABLE_COLUMNS",
            "TOP_KEYS", "TOPIC_MODES", "Collection", "Config", "QrelsSet", "Settings", "System",
            "TableRow", "Validation", "campaign_root", "cluster_address_problem", "default_store",
-           "load_config", "pooled_systems", "priority_order", "read_table"]
+           "load_config", "load_configs", "pooled_systems", "priority_order", "read_table"]

@@ -4,6 +4,7 @@ line) and how paths are resolved inside the campaign folder."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from ..documents.spec import DocumentsSpec
@@ -34,6 +35,9 @@ class BuilderBase:
         self.globs: list[tuple[str, tuple[str, ...]]] = []
         self.tables: list[str] = []  # run tables read, absolute
         self.table_names: list[str] = []  # ... as messages name them
+        # where a place of the config the builder reads was written (a collection's view of a
+        # config with collections: its collection section and runs, irbench.config.collections)
+        self.rename: Callable[[tuple], tuple] = lambda where: where
 
     def problem(self, where: tuple, reason: str) -> None:
         self.reader.problems.append(f"{self._at(where)}: {reason}")
@@ -41,6 +45,7 @@ class BuilderBase:
     def _at(self, where: tuple) -> str:
         """``FILE:LINE: yaml.path`` of a place in the config, or ``TABLE:LINE: column`` of a
         place in a run table (a :class:`TableRow` in ``where``)."""
+        where = self.rename(where)
         row = next((i for i, part in enumerate(where) if isinstance(part, TableRow)), None)
         if row is None:
             return f"{self.path}:{self.reader.line(where)}: {yaml_path(where)}"
@@ -49,6 +54,7 @@ class BuilderBase:
 
     def _named(self, where: tuple) -> str:
         """How a message names another place: its YAML path, or ``TABLE:LINE``."""
+        where = self.rename(where)
         row = next((part for part in where if isinstance(part, TableRow)), None)
         return yaml_path(where) if row is None else f"{row.file}:{row.line}"
 

@@ -13,11 +13,13 @@ from ..errors import ConfigError, IrbenchError
 from ..judges.spec import JudgeSpec, build_judge
 from ..measures import Measure, parse_measure
 from ..submissions import Rules, build_rules, load_rules
-from ..yamlfile import parse_yaml, read_text
+from ..yamlfile import parse_yaml, read_text, yaml_path
+from .collections import collection_names, view_data
 from .documents import build_documents
 from .report import ReportSpec, build_report
 from .systems import SystemsBuilder
 from .types import (
+    DEFAULT_COLLECTION,
     ENGINES,
     NAME_RE,
     TOP_KEYS,
@@ -32,21 +34,60 @@ from .types import (
 )
 
 
-def load_config(path: str | os.PathLike, strict: bool = True, systems: bool = True) -> Config:
+def load_config(path: str | os.PathLike, strict: bool = True, systems: bool = True,
+                collection: str | None = None) -> Config:
     """Read and validate a campaign config; every problem is reported in one ConfigError.
 
     ``strict=False`` lets a system whose run file is missing through (listed in
     ``missing_runs``), so that the runner scores the others and reports it at the end.
     ``systems=False`` leaves the systems out (no run file, glob or run tag is looked at): for
-    the report, which takes the systems from the store.
+    the report, which takes the systems from the store. A config with ``collections:`` is
+    read as the view of the collection ``collection`` (:mod:`irbench.config.collections`);
+    without one it is a ConfigError naming them (:func:`load_configs` reads every view). A
+    ``collection`` given for a one-collection config must be its name (``default``).
     """
+    views = load_configs(path, strict, systems, collection)
+    if len(views) > 1:
+        names = ", ".join(v.collection().name for v in views)
+        raise ConfigError([f"{os.fspath(path)} has several collections ({names}): give "
+                           "--collection NAME"])
+    return views[0]
+
+
+def load_configs(path: str | os.PathLike, strict: bool = True, systems: bool = True,
+                 collection: str | None = None) -> list[Config]:
+    """Every collection's view of the config (one for a config with ``collection:``), or
+    that of ``collection`` alone; the problems of every view in one ConfigError, each once."""
     path = os.fspath(path)
     raw, text = read_text(path, "the config")
     data, reader = parse_yaml(path, text)
     if not isinstance(data, dict):
         raise ConfigError([f"{path}:1: a config is a mapping with collection, systems, suites"])
-    return Builder(path, data, reader, sha256=hashlib.sha256(raw).hexdigest(), strict=strict,
-                   systems=systems).build()
+    sha256 = hashlib.sha256(raw).hexdigest()
+    names = collection_names(data, lambda where, reason: reader.problems.append(
+        f"{path}:{reader.line(where)}: {yaml_path(where)}: {reason}"))
+    if names is None:  # one collection
+        if collection not in (None, DEFAULT_COLLECTION):
+            raise ConfigError([f"{path}: has one collection (collection:), not '{collection}'"])
+        return [Builder(path, data, reader, sha256=sha256, strict=strict,
+                        systems=systems).build()]
+    if reader.problems:
+        raise ConfigError(list(reader.problems))
+    if collection is not None and collection not in names:
+        raise ConfigError([f"{path}: no collection '{collection}' (it has {', '.join(names)})"])
+    views, problems = [], []
+    for name in [collection] if collection is not None else names:
+        reader.problems = []
+        view, rename = view_data(data, name)
+        builder = Builder(path, view, reader, sha256=sha256, strict=strict, systems=systems)
+        builder.rename = rename
+        try:
+            views.append(replace(builder.build(), scope=name, collections_named=tuple(names)))
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ConfigError(list(dict.fromkeys(problems)))
+    return views
 
 
 class Builder(SystemsBuilder):
@@ -74,7 +115,8 @@ class Builder(SystemsBuilder):
         if problems:
             raise ConfigError(sorted(problems, key=self._order))
         return Config(path=self.path, name=str(name), sha256=self.sha256, root=self.root,
-                      collections=(Collection(topics=topics, qrels=qrels, known=self.known,
+                      collections=(Collection(name=self._collection_name(), topics=topics,
+                                              qrels=qrels, known=self.known,
                                               documents=self.documents,
                                               grades=self.grades),),
                       systems=systems, suites=suites,
@@ -82,6 +124,11 @@ class Builder(SystemsBuilder):
                       missing_runs=self.missing_runs, validation=validation,
                       globs=tuple(self.globs), cluster=cluster, tables=tuple(self.tables),
                       lines=dict(self.reader.lines), judges=judges)
+
+    def _collection_name(self) -> str:
+        """The collection's name: of a collections: config's view, its own; else default."""
+        renamed = self.rename(("collection",))
+        return str(renamed[1]) if renamed[0] == "collections" else DEFAULT_COLLECTION
 
     def _report(self, suites: dict[str, tuple[Measure, ...]]) -> ReportSpec:
         """The ``report:`` section; its problems are the report's (see

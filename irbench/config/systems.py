@@ -167,7 +167,10 @@ class SystemsBuilder(BuilderBase):
         """The systems of one entry of ``systems:`` (or row of a run table, whose run path is
         relative to ``folder``), each problem reported at ``where``."""
         for key in entry:
-            if key not in SYSTEM_KEYS:
+            if key == "runs":
+                self.problem(where + (key,), "a run file per collection: a mapping of "
+                             "collection name: file, in a config with collections:")
+            elif key not in SYSTEM_KEYS:
                 self.problem(where + (key,), f"unknown key ({', '.join(sorted(SYSTEM_KEYS))})")
         meta = self._metadata(where, entry)
         if "answers" in entry:  # answers: FILE, the run file of a system of kind answers

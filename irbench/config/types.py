@@ -28,8 +28,8 @@ SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description
                "official", "priority", "pooled", "metadata", "answers", "kind", "format"}
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
-TOP_KEYS = {"name", "collection", "systems", "suites", "evaluation", "store", "report",
-            "validation", "execution", "judges"}
+TOP_KEYS = {"name", "collection", "collections", "systems", "suites", "evaluation", "store",
+            "report", "validation", "execution", "judges"}
 ENGINES = ("local", "dask")
 # the system fields a run table's columns give (systems: {table: FILE}): by their own name or
 # mapped (columns: {pooled: judged_depth100}); run is required (a column, or the run template);
@@ -208,6 +208,17 @@ class Config:
     lines: dict = field(default_factory=dict, hash=False, compare=False, repr=False)
     # model judges by name (the judges: section)
     judges: dict[str, JudgeSpec] = field(default_factory=dict, hash=False)
+    # the part of the store this config's scores are in: "main" for a config with one
+    # collection; a collections: config's view of collection NAME, NAME (a schema of the store
+    # file: irbench.config.collections)
+    scope: str = "main"
+    # every collection of a collections: config, in order (empty: one collection:)
+    collections_named: tuple[str, ...] = ()
+
+    @property
+    def several(self) -> bool:
+        """Whether this is one collection's view of a config with ``collections:``."""
+        return bool(self.collections_named)
 
     def collection(self, name: str | None = None) -> Collection:
         """The collection called ``name`` (None: the first, today the only one); an unknown

@@ -58,7 +58,8 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
              ("reduction", reduction), ("pool-bias", pool_bias), ("qrels", across),
              ("judges", trust), ("precision-recall", curves), ("provenance", True))
     return ReportContext(
-        title=config.report.title or config.name,
+        title=config.report.title or (f"{config.name}: {config.scope}" if config.several
+                                      else config.name),
         campaign=config.name,
         links=links,
         toc=tuple((anchor, SECTIONS[anchor]) for anchor, part in shown if part is not None),

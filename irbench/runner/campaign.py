@@ -57,7 +57,7 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
     started = time.perf_counter()
     shards.sweep_spills()  # what a killed run left in the temporary folder
     with (dask_client(address) if address is not None else nullcontext()) as client, \
-            Store(config.store, wait=wait) as store:
+            Store(config.store, scope=config.scope, wait=wait) as store:
         store.claim(config.name, os.path.abspath(config.path))
         camp = _Campaign(config, store, Findings(fail_fast), workers=workers,
                          progress=progress, rehash=rehash,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -57,6 +58,8 @@ __all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READE
            "Store", "StoredNugget", "SystemRecord"]
 
 
+MAIN = "main"  # the store's part for a config with one collection (DuckDB's main schema)
+SCOPE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # a collection's name
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
 
 
@@ -67,9 +70,13 @@ class Store(Reads, Judging, Nuggets, Assessing,
     _in_transaction: bool = False  # set by Transaction while BEGIN ... COMMIT is open
 
     def __init__(self, path: str, read_only: bool = False, wait: float | None = None, *,
-                 _in_place: bool = False):
+                 scope: str = MAIN, _in_place: bool = False):
         """wait: seconds to wait for another process holding the store; None: READER_WAIT
-        when reading (a reader waits out a running ``irbench run``), 0 when writing."""
+        when reading (a reader waits out a running ``irbench run``), 0 when writing.
+        ``scope``: the part of the file read and written (a config's
+        :attr:`~irbench.config.Config.scope`): ``main`` for a config with one collection, a
+        collection's name for a config with several (a schema of its own, made on first
+        write, with every table and view: every score keyed by its collection)."""
         wait = wait if wait is not None else (READER_WAIT if read_only else 0.0)
         self.path = path
         self.read_only = read_only
@@ -80,6 +87,9 @@ class Store(Reads, Judging, Nuggets, Assessing,
             if not os.path.exists(path) and not _in_place:
                 create(path)
         self.con = Connection(connect(path, read_only, wait), path)
+        self.scope = scope
+        if scope != MAIN:
+            self._enter(scope)
         self._ids: dict | None = None  # evaluation key -> id, loaded on first use
         self._created: set[int] = set()  # ids made by this connection
         self._clear_pending()
@@ -116,6 +126,22 @@ class Store(Reads, Judging, Nuggets, Assessing,
 
     # -- schema
 
+    def _enter(self, scope: str) -> None:
+        """Read and write the schema ``scope`` from now on (made when writing)."""
+        if not SCOPE_RE.fullmatch(scope) or scope.lower() in ("temp", "information_schema",
+                                                               "pg_catalog"):
+            raise ValueError(f"not a store scope: {scope!r}")
+        catalog = self.con.execute("SELECT current_database()").fetchone()[0]
+        found = self.con.execute("SELECT count(*) FROM information_schema.schemata WHERE "
+                                 "catalog_name = ? AND schema_name = ?",
+                                 [catalog, scope]).fetchone()[0]
+        if not found:
+            if self.read_only:
+                raise StoreError(f"{self.path}: no scores of collection '{scope}' yet (run "
+                                 "'irbench run CONFIG' first)")
+            self.con.execute(f'CREATE SCHEMA IF NOT EXISTS "{scope}"')
+        self.con.use(f'USE "{catalog.replace(chr(34), chr(34) * 2)}"."{scope}"')
+
     def _applied(self) -> int:
         self.con.execute("CREATE TABLE IF NOT EXISTS migrations ("
                          "version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)")
@@ -124,7 +150,8 @@ class Store(Reads, Judging, Nuggets, Assessing,
 
     def _tables(self) -> set[str]:
         rows = self.con.execute("SELECT table_name FROM information_schema.tables "
-                                "WHERE table_schema = 'main'").fetchall()
+                                "WHERE table_catalog = current_database() AND "
+                                "table_schema = current_schema()").fetchall()
         return {r[0] for r in rows}
 
     def _migrate(self) -> None:

@@ -231,8 +231,13 @@ class Connection:
     file, a dropped table or view) becomes a :class:`StoreError` naming the store and what to
     do; results are fetched from it as from DuckDB's."""
 
-    def __init__(self, con, path: str):
-        self._con, self._path = con, path
+    def __init__(self, con, path: str, use: str = ""):
+        self._con, self._path, self._use = con, path, use
+
+    def use(self, statement: str) -> None:
+        """Run ``statement`` (a USE of a schema) now and on every cursor made from here."""
+        self._call("execute", statement)
+        self._use = statement
 
     def _call(self, method: str, *args):
         try:
@@ -283,8 +288,12 @@ class Connection:
         self._call("unregister", name)
 
     def cursor(self) -> Connection:
-        """Another connection to the same database, for another thread."""
-        return Connection(self._call("cursor"), self._path)
+        """Another connection to the same database (in the same schema), for another
+        thread."""
+        other = Connection(self._call("cursor"), self._path, self._use)
+        if self._use:
+            other._call("execute", self._use)
+        return other
 
     def close(self) -> None:
         self._call("close")
