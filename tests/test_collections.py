@@ -174,3 +174,40 @@ def test_runs_in_a_one_collection_config_is_a_problem(tmp_path):
     with pytest.raises(ConfigError, match=r"systems\[0\]\.runs: a run file per collection"):
         load_config(path)
     assert os.path.exists(tmp_path / "c1" / "qrels.txt")
+
+
+@pytest.mark.timeout(300)
+def test_compare_across_is_stats_across_on_each_collection_s_stored_scores(lab, capsys):
+    import json
+
+    from irbench.stats.across import CollectionScores, across
+
+    lab.write_text(lab.read_text().replace(
+        '  - {glob: "{collection}/runs/*.txt"}',
+        '  - {name: groupA-1, run: "{collection}/runs/groupA-1.txt", baseline: true}\n'
+        '  - {glob: "{collection}/runs/group[BCD]-*.txt"}'))
+    assert cli.main(["run", str(lab), "--quiet"]) == 0
+    capsys.readouterr()
+    assert cli.main(["compare", str(lab), "--across", "--measure", "nDCG@10", "--test", "t",
+                     "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    scores = []
+    for name in PARTS:
+        with Store(str(lab.parent / "lab.duckdb"), read_only=True, scope=name) as store:
+            systems, topics, values = store.score_matrix("official", "nDCG@10")
+        scores.append(CollectionScores(name, tuple(systems), tuple(topics), values))
+    expected = across(scores, "nDCG@10", baseline="groupA-1", test="t")
+    assert shown["collections"] == list(PARTS) and shown["baseline"] == "groupA-1"
+    assert [s["name"] for s in shown["systems"]] == [s.name for s in expected.systems]
+    for got, want in zip(shown["systems"], expected.systems):
+        assert got["means"] == list(want.means) and got["mean_rank"] == want.mean_rank
+        assert [t["p_adjusted"] for t in got["tests"]] == [t.p_adjusted for t in want.tests]
+        assert (got["meta"] or {}).get("effect") == (want.meta.effect if want.meta else None)
+    assert cli.main(["compare", str(lab), "--across", "--measure", "nDCG@10"]) == 0
+    table = capsys.readouterr().out
+    assert table.startswith("nDCG@10 across 3 collections; against groupA-1")
+    assert "W/T/L" in table and "c1" in table
+    assert cli.main(["compare", str(lab), "--across", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("system,collection,mean,mean_rank")
+    assert cli.main(["compare", str(lab), "--across", "--collection", "c1"]) == 1
+    assert "not with --collection" in capsys.readouterr().err

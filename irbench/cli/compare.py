@@ -32,6 +32,7 @@ from ..stats.choices import (
     DEFAULT_TEST,
     FAMILIES,
 )
+from .across import add_across, compare_across
 from .output import add_wait, json_value, nonnegative_int, positive_int, text_table, write_text
 from .selection import check_stored
 
@@ -91,6 +92,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table (default), csv, json or latex (booktabs, overview-paper style)")
     p.add_argument("-o", "--output", default=None, help="write to this file")
+    add_across(p)
     add_wait(p)
     p.set_defaults(handler=cmd_compare)
 
@@ -128,6 +130,8 @@ def _baseline(args, config, order: list[str]) -> str | None:
 
 
 def cmd_compare(args) -> int:
+    if args.across:
+        return compare_across(args)
     config = load_config(args.config, collection=args.collection, strict=False)
     spec = config.qrels_set(args.qrels)
     qrels = spec.name
