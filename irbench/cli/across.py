@@ -12,20 +12,17 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from ..across_views import COLUMNS, compare_views, default_measure, records
 from ..config import load_configs
 from ..errors import UsageError
 from ..escaping import csv_cell
 from ..measures import parse_measure
-from ..stats.across import Across, CollectionScores, across
-from ..stats.choices import DEFAULT_CORRECTION, DEFAULT_TEST
+from ..stats.across import Across
 from ..stats.latex import escape_latex
-from ..store import Store
 from .output import json_value, text_table, write_text
 
 EFFECTS = ("raw", "smd")
-CSV_COLUMNS = ("system", "collection", "mean", "mean_rank", "collections", "mean_diff",
-               "p_value", "p_adjusted", "outcome", "wins", "ties", "losses", "effect",
-               "ci_low", "ci_high", "effect_p", "tau2", "i2", "q")
+CSV_COLUMNS = COLUMNS
 
 
 def add_across(p) -> None:
@@ -49,33 +46,16 @@ def compare_across(args) -> int:
         raise UsageError("--across compares every system with the baseline: not with "
                          "--all-pairs, --system or a Tukey test")
     views = load_configs(args.config, strict=False)
-    first = views[0]
     measure = str(parse_measure(args.measure[0])) if args.measure else \
-        str(first.qrels_set(args.qrels).measures(first.measures)[0])
-    scores = []
-    for config in views:
-        qrels = config.qrels_set(args.qrels).name
-        with Store(config.store, scope=config.scope, read_only=True, wait=args.wait) as store:
-            systems, topics, values = store.score_matrix(qrels, measure)
-        if not systems:
-            print(f"irbench: warning: collection '{config.scope}': no stored {measure} "
-                  f"scores on qrels '{qrels}' (irbench run CONFIG)", file=sys.stderr)
-            continue
-        scores.append(CollectionScores(config.scope, tuple(systems), tuple(topics), values))
-    baseline = args.baseline or _marked(views)
-    result = across(scores, measure, baseline=baseline, test=args.test or DEFAULT_TEST,
-                    correction=args.correction or DEFAULT_CORRECTION, alpha=args.alpha,
-                    effect=args.effect, samples=args.samples, seed=args.seed)
+        default_measure(views, args.qrels)
+    result = compare_views(views, measure, qrels=args.qrels, baseline=args.baseline,
+                           test=args.test, correction=args.correction, alpha=args.alpha,
+                           effect=args.effect, samples=args.samples, seed=args.seed,
+                           wait=args.wait)
     for note in result.notes:
         print(f"irbench: warning: {note}", file=sys.stderr)
     write_text(args.output, ACROSS_FORMATS[args.format](result))
     return 0
-
-
-def _marked(views) -> str | None:
-    """The one system the config marks ``baseline: true`` (None: none or several)."""
-    marked = {s.name for config in views for s in config.systems if s.baseline}
-    return marked.pop() if len(marked) == 1 else None
 
 
 def _num(value: float, digits: int = 4) -> str:
@@ -117,31 +97,11 @@ def as_table(result: Across) -> str:
     return head + "\n" + text_table(header, rows) + "\n"
 
 
-def _records(result: Across) -> list[dict[str, Any]]:
-    out = []
-    for s in result.systems:
-        for j, c in enumerate(result.collections):
-            cell = next((t for t in s.tests if t.collection == c), None)
-            out.append({"system": s.name, "collection": c, "mean": s.means[j],
-                        "mean_diff": cell.mean_diff if cell else None,
-                        "p_value": cell.p_value if cell else None,
-                        "p_adjusted": cell.p_adjusted if cell else None,
-                        "outcome": cell.outcome if cell else None})
-        m = s.meta
-        out.append({"system": s.name, "collection": "all", "mean": s.mean,
-                    "mean_rank": s.mean_rank, "collections": s.collections, "wins": s.wins,
-                    "ties": s.ties, "losses": s.losses,
-                    **({"effect": m.effect, "ci_low": m.ci_low, "ci_high": m.ci_high,
-                        "effect_p": m.p_value, "tau2": m.tau2, "i2": m.i2, "q": m.q}
-                       if m else {})})
-    return out
-
-
 def as_csv(result: Across) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for record in _records(result):
+    for record in records(result):
         writer.writerow([_csv(record.get(k)) for k in CSV_COLUMNS])
     return buf.getvalue()
 
