@@ -45,6 +45,9 @@ class System:
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
     kind: str = "run"
     answer_format: str | None = None
+    # a system given as a command (irbench.runner.commands.CommandSpec): irbench run executes it
+    # to write its run at ``path`` when its key changed (irbench.runner.produced)
+    command: Any = field(default=None, hash=False, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -242,9 +242,10 @@ def test_store_is_versioned(tmp_path):
                         (18, "model judgments made from another endpoint's answers removed"),
                         (19, "answer runs among the systems"),
                         (20, "labels of generated answers: support and nugget judgments"),
-                        (21, "nugget lists, every version kept")]
+                        (21, "nugget lists, every version kept"),
+                        (22, "systems given as commands: every execution")]
     with Store(path) as store:  # opening again applies nothing
-        assert store.query("SELECT count(*) FROM migrations")[1] == [(21,)]
+        assert store.query("SELECT count(*) FROM migrations")[1] == [(22,)]
     with pytest.raises(StoreError, match="no score store yet"):
         Store(str(tmp_path / "none.duckdb"), read_only=True)
 

@@ -47,6 +47,7 @@ PINNED = {
     19: "fbc7526c401b612ca0261fb237d2ab94e40db30ef2b9a3daaaacc65d2816155d",
     20: "d88e9736f3c373aa958fef8c15aef07e769c87e0386efea265fa0eeb7c4540a1",
     21: "a05c4578f1a63ea605c08fbca642c92cf540fcc19f48a22eeed862ff9a9b7eb3",
+    22: "993803181009938c659a837306ce3235726e4284b511e418c1fd04faabdc4ef3",
 }
 
 # Migration 1 as irbench first shipped it (commit 5f2db42): qrels_sets without level_counts,

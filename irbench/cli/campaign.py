@@ -147,6 +147,9 @@ def _print_run_report(report) -> None:
     for failure in report.failures:
         for i, line in enumerate(str(failure).splitlines()):
             print(f"irbench: error: {'  ' if i else ''}{terminal(line)}", file=sys.stderr)
+    if report.executed:
+        print(f"irbench run: {report.executed} command{'s' if report.executed > 1 else ''} "
+              "executed (systems given as commands)", file=sys.stderr)
     if report.analysed:
         print(f"irbench run: report analyses computed: {', '.join(report.analysed)}",
               file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -32,6 +33,15 @@ from .types import (
     cluster_address_problem,
     default_store,
 )
+
+
+def file_name(name: str) -> str:
+    """A system's name as a file name: itself when it is letters, digits, '.', '_' and '-'
+    (not starting with '.'), else those kept and a hash of the name added."""
+    if NAME_RE.fullmatch(name):
+        return name
+    kept = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")[:80]
+    return f"{kept}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
 def load_config(path: str | os.PathLike, strict: bool = True, systems: bool = True,
@@ -103,6 +113,7 @@ class Builder(SystemsBuilder):
         suites = self._suites()
         settings = self._settings(size)
         store = self._store()
+        systems = self._produced_paths(systems, store)
         validation = self._validation()
         cluster = self._execution()
         report = self._report(suites)
@@ -124,6 +135,13 @@ class Builder(SystemsBuilder):
                       missing_runs=self.missing_runs, validation=validation,
                       globs=tuple(self.globs), cluster=cluster, tables=tuple(self.tables),
                       lines=dict(self.reader.lines), judges=judges)
+
+    def _produced_paths(self, systems: tuple, store: str) -> tuple:
+        """Systems given as commands write their run beside the store:
+        ``STORE.commands/<collection>/<system>.run``."""
+        folder = os.path.join(os.path.splitext(store)[0] + ".commands", self._collection_name())
+        return tuple(replace(s, path=os.path.join(folder, file_name(s.name) + ".run"))
+                     if s.command is not None else s for s in systems)
 
     def _collection_name(self) -> str:
         """The collection's name: of a collections: config's view, its own; else default."""

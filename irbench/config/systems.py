@@ -8,14 +8,18 @@ from functools import partial
 from typing import Any
 
 from ..answers import FORMATS, answer_tag
-from ..errors import ConfigError
+from ..errors import CommandError, ConfigError
+from ..runner.commands import CommandSpec, placeholders_used
 from ..runner.stamp import glob_matches
 from ..system import SYSTEM_KINDS, System, source_of
 from ..trec import glob_url, is_url, run_name, run_tag
 from . import tables
 from .base import BuilderBase, not_a_file
 from .tables import shown_value
-from .types import SYSTEM_KEYS, TABLE_COLUMNS, TABLE_KEYS, TableRow
+from .types import COMMAND_KEYS, SYSTEM_KEYS, TABLE_COLUMNS, TABLE_KEYS, TableRow
+
+DEFAULT_TIMEOUT = 3600.0  # seconds a command may run (a system's timeout: overrides it)
+MAX_TIMEOUT = 7 * 24 * 3600
 
 
 def answer_formats() -> list[str]:
@@ -173,6 +177,10 @@ class SystemsBuilder(BuilderBase):
             elif key not in SYSTEM_KEYS:
                 self.problem(where + (key,), f"unknown key ({', '.join(sorted(SYSTEM_KEYS))})")
         meta = self._metadata(where, entry)
+        if "command" in entry:
+            return self._command(where, entry, meta)
+        if given := [k for k in COMMAND_KEYS if k in entry]:
+            self.problem(where + (given[0],), "goes with command: (a system given as a command)")
         if "answers" in entry:  # answers: FILE, the run file of a system of kind answers
             if "run" in entry or entry.get("kind", "answers") != "answers":
                 self.problem(where + ("answers",), "answers: FILE declares a system of "
@@ -201,6 +209,58 @@ class SystemsBuilder(BuilderBase):
                                                 f"{not_a_file(path)} '{entry['run']}'")
             return [System(str(name), path, **meta)]
         return self._glob(where, entry, meta)
+
+    def _command(self, where: tuple, entry: dict, meta: dict) -> list[System]:
+        """A system given as a command (``command``, ``inputs``, ``env``, ``timeout``): its run
+        is written by ``irbench run`` (:mod:`irbench.runner.produced`) at a path of the
+        store's (set by the builder once the store is known)."""
+        name = entry.get("name")
+        if not isinstance(name, (str, int)) or not str(name).strip():
+            self.problem(where + ("name",), "every system needs a name")
+            return []
+        if others := [k for k in ("run", "glob", "answers", "table") if k in entry]:
+            self.problem(where + (others[0],), "a system given as a command writes its run "
+                                               "({run}): not with run, glob, answers or table")
+            return []
+        inputs = self._names(where + ("inputs",), entry.get("inputs", []), "files and folders")
+        for i, path in enumerate(inputs):
+            full = self._resolve(where + ("inputs", i), path, must_exist=False)
+            if full is not None and not os.path.exists(full):
+                self.problem(where + ("inputs", i), f"no such file or folder '{path}'")
+        env = self._names(where + ("env",), entry.get("env", []), "environment variable names")
+        timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
+                not 0 < timeout <= MAX_TIMEOUT:
+            self.problem(where + ("timeout",), f"seconds, more than 0 and at most "
+                                               f"{MAX_TIMEOUT:,}")
+            timeout = DEFAULT_TIMEOUT
+        try:
+            spec = CommandSpec(command=entry["command"], inputs=tuple(inputs), env=tuple(env),
+                               timeout=float(timeout), cwd=self.folder) \
+                if isinstance(entry["command"], str) else None
+        except CommandError as exc:
+            self.problem(where + ("command",), str(exc))
+            return []
+        if spec is None:
+            self.problem(where + ("command",), "a command line, e.g. python bm25.py --topics "
+                                               "{topics} --out {run}")
+            return []
+        used = placeholders_used(spec.command)
+        if "run" not in used:
+            self.problem(where + ("command",), "the command must write its run to {run}")
+        if "qrels" in used:  # tuned on the judgments: the report says so
+            meta["metadata"] = {**meta.get("metadata", {}), "tuned_on_qrels": True}
+        return [System(str(name), "", command=spec, **meta)]
+
+    def _names(self, where: tuple, value: Any, what: str) -> list[str]:
+        """A list of non-empty strings (``what`` in the message), or [] with the problem."""
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip()
+                                                  for v in value):
+            self.problem(where, f"a list of {what}")
+            return []
+        return value
 
     def _glob(self, where: tuple, entry: dict, meta: dict) -> list[System]:
         pattern = entry["glob"]

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 TOPIC_MODES = ("qrels", "intersection")
 SYSTEM_KEYS = {"name", "run", "glob", "name_from", "group", "type", "description", "baseline",
-               "official", "priority", "pooled", "metadata", "answers", "kind", "format"}
+               "official", "priority", "pooled", "metadata", "answers", "kind", "format",
+               "command", "inputs", "env", "timeout"}
+COMMAND_KEYS = ("command", "inputs", "env", "timeout")  # a system given as a command
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "collections", "systems", "suites", "evaluation", "store",

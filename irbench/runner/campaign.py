@@ -31,6 +31,7 @@ from . import shards
 from .engine import Cluster, Engine, InProcess, Processes, dask_client
 from .inputs import Inputs, options_key
 from .plan import for_system, plan, task_of, wanted_by_set
+from .produced import produce_runs, unproduced
 from .record import (
     Writes,
     check_unanswered,
@@ -68,6 +69,7 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
                            len(config.measures))
         status = "interrupted"
         try:
+            camp.config, report.executed = produce_runs(config, store, runner_id, progress)
             _run(camp, store, runner_id, report)
             status = "ok" if not camp.findings.failures else "failed"
         except IrbenchError:
@@ -93,6 +95,8 @@ def check_campaign(config: Config, workers: int | None = None
     and measure, every run (read, its topics, the submission checks, ranked against every
     usable qrels set, which finds duplicates). Nothing is scored or written."""
     findings = Findings()
+    config, waiting = unproduced(config)
+    findings.warnings.extend(waiting)
     try:
         camp = _Campaign(config, None, findings, workers=workers, rehash=True)
     except IrbenchError as exc:

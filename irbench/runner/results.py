@@ -52,4 +52,5 @@ class RunReport:
     failures: list[Failure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     analysed: list[str] = field(default_factory=list)  # the report analyses computed now
+    executed: int = 0    # commands executed now (systems given as commands)
     seconds: float = 0.0

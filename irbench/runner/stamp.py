@@ -44,7 +44,7 @@ from .. import __version__
 from ..cache import cache_folder
 
 FORMAT = 2
-STORE_SCHEMA = 21  # len(irbench.store.MIGRATIONS), without importing DuckDB (a test checks)
+STORE_SCHEMA = 22  # len(irbench.store.MIGRATIONS), without importing DuckDB (a test checks)
 FINE_WINDOW_NS = 50_000_000  # ns-stamping file systems tick every few ms
 COARSE_WINDOW_NS = 2_000_000_000  # whole-second (FAT: 2 s) stamping
 # ``irbench run`` options that cannot change what an unchanged rerun does (with their arity)

@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import StoreError
 from .answer_labels import AnswerLabel
 from .assessing import Assessing, Assessor, Click
+from .commands import CommandRun, Commands
 from .connection import Connection, Transaction, connect, remove_strays
 from .judging import Judging, ModelAnswer
 from .nuggets import NuggetEditError, Nuggets, NuggetVersion, StoredNugget
@@ -53,7 +54,7 @@ from .records import (
 from .schema import MIGRATIONS
 
 __all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT",
-           "AnswerLabel", "Assessor", "Click", "Evaluated", "FileFacts", "Judgment",
+           "AnswerLabel", "Assessor", "Click", "CommandRun", "Evaluated", "FileFacts", "Judgment",
            "JudgmentColumns", "ModelAnswer", "NuggetEditError", "NuggetVersion", "QrelsRecord",
            "Store", "StoredNugget", "SystemRecord"]
 
@@ -63,7 +64,7 @@ SCOPE_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # a collection's n
 READER_WAIT = 30.0  # seconds a reader waits for a running 'irbench run' by default
 
 
-class Store(Reads, Judging, Nuggets, Assessing,
+class Store(Reads, Judging, Nuggets, Commands, Assessing,
             Pools):  # Judging before Pools: Pools names its methods
     """A campaign's DuckDB file. Use as a context manager; see the module docstring."""
 

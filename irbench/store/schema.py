@@ -238,4 +238,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         created_at TIMESTAMP, deleted_at TIMESTAMP, deleted_by VARCHAR,
         PRIMARY KEY (nugget_id));
     """),
+    # issue 41: systems given as commands (irbench.runner.produced writes the rows). One row
+    # per execution of a system's command in this store's collection: ``key`` the command's
+    # key (irbench.runner.commands.command_key: the command, its inputs' contents, the named
+    # environment variables, the collection's inputs), ``status`` ok, failed, timeout or
+    # no-output, the run it wrote (path and sha256, when ok), what it cost (wall and CPU
+    # seconds, peak memory), the tail of its stderr, its argv and the platform (ir_metadata
+    # fields, JSON). The latest ok row whose key is the command's current key, with its run
+    # file unchanged, means the command is not executed again.
+    ("systems given as commands: every execution", """
+    CREATE TABLE IF NOT EXISTS commands (
+        system VARCHAR NOT NULL, key VARCHAR NOT NULL, status VARCHAR NOT NULL,
+        exit_code INTEGER, run_path VARCHAR, run_sha256 VARCHAR, wall_seconds DOUBLE,
+        cpu_seconds DOUBLE, peak_rss_bytes BIGINT, stderr_tail VARCHAR, argv VARCHAR,
+        environment VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP, runner_id INTEGER);
+    """),
 ]

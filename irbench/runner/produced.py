@@ -1,0 +1,117 @@
+"""Runs produced by systems given as commands (``command:`` in a config), before scoring.
+
+For each such system of a collection, :func:`produce_runs` computes the command's key
+(:func:`irbench.runner.commands.command_key`: the command, its ``inputs``' contents, the
+environment variables it names, and the collection's files its placeholders name) and
+executes the command (:func:`irbench.runner.commands.execute`) only when the store holds no ok
+execution under that key whose run file is still the one it wrote. Each execution is one row
+of the store's ``commands`` table (:class:`irbench.store.CommandRun`), written after the run
+file is in place: a run killed between the two executes the command again, never scores a
+half-written run. A command that fails, runs past its timeout or writes nothing is that
+system's failure on that collection (its last good results stay, marked, as for a run file
+that went missing); the other systems go on. The run it writes is then read, checked and
+scored like a submitted one.
+
+Commands run one after the other in this process, each in its own process group (a command
+may use every core itself)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from ..config import Config
+from ..errors import CommandError
+from ..escaping import terminal
+from ..store import CommandRun, Store
+from .commands import command_key, execute, file_sha256, placeholders_used
+
+INPUTS = ("topics", "qrels", "documents")  # the collection's files a command may name
+
+Progress = Callable[[int, int, str], None]
+
+
+def collection_inputs(config: Config) -> dict[str, str]:
+    """The collection's files a command's placeholders may name: its topics, its first qrels
+    set, its documents (when the config gives them, as one file)."""
+    documents = config.documents.paths if config.documents is not None else ()
+    found = {"topics": config.topics, "qrels": config.qrels[0].path if config.qrels else None,
+             "documents": documents[0] if len(documents) == 1 else None}
+    return {k: v for k, v in found.items() if isinstance(v, str)}
+
+
+def produce_runs(config: Config, store: Store, runner_id: int | None = None,
+                 progress: Progress | None = None) -> tuple[Config, int]:
+    """Execute the commands whose key changed (see the module docstring); (the config with
+    each system whose command failed among its ``missing_runs``, commands executed)."""
+    systems = [s for s in config.systems if s.command is not None]
+    missing, executed = dict(config.missing_runs), 0
+    inputs = collection_inputs(config)
+    collection = config.collection().name
+    for i, system in enumerate(systems):
+        spec = system.command
+        used = placeholders_used(spec.command)
+        lacking = [k for k in INPUTS if k in used and k not in inputs]
+        if lacking:
+            missing[system.name] = (f"system '{system.name}': its command names {{{lacking[0]}}} "
+                                    f"but collection '{collection}' gives no {lacking[0]}")
+            continue
+        try:
+            key = command_key(spec, {k: inputs[k] for k in INPUTS if k in used})
+        except CommandError as exc:
+            missing[system.name] = f"system '{system.name}': {exc}"
+            continue
+        if _done(store, system.name, key, system.path):
+            continue
+        if progress is not None:
+            progress(i, len(systems), f"{system.name} (command)")
+        outcome = execute(spec, {**{k: inputs[k] for k in INPUTS if k in inputs},
+                                 "collection": collection}, system.path)
+        executed += 1
+        store.record_command(CommandRun(
+            system=system.name, key=key, status=outcome.status, exit_code=outcome.exit_code,
+            run_path=system.path if outcome.ok else None,
+            run_sha256=file_sha256(system.path) if outcome.ok else None,
+            wall_seconds=outcome.wall_seconds, cpu_seconds=outcome.cpu_seconds,
+            peak_rss_bytes=outcome.peak_rss_bytes, stderr_tail=outcome.stderr_tail,
+            argv=json.dumps(list(outcome.argv)),
+            environment=json.dumps(outcome.environment(), sort_keys=True, default=str),
+            started_at=datetime.fromisoformat(outcome.started_at).replace(tzinfo=None),
+            finished_at=datetime.now(timezone.utc).replace(tzinfo=None),
+            runner_id=runner_id))
+        if not outcome.ok:
+            missing[system.name] = _failure(system.name, spec.timeout, outcome)
+    return replace(config, missing_runs=missing), executed
+
+
+def _done(store: Store, system: str, key: str, path: str) -> bool:
+    """Whether the store holds an ok execution under ``key`` whose run is still at ``path``."""
+    last = store.last_command(system)
+    if last is None or last.status != "ok" or last.key != key or not os.path.isfile(path):
+        return False
+    return file_sha256(path) == last.run_sha256
+
+
+def _failure(name: str, timeout: float, outcome) -> str:
+    """What a failed execution tells: its status, exit code and the last line of stderr."""
+    what = {"timeout": f"ran past its timeout ({timeout:g} s) and was stopped",
+            "no-output": "exited 0 but wrote no run to {run}",
+            "failed": f"failed (exit status {outcome.exit_code})"}[outcome.status]
+    lines = [line for line in outcome.stderr_tail.splitlines() if line.strip()]
+    said = f": {terminal(lines[-1][-300:])}" if lines else ""
+    return f"system '{name}': its command {what}{said}"
+
+
+def unproduced(config: Config) -> tuple[Config, list[str]]:
+    """For ``irbench check``: the config without the systems given as commands whose run is
+    not written yet (``irbench run`` executes them), and a warning for each."""
+    waiting = [s.name for s in config.systems
+               if s.command is not None and not os.path.isfile(s.path)]
+    if not waiting:
+        return config, []
+    return (replace(config, systems=tuple(s for s in config.systems if s.name not in waiting)),
+            [f"system '{n}': given as a command; irbench run executes it, then checks its "
+             "run" for n in waiting])
