@@ -83,15 +83,24 @@ def default_folder(config) -> str:
 
 
 def cmd_report(args) -> int:
-    from ..config import load_config
+    from ..config import load_configs
+
+    views = load_configs(args.config, collection=args.collection, strict=False,
+                         systems=False)  # systems: the store's
+    args.participants = args.participants or args.participants_pdf or bool(args.appendix_pdf)
+    if views[0].several and args.collection is None:
+        return _report_across(args, views)
+    _report_one(args, views[0], args.out or default_folder(views[0]))
+    return 0
+
+
+def _report_one(args, config, folder: str) -> None:
+    """One collection's report (the config's one, or that of --collection) into ``folder``
+    (or its table, for --format other than html)."""
+    from ..errors import UsageError
     from ..report import build_context, write_report
     from ..store import READER_WAIT, Store
     from .output import warn_stale, write_text
-
-    config = load_config(args.config, collection=args.collection, strict=False,
-                         systems=False)  # systems: the store's
-    args.participants = args.participants or args.participants_pdf or bool(args.appendix_pdf)
-    from ..errors import UsageError
 
     problems = config.report.problems
     if problems:
@@ -103,7 +112,7 @@ def cmd_report(args) -> int:
             warn_stale(store, config.qrels[0].name)
         if args.format != "html":
             write_text(args.output, _exported_table(args, config, store))
-            return 0
+            return
         with progress_bar("step") as bar:  # as irbench run has
             context = build_context(config, store, seed=args.seed, progress=bar,
                                     run_pages=args.participants, judge_eval=args.judge_eval,
@@ -113,10 +122,51 @@ def cmd_report(args) -> int:
         for note in context.not_shown:
             print(f"irbench: note: {note}", file=sys.stderr)
         pages, answered = _run_pages(config, store, context) if args.participants else ((), ())
-    path = write_report(context, args.out or default_folder(config), pages,
-                        campaign=config.name, config_path=config.path, force=args.force,
-                        answer_pages=answered)
+    path = write_report(context, folder, pages, campaign=config.name, config_path=config.path,
+                        force=args.force, answer_pages=answered)
     _write_extras(args, context, path, pages)
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def _report_across(args, views) -> int:
+    """A config with collections, no --collection: each collection's report into
+    FOLDER/<collection>/ and the page over every collection at FOLDER/index.html (FOLDER:
+    --out, else reports/<name>/)."""
+    from argparse import Namespace
+
+    from ..errors import UsageError
+    from ..report.across import across_page, write_across
+    from ..report.render import claim
+    from ..store import READER_WAIT
+
+    if args.format != "html" or args.appendix_pdf:
+        what = "--appendix-pdf" if args.format == "html" else f"--format {args.format}"
+        raise UsageError(f"{views[0].path}: several collections ("
+                         f"{', '.join(v.scope for v in views)}): {what} is made per "
+                         "collection: give --collection NAME (or see 'irbench compare CONFIG "
+                         "--across --format ...')")
+    first = views[0]
+    top = args.out or os.path.join(first.root, "reports", first.name)
+    claim(top, first.name, first.path, args.force)  # before anything is written
+    for view in views:
+        print(f"irbench report: collection '{view.scope}'", file=sys.stderr)
+        figures = os.path.join(args.figures, view.scope) if args.figures else None
+        _report_one(Namespace(**{**vars(args), "figures": figures}), view,
+                    os.path.join(top, view.scope))
+    page = across_page(views, seed=args.seed,
+                       wait=args.wait if args.wait is not None else READER_WAIT)
+    for table in page.tables:
+        for note in table.notes:
+            print(f"irbench: warning: {table.measure}: {note}", file=sys.stderr)
+    path = write_across(page, top, campaign=first.name, config_path=first.path,
+                        force=args.force)
+    if args.figures:
+        try:
+            written = [p for figure in page.figures for p in figure.save(args.figures)]
+        except OSError as exc:
+            raise UsageError(f"{args.figures}: cannot write the figures ({exc.strerror})") \
+                from None
+        print(f"wrote {len(written)} figure files to {args.figures}", file=sys.stderr)
     print(f"wrote {path}", file=sys.stderr)
     return 0
 

@@ -233,6 +233,32 @@ def support_nuggets(names: Sequence[str], support: np.ndarray, nuggets: np.ndarr
     return _done("support-nuggets", fig)
 
 
+@_styled
+def forest(name: str, rows: Sequence[tuple[str, float, float, float, float]],
+           combined: tuple[float, float, float], x_label: str, title: str) -> Figure:
+    """A forest plot: each (collection, effect, CI low, CI high, weight) of ``rows`` a square
+    (its area the weight) with its interval, top to bottom, and the ``combined`` (effect,
+    low, high) random-effects estimate a diamond below them; a line at 0 (no difference).
+    ``name``: the figure's file name and SVG id prefix (safe text)."""
+    fig, ax = _new((6.4, 0.9 + 0.32 * (len(rows) + 1)))
+    y = np.arange(len(rows), 0, -1, dtype=float)
+    for yi, (_, effect, low, high, weight) in zip(y, rows):
+        ax.plot([low, high], [yi, yi], color=PALETTE[0], linewidth=1.2, zorder=2)
+        ax.plot([effect], [yi], marker="s", color=PALETTE[0], linestyle="none", zorder=3,
+                markersize=4 + 8 * float(np.sqrt(max(weight, 0.0))))
+    effect, low, high = combined
+    ax.fill([low, effect, high, effect], [0, 0.22, 0, -0.22], color=PALETTE[1], zorder=3,
+            label="random effects (DerSimonian-Laird)")
+    ax.axvline(0, color="#000000", linewidth=0.8, zorder=1)
+    ax.set_yticks([*y, 0.0], [r[0] for r in rows] + ["combined"])
+    ax.set_ylim(-0.7, len(rows) + 0.7)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(x_label)
+    ax.set_title(title, fontsize=8.5)
+    fig.tight_layout()
+    return _done(name, fig)
+
+
 DOT_AREA = 16  # the scatter's marker area in points^2: a dot of radius 2 points
 LABEL_GAP = 3.0  # points between a label and a dot, another label or the frame
 # where a label may go: its near edge this many points from its dot, in these directions
