@@ -176,6 +176,7 @@ NEEDED_BY = {
     "pandas": "data frames in and out",
     "irds": "irds: topics and qrels (ir_datasets)",
     "stats": "the meta-analysis across collections (statsmodels)",
+    "lab": "the bundled lab demo's BM25 system, configs/lab.yaml (bm25s)",
 }
 
 
