@@ -13,7 +13,7 @@ from test_collections import PARTS, SUITE, _split
 
 import irbench
 from irbench import cli
-from irbench.errors import UsageError
+from irbench.errors import OptionError
 from irbench.store import Store
 
 pd = pytest.importorskip("pandas")
@@ -71,13 +71,13 @@ def test_frames_per_collection(lab):
         alone = frames.per_query(measures=["AP"], collection=name)
         assert part.reset_index(drop=True).equals(alone)
     assert list(dict.fromkeys(frames.means()["collection"])) == list(PARTS)
-    with pytest.raises(UsageError, match=r"no collection 'c9' \(it has c1, c2, c3\)"):
+    with pytest.raises(OptionError, match=r"no collection 'c9' \(it has c1, c2, c3\)"):
         frames.means(collection="c9")
 
 
 @pytest.mark.timeout(120)
 def test_a_store_alone_or_one_collection(lab, tmp_path):
-    with pytest.raises(UsageError, match="needs the campaign's config"):
+    with pytest.raises(OptionError, match="needs the campaign's config"):
         irbench.open_store(str(lab.parent / "lab.duckdb")).across()
     _split(tmp_path)
     config = tmp_path / "c1.yaml"
@@ -87,5 +87,5 @@ def test_a_store_alone_or_one_collection(lab, tmp_path):
     with Store(str(tmp_path / "c1.duckdb"), read_only=True) as store:
         assert frames.means().equals(store.frame("means"))
         assert frames.per_query().equals(store.frame("per_query"))
-    with pytest.raises(UsageError, match="one collection"):
+    with pytest.raises(OptionError, match="one collection"):
         frames.means(collection="c1")

@@ -12,11 +12,11 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from ..across_views import COLUMNS, compare_views, default_measure, records
 from ..config import load_configs
 from ..errors import UsageError
 from ..escaping import csv_cell
 from ..measures import parse_measure
+from ..notebook import COLUMNS, compare_views, default_measure, records
 from ..stats.across import Across
 from ..stats.latex import escape_latex
 from .output import json_value, text_table, write_text

@@ -3,7 +3,7 @@
 ``reports/<name>/<collection>/``): for the focus measure (and, with
 ``report.leaderboard_suites``, every measure of those suites) the systems x collections table
 with significant wins and losses marked, mean, mean rank, W/T/L and the random-effects
-meta-analysis against the baseline (:func:`irbench.across_views.compare_views`, the numbers of
+meta-analysis against the baseline (:func:`irbench.notebook.compare_views`, the numbers of
 ``irbench compare --across``), a forest plot per system, and a link to each collection's
 report. Computed from the store alone; every name is participant text, escaped by Jinja2."""
 
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import quote
 
-from ..across_views import compare_views
 from ..errors import OutputError
 from ..files import replacing
+from ..notebook import compare_views
 from ..stats.across import Across, SystemAcross
 from ..store import Store
 from . import figures
