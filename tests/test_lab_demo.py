@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -143,3 +144,12 @@ def test_the_bundled_lab_checks_runs_compares_across_and_reruns_nothing(tmp_path
     err = capsys.readouterr().err
     assert "command executed" not in err and err.count("0 evaluated, 7 reused, 0 failed") == 3
     assert _executions(Path(config)) == {(name, "bm25"): ["ok"] for name in COLLECTIONS}
+
+
+@pytest.mark.timeout(60)
+def test_the_bm25_script_without_bm25s_says_how_to_install_it(tmp_path):
+    done = subprocess.run([sys.executable, "-S", "-I", str(LAB / SCRIPT), "--topics", "t",
+                           "--documents", "d", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=50)  # -S: no site-packages
+    assert done.returncode == 1 and not (tmp_path / "run").exists()
+    assert done.stderr.strip() == "bm25_run.py needs bm25s: pip install 'irbench[lab]'"

@@ -5,13 +5,14 @@ reads TREC topics and a gzip TREC SGML collection, ranks each topic's title with
     python bm25_run.py --topics topics.txt --documents documents.sgml.gz --out run.txt --tag bm25
 """
 
-from __future__ import annotations
-
 import argparse
 import gzip
 import re
 
-import bm25s
+try:
+    import bm25s
+except ImportError:
+    raise SystemExit("bm25_run.py needs bm25s: pip install 'irbench[lab]'") from None
 
 DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S)
 DOCNO = re.compile(r"<DOCNO>\s*(\S+?)\s*</DOCNO>")
@@ -54,7 +55,6 @@ def main() -> None:
     parser.add_argument("--documents", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--tag", default="bm25")
-    parser.add_argument("--depth", type=int, default=100)
     args = parser.parse_args()
     docnos, texts = documents(args.documents)
     queries = topics(args.topics)
@@ -65,7 +65,7 @@ def main() -> None:
                     show_progress=False)
     asked = bm25s.tokenize([title for _, title in queries], stopwords="en", return_ids=False,
                            show_progress=False)
-    found, scores = retriever.retrieve(asked, k=min(args.depth, len(docnos)),
+    found, scores = retriever.retrieve(asked, k=min(100, len(docnos)),
                                        show_progress=False)
     with open(args.out, "w", encoding="utf-8") as out:
         for (qid, _), rows, values in zip(queries, found, scores):
