@@ -137,6 +137,11 @@ def build_campaign(root: Path, judge_url: str, refusing_url: str) -> Path:
     (root / "configs").mkdir()
     path = root / "configs" / "c.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))  # escapes as YAML's \e, \r ...
+    lab = {"name": "lab", "collections": {  # issue 41: two collections, the same runs
+        name: {"topics": "../runs/topics.tsv", "qrels": "../runs/qrels.txt"} for name in "ab"},
+        "systems": [dict(s, baseline=i == 0) for i, s in enumerate(systems) if "run" in s],
+        "suites": {"core": ["AP", "nDCG@10"]}}
+    (root / "configs" / "lab.yaml").write_text(yaml.safe_dump(lab, sort_keys=False))
     (runs / f"assessors{TOKEN}.qrels").write_text((runs / "qrels.txt").read_text())
     (runs / f"model{TOKEN}.qrels").write_text((runs / "other.txt").read_text())
     (root / "pairs.txt").write_text(f"t01 d001\nt02{TOKEN} d004{TOKEN}\nt01 zz{TOKEN}\n")
@@ -243,6 +248,7 @@ def fill(name: str, grade: str = "1") -> Callable[[Campaign], None]:
 
 
 P = "{c}"
+LAB = "{root}/configs/lab.yaml"  # two collections (issue 41)
 OTHER = "other" + NAME
 HOSTILE_DIR = "{root}/sim" + TOKEN
 QRELS_A, QRELS_B = f"runs/assessors{TOKEN}.qrels", f"runs/model{TOKEN}.qrels"
@@ -332,6 +338,10 @@ WALK: dict[str, list] = {
                     ok=False),
                Step(("assess", P, "--pool", "browser" + NAME, "--nuggets", "nj" + NAME),
                     ok=False)],  # no such list: its name echoed
+    "across collections": [Step(("run", LAB)), Step(("compare", LAB, "--across")),
+                           Step(("compare", LAB, "--across", "--format", "csv")),
+                           Step(("report", LAB, "--out", "{root}/across"), shows=False),
+                           Step(("report", LAB, "--format", "csv"), ok=False, shows=False)],
     "usage errors": [Step(("compare-qrels", P, "--top", NAME), ok=False),
                      Step(("pool", "bias", P, "--by", NAME), ok=False),
                      Step(("no-such-command" + NAME,), ok=False),
