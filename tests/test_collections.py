@@ -81,6 +81,16 @@ def test_each_collection_scores_as_its_own_config_in_one_store(lab, capsys):
     two = capsys.readouterr().out
     assert cli.main(["scores", str(lab.parent / "c2.yaml"), "--format", "csv"]) == 0
     assert capsys.readouterr().out == two
+    # without --collection: every collection, the collection first (a table under each name)
+    assert cli.main(["scores", str(lab), "--format", "csv"]) == 0
+    every = capsys.readouterr().out.splitlines()
+    assert every[0] == "collection," + two.splitlines()[0]
+    assert [line.split(",", 1)[1] for line in every if line.startswith("c2,")] == \
+        two.splitlines()[1:]
+    assert cli.main(["scores", str(lab)]) == 0
+    assert capsys.readouterr().out.count("collection c") == 3
+    assert cli.main(["systems", str(lab)]) == 0
+    assert capsys.readouterr().out.startswith("collection c1:\n")
 
 
 @pytest.mark.timeout(120)
@@ -114,7 +124,7 @@ def test_views_and_the_collection_option(lab, capsys):
                                           r"--collection NAME"):
         load_config(lab)
     assert load_config(lab, collection="c3").scope == "c3"
-    assert cli.main(["scores", str(lab)]) == 2  # a config error
+    assert cli.main(["compare", str(lab)]) == 2  # a config error: one collection at a time
     assert "give --collection NAME" in capsys.readouterr().err
     assert cli.main(["check", str(lab), "--collection", "c9"]) == 2
     assert "no collection 'c9' (it has c1, c2, c3)" in capsys.readouterr().err

@@ -65,7 +65,7 @@ def _label_sets(args) -> list:
         raise UsageError("--kind goes with files; with --config each qrels set has its kind")
     from ..config import load_config
 
-    config = load_config(args.config, collection=args.collection, strict=False, systems=False)
+    config = load_config(args.config, strict=False, systems=False)  # --config: one collection
     return [judgments.kind(spec.kind).labels(spec.path, name=spec.name)
             for spec in (config.qrels_set(name) for name in names)]
 
