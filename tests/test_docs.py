@@ -12,7 +12,8 @@ from irbench.measures.catalogue import markdown
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-SETUP = ("pip install -e '.[report]' && irbench run configs/demo.yaml",
+SETUP = ("pip install -e '.[report,lab,stats]' && irbench run configs/demo.yaml && irbench run "
+         "configs/lab.yaml && irbench compare configs/lab.yaml --across",
          "pip install -e '.[test]' && python -m pytest tests")
 
 

@@ -279,7 +279,7 @@ def test_every_extra_is_said_in_the_readme_with_the_command_that_needs_it():
     assert "pip install -e '.[EXTRA]'" in line
     # the README's first command installs what irbench run and irbench report need
     first = re.findall(r"```sh\n(.*?)```", readme, re.S)[0]
-    assert "pip install -e '.[report]'" in first
+    assert "pip install -e '.[report," in first and "lab" in first and "stats" in first
 
 
 @pytest.mark.timeout(120)

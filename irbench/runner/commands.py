@@ -24,6 +24,7 @@ import shlex
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -400,6 +401,13 @@ def _absolute(values: Mapping[str, str]) -> dict[str, str]:
             for name, value in values.items()}
 
 
+def this_python(argv: list[str]) -> list[str]:
+    """``argv`` with a first argument ``python`` or ``python3`` replaced by the interpreter
+    irbench runs on (a lab's script runs with the packages installed beside irbench, whatever
+    ``python`` names on the PATH, if anything)."""
+    return [sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3") else argv
+
+
 def execute(spec: CommandSpec, placeholders: Mapping[str, str], run_path: str, *,
             grace: float = GRACE, stderr_bytes: int = STDERR_TAIL) -> CommandOutcome:
     """Run ``spec``'s command once, in ``spec.cwd``, with ``placeholders`` (topics, qrels,
@@ -413,8 +421,8 @@ def execute(spec: CommandSpec, placeholders: Mapping[str, str], run_path: str, *
     target = os.path.abspath(run_path)
     tmp = f"{target}.partial-{os.getpid()}"
     values = _absolute(placeholders)
-    argv = command_argv(spec.command, {**values, "run": tmp})
-    shown = tuple(command_argv(spec.command, {**values, "run": target}))
+    argv = this_python(command_argv(spec.command, {**values, "run": tmp}))
+    shown = tuple(this_python(command_argv(spec.command, {**values, "run": target})))
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     start = time.monotonic()
 
