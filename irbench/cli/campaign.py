@@ -172,17 +172,23 @@ def cmd_run(args) -> int:
             raise UsageError(f"--cluster: {problem}")
     views = load_configs(args.config, collection=args.collection, strict=False)
     stamp.forget(args.config)
-    failed = False
+    failed, stamps = False, []
     for config in views:
         if config.several:
             print(f"irbench run: collection '{terminal(config.scope)}'", file=sys.stderr)
-        failed |= _run_one(args, config, checked)
+        one_failed, made = _run_one(args, config, checked)
+        failed |= one_failed
+        stamps += [made] if made is not None else []
+    if views[0].several and args.collection is None and not failed and \
+            len(stamps) == len(views):  # every collection's stamp, once all are done
+        stamp.write_collections(args.config, stamps)
     return 1 if failed else 0
 
 
-def _run_one(args, config: Config, checked: int) -> bool:
-    """``irbench run`` on one collection: scores, the stamp (a config with one collection),
-    what it tells; whether something failed."""
+def _run_one(args, config: Config, checked: int) -> tuple[bool, stamp.Stamp | None]:
+    """``irbench run`` on one collection: scores, the stamp (written here for a config with
+    one collection, else returned to be written after the last collection), what it tells;
+    whether something failed, and the stamp (None: none to write)."""
     from ..runner import run_campaign
 
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
@@ -192,15 +198,20 @@ def _run_one(args, config: Config, checked: int) -> bool:
                               progress=bar, wait=args.wait, rehash=args.rehash,
                               cluster=args.cluster)
     leaderboard = None if args.quiet else _leaderboard(config, max(args.wait, READER_WAIT_S))
-    if not report.failures and not config.several:  # before any output: a closed pipe ends
-        stamp.Stamp(config_sha256=config.sha256, store=os.path.abspath(config.store),
-                    inputs=before, globs=globs, systems=report.systems, qrels=report.qrels,
-                    measures=report.measures, results=report.evaluated + report.reused,
-                    leaderboard=leaderboard, checked_ns=checked).write(args.config)
+    made = None  # a command's inputs and environment: only the long way checks them
+    if not report.failures and not any(s.command is not None for s in config.systems):
+        made = stamp.Stamp(config_sha256=config.sha256, store=os.path.abspath(config.store),
+                           inputs=before, globs=globs, systems=report.systems,
+                           qrels=report.qrels, measures=report.measures,
+                           results=report.evaluated + report.reused, leaderboard=leaderboard,
+                           checked_ns=checked, collection=config.scope if config.several
+                           else None)
+        if not config.several:  # before any output: a closed pipe ends
+            made.write(args.config)
     _print_run_report(report)
     if leaderboard:
         print(leaderboard)
-    return bool(report.failures)
+    return bool(report.failures), made
 
 
 READER_WAIT_S = 30.0  # the leaderboard after a run waits out another run that took the store

@@ -19,6 +19,16 @@ user's cache folder (``$IRBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/irbench``, e
   schema is migrated by the long way);
 - the summary counts and the leaderboard the run printed.
 
+A config with ``collections:`` gets one such stamp per collection (keyed by the config's real
+path and the collection's name), each recording that collection's inputs, globs, summary and
+leaderboard, all written once every collection ran without failure (so each records the store
+as the last collection left it), and then an index keyed by the config alone naming the
+collections and a token the collections' stamps share (stamps of different runs never mix).
+An unchanged rerun is answered only when every collection's stamp still holds; it then prints
+what the long way prints, collection by collection. ``irbench run --collection NAME`` writes no
+stamp; a collection with a system given as a command gets none either (its command's inputs and
+environment decide, which only the long way checks).
+
 The next ``irbench run CONFIG`` (alone or with ``--quiet``, ``--workers``, ``--wait``,
 ``--fail-fast``) reads the stamp with the standard library only, before numpy, DuckDB or the
 measures are imported. When every recorded fact still holds, no input and no stored result can
@@ -51,9 +61,12 @@ COARSE_WINDOW_NS = 2_000_000_000  # whole-second (FAT: 2 s) stamping
 _HARMLESS = {"--quiet": 0, "--fail-fast": 0, "--workers": 1, "--wait": 1, "--cluster": 1}
 
 
-def stamp_path(config_path: str) -> str:
-    key = hashlib.sha256(os.path.realpath(config_path).encode("utf-8", "surrogateescape"))
-    return os.path.join(cache_folder(), "run-stamps", key.hexdigest()[:32] + ".json")
+def stamp_path(config_path: str, collection: str | None = None) -> str:
+    """Where the stamp of ``config_path`` is (with ``collection``: that collection's stamp of
+    a config with ``collections:``)."""
+    key = os.path.realpath(config_path) + ("" if collection is None else "\0" + collection)
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+    return os.path.join(cache_folder(), "run-stamps", digest[:32] + ".json")
 
 
 def file_facts(path: str) -> list[int] | None:
@@ -106,6 +119,8 @@ class Stamp:
     format: int = FORMAT
     schema: int = STORE_SCHEMA
     written: float = field(default_factory=time.time)
+    collection: str | None = None  # the collection of a config with collections:
+    token: str = ""  # shared with the index and the other collections' stamps of the run
 
     def write(self, config_path: str) -> bool:
         """Record the stamp once the run has closed the store; False if it could not be."""
@@ -116,16 +131,34 @@ class Stamp:
         self.store_facts = _store_facts(self.store)
         if self.store_facts is None or self.store_facts[1] % 1_000_000_000 == 0:
             return False
-        path = stamp_path(config_path)
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(asdict(self), f)
-            os.replace(tmp, path)
-        except OSError:
+        return _write_json(stamp_path(config_path, self.collection), asdict(self))
+
+
+def write_collections(config_path: str, stamps: Sequence[Stamp]) -> bool:
+    """Record the stamps of every collection of a config with ``collections:`` (in order, once
+    the run has closed the store after the last one), then the index that lets a rerun use
+    them; False (and no index) if any could not be written."""
+    token = f"{os.getpid()}-{time.time_ns()}"
+    for one in stamps:
+        one.token = token
+        if one.collection is None or not one.write(config_path):
             return False
-        return True
+    index = {"format": FORMAT, "version": __version__, "schema": STORE_SCHEMA,
+             "config_sha256": stamps[0].config_sha256 if stamps else None, "token": token,
+             "collections": [one.collection for one in stamps]}
+    return bool(stamps) and _write_json(stamp_path(config_path), index)
+
+
+def _write_json(path: str, data: dict) -> bool:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    return True
 
 
 def forget(config_path: str) -> None:
@@ -187,23 +220,54 @@ def _still_true(stamp: dict, config: str) -> bool:
     return all(file_facts(path) == facts for path, facts in stamp["inputs"].items())
 
 
+def _read_json(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict):
+        raise TypeError(path)
+    return data
+
+
+def _holding(config: str, quiet: bool) -> list[dict] | None:
+    """The stamps that answer ``irbench run CONFIG`` (one, or one per collection), when every
+    one still holds; else None. Raises what a damaged stamp raises."""
+    index = _read_json(stamp_path(config))
+    if "collections" not in index:
+        stamps = [index]
+    else:  # a config with collections: every collection's stamp, all of the same run
+        if index["format"] != FORMAT or index["version"] != __version__ or \
+                index["config_sha256"] != _config_sha256(config) or not index["collections"]:
+            return None
+        stamps = [_read_json(stamp_path(config, name)) for name in index["collections"]]
+        if any(s["collection"] != name or s["token"] != index["token"]
+               for s, name in zip(stamps, index["collections"], strict=True)):
+            return None
+    for stamp in stamps:
+        if (not quiet and stamp["leaderboard"] is None) or not _still_true(stamp, config):
+            return None
+    return stamps
+
+
 def answer_unchanged_run(argv: Sequence[str]) -> int | None:
-    """Answer ``irbench run CONFIG`` from its stamp when nothing changed (exit code 0), else
-    None."""
+    """Answer ``irbench run CONFIG`` from its stamp (or its collections' stamps) when nothing
+    changed (exit code 0), else None."""
     started = time.perf_counter()
     parsed = _run_arguments(argv)
     if parsed is None:
         return None
     config, quiet = parsed
     try:
-        with open(stamp_path(config), encoding="utf-8") as f:
-            stamp = json.load(f)
-        if (not quiet and stamp["leaderboard"] is None) or not _still_true(stamp, config):
-            return None
+        stamps = _holding(config, quiet)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    print(summary_line(stamp["systems"], stamp["qrels"], stamp["measures"], 0, stamp["results"],
-                       0, time.perf_counter() - started, stamp["store"]), file=sys.stderr)
-    if not quiet and stamp["leaderboard"]:
-        print(stamp["leaderboard"])
+    if stamps is None:
+        return None
+    for stamp in stamps:  # what the long way prints, collection by collection
+        if stamp.get("collection") is not None:
+            print(f"irbench run: collection '{stamp['collection']}'", file=sys.stderr)
+        print(summary_line(stamp["systems"], stamp["qrels"], stamp["measures"], 0,
+                           stamp["results"], 0, time.perf_counter() - started, stamp["store"]),
+              file=sys.stderr)
+        if not quiet and stamp["leaderboard"]:
+            print(stamp["leaderboard"])
     return 0
