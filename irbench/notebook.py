@@ -30,7 +30,8 @@ from .trec.frames import pandas_module
 
 COLUMNS = ("system", "collection", "mean", "mean_rank", "collections", "mean_diff",
            "p_value", "p_adjusted", "outcome", "wins", "ties", "losses", "effect",
-           "ci_low", "ci_high", "effect_p", "tau2", "i2", "q")
+           "ci_low", "ci_high", "effect_p", "tau2", "i2", "q", "seconds_per_topic",
+           "peak_rss_bytes")
 
 
 def collection_scores(views: Sequence, qrels: str | None, measure: str,
@@ -42,11 +43,14 @@ def collection_scores(views: Sequence, qrels: str | None, measure: str,
         name = config.qrels_set(qrels).name
         with Store(config.store, scope=config.scope, read_only=True, wait=wait) as store:
             systems, topics, values = store.score_matrix(name, measure)
+            costs = {s: (run.wall_seconds or 0.0, run.peak_rss_bytes or 0)
+                     for s, run in store.command_costs().items()}
         if not systems:
             notes.append(f"collection '{config.scope}': no stored {measure} scores on qrels "
                          f"'{name}' (irbench run CONFIG)")
             continue
-        scores.append(CollectionScores(config.scope, tuple(systems), tuple(topics), values))
+        scores.append(CollectionScores(config.scope, tuple(systems), tuple(topics), values,
+                                       costs=costs))
     return scores, notes
 
 
@@ -96,6 +100,7 @@ def records(result: Across) -> list[dict[str, Any]]:
         out.append({"system": s.name, "collection": "all", "mean": s.mean,
                     "mean_rank": s.mean_rank, "collections": s.collections, "wins": s.wins,
                     "ties": s.ties, "losses": s.losses,
+                    "seconds_per_topic": s.seconds_per_topic, "peak_rss_bytes": s.peak_rss_bytes,
                     **({"effect": m.effect, "ci_low": m.ci_low, "ci_high": m.ci_high,
                         "effect_p": m.p_value, "tau2": m.tau2, "i2": m.i2, "q": m.q}
                        if m else {})})

@@ -90,6 +90,13 @@ def test_commands_run_once_and_again_only_when_their_key_changes(tmp_path, capsy
     assert cli.main(["run", str(path), "--quiet"]) == 0  # one command: A's cells only
     assert _executions(path) == {**{(c, "A"): ["ok", "ok"] for c in PARTS},
                                  **{(c, "B"): ["ok", "ok"] for c in PARTS}}
+    capsys.readouterr()  # efficiency: what making each command's runs cost, in the leaderboard
+    assert cli.main(["compare", str(path), "--across", "--format", "json"]) == 0
+    systems = {s["name"]: s for s in json.loads(capsys.readouterr().out)["systems"]}
+    assert systems["base"]["seconds_per_topic"] is None
+    assert systems["A"]["seconds_per_topic"] > 0 and systems["A"]["peak_rss_bytes"] > 2**20
+    assert cli.main(["compare", str(path), "--across"]) == 0
+    assert "s/topic" in capsys.readouterr().out
     views = {v.scope: v for v in load_configs(path)}
     with Store(str(tmp_path / "lab.duckdb"), read_only=True, scope="c2") as store:
         last = store.last_command("A")

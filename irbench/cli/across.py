@@ -10,19 +10,18 @@ import json
 import math
 import sys
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import load_configs
 from ..errors import UsageError
 from ..escaping import csv_cell
 from ..measures import parse_measure
-from ..notebook import COLUMNS, compare_views, default_measure, records
-from ..stats.across import Across
-from ..stats.latex import escape_latex
 from .output import json_value, text_table, write_text
 
+if TYPE_CHECKING:  # the comparison (scipy, DuckDB) is imported when --across runs
+    from ..stats.across import Across
+
 EFFECTS = ("raw", "smd")
-CSV_COLUMNS = COLUMNS
 
 
 def add_across(p) -> None:
@@ -45,6 +44,8 @@ def compare_across(args) -> int:
     if args.all_pairs or args.system or args.test == "tukey":
         raise UsageError("--across compares every system with the baseline: not with "
                          "--all-pairs, --system or a Tukey test")
+    from ..notebook import compare_views, default_measure
+
     views = load_configs(args.config, strict=False)
     measure = str(parse_measure(args.measure[0])) if args.measure else \
         default_measure(views, args.qrels)
@@ -76,6 +77,9 @@ def as_table(result: Across) -> str:
     meta = result.baseline is not None
     if meta:
         header += ["W/T/L", "effect", "95% ci", "p", "I^2"]
+    costs = any(s.seconds_per_topic is not None for s in result.systems)
+    if costs:  # systems given as commands: what making their runs cost
+        header += ["s/topic", "peak MiB"]
     rows = []
     for s in result.systems:
         row = [s.name, *(_mark(result, s, c) for c in result.collections), _num(s.mean),
@@ -86,6 +90,9 @@ def as_table(result: Across) -> str:
                     _num(m.effect) if m else "-",
                     f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]" if m else "-",
                     _num(m.p_value) if m else "-", _num(m.i2, 2) if m else "-"]
+        if costs:
+            row += [_num(s.seconds_per_topic, 3) if s.seconds_per_topic is not None else "-",
+                    f"{s.peak_rss_bytes / 2**20:.0f}" if s.peak_rss_bytes is not None else "-"]
         rows.append(row)
     head = (f"{result.measure} across {len(result.collections)} collections"
             + (f"; against {result.baseline}: {result.test} test per collection, "
@@ -98,11 +105,13 @@ def as_table(result: Across) -> str:
 
 
 def as_csv(result: Across) -> str:
+    from ..notebook import COLUMNS, records
+
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(COLUMNS)
     for record in records(result):
-        writer.writerow([_csv(record.get(k)) for k in CSV_COLUMNS])
+        writer.writerow([_csv(record.get(k)) for k in COLUMNS])
     return buf.getvalue()
 
 
@@ -125,6 +134,8 @@ def as_json(result: Across) -> str:
 def as_latex(result: Across) -> str:
     """A booktabs table: the means per collection (significant wins bold, losses italic),
     mean, mean rank, and the meta-analysis's effect with its interval."""
+    from ..stats.latex import escape_latex
+
     cols = "l" + "r" * (len(result.collections) + 2) + ("rr" if result.baseline else "")
     head = ["System", *(escape_latex(c) for c in result.collections), "Mean", "Rank"]
     if result.baseline:

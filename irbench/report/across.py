@@ -64,6 +64,9 @@ class AcrossRow:
                  "1 decimal, or '-'")
     q: str = _f("Cochran's Q, 3 decimals, or '-'")
     forest: str = _f("the id of its forest plot on the page, or '' (none)")
+    cost: str = _f("what making its run cost, a system given as a command: 'S s/topic, M MiB' "
+                   "(wall seconds per topic averaged over the collections, the largest peak "
+                   "memory), else ''", default="")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class AcrossTable:
     notes: tuple[str, ...] = _f("collections left out and meta-analyses not made, and why")
     forests: tuple[Forest, ...] = _f("a forest plot per system against the baseline, best "
                                      "first")
+    costs: bool = _f("some system was given as a command: the table shows what its run "
+                     "cost", default=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,7 +182,8 @@ def _table(result: Across, k: int) -> AcrossTable:
     return AcrossTable(measure=result.measure, anchor=f"measure-{k + 1}",
                        collections=result.collections, rows=tuple(rows),
                        baseline=result.baseline or "", how=how, notes=result.notes,
-                       forests=tuple(forests))
+                       forests=tuple(forests),
+                       costs=any(s.seconds_per_topic is not None for s in result.systems))
 
 
 def _row(result: Across, s: SystemAcross, forest: str) -> AcrossRow:
@@ -199,7 +205,9 @@ def _row(result: Across, s: SystemAcross, forest: str) -> AcrossRow:
         ci=f"[{_num(m.ci_low, sign=True)}, {_num(m.ci_high, sign=True)}]" if m else "-",
         p=_num(m.p_value) if m else "-", tau2=_num(m.tau2, 6) if m else "-",
         i2=f"{m.i2 * 100:.1f}%" if m and not math.isnan(m.i2) else "-",
-        q=_num(m.q, 3) if m else "-", forest=forest)
+        q=_num(m.q, 3) if m else "-", forest=forest,
+        cost=f"{s.seconds_per_topic:.3f} s/topic, {(s.peak_rss_bytes or 0) / 2**20:.0f} MiB"
+        if s.seconds_per_topic is not None else "")
 
 
 def _forest(result: Across, s: SystemAcross, anchor: str) -> Forest | None:

@@ -12,6 +12,8 @@ result (:class:`Across`) is what a lab reads off a benchmark of several collecti
   adjusted as one family (Holm by default: :func:`~irbench.stats.multiple.adjust_p`);
   win / tie / loss counts: collections where the system is significantly better, not
   significantly different, significantly worse (adjusted p <= alpha);
+- what a system given as a command cost: wall seconds per topic to make its run (averaged
+  over the collections) and its peak memory (the largest), from the store's ``commands``;
 - per system, a random-effects meta-analysis of its per-collection effects against the
   baseline (:mod:`irbench.stats.meta`: the raw or standardised mean difference,
   DerSimonian-Laird), as Soboroff (CIKM 2018) recommends for a result over several
@@ -24,8 +26,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats as _st
@@ -46,6 +48,8 @@ class CollectionScores:
     systems: tuple[str, ...]
     topics: tuple[str, ...]
     values: np.ndarray
+    # what a system given as a command cost to make its run here: (wall seconds, peak bytes)
+    costs: Mapping[str, tuple[float, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +78,10 @@ class SystemAcross:
     losses: int = 0
     tests: tuple[CellTest, ...] = ()
     meta: MetaResult | None = None
+    # a system given as a command: its wall seconds per topic to make its run, averaged over
+    # the collections, and its largest peak memory (bytes); None for a submitted run
+    seconds_per_topic: float | None = None
+    peak_rss_bytes: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +128,8 @@ def across(scores: Sequence[CollectionScores], measure: str, *, baseline: str | 
     for i, name in enumerate(names):
         present = ~np.isnan(means[i])
         cells = tested.get(name, ())
+        cost = [(c.costs[name][0] / max(len(c.topics), 1), c.costs[name][1])
+                for c in scores if name in c.costs]
         out.append(SystemAcross(
             name=name, means=tuple(float(v) for v in means[i]),
             mean=float(means[i][present].mean()) if present.any() else math.nan,
@@ -128,7 +138,9 @@ def across(scores: Sequence[CollectionScores], measure: str, *, baseline: str | 
             wins=sum(t.outcome == "win" for t in cells),
             ties=sum(t.outcome == "tie" for t in cells),
             losses=sum(t.outcome == "loss" for t in cells),
-            tests=tuple(cells), meta=metas.get(name)))
+            tests=tuple(cells), meta=metas.get(name),
+            seconds_per_topic=float(np.mean([t for t, _ in cost])) if cost else None,
+            peak_rss_bytes=max(b for _, b in cost) if cost else None))
     out.sort(key=lambda s: (-s.mean if not math.isnan(s.mean) else math.inf, s.name))
     if baseline is not None and "__missing__" in metas:
         notes.append(str(metas["__missing__"]))
