@@ -161,3 +161,24 @@ def test_a_run_killed_while_a_command_runs_leaves_the_store_as_it_was(tmp_path):
     with Store(view.store, read_only=True, scope="c1") as store:
         _, rows = store.query("SELECT status FROM commands WHERE system = 'slow'")
     assert rows == [("ok",)]  # executed again, once
+
+
+@pytest.mark.timeout(300)
+def test_commands_run_side_by_side_with_workers(tmp_path):
+    """Two commands that each wait for the other to have started (a rendezvous): they can
+    only both finish when they run at the same time (--workers 2); one after the other, the
+    first waits out its timeout."""
+    (tmp_path / "meet.py").write_text(
+        "import os, sys, time\nme, other, out = sys.argv[1], sys.argv[2], sys.argv[3]\n"
+        "open(me, 'w').close()\n"
+        "while not os.path.exists(other):\n    time.sleep(0.02)\n"
+        "open(out, 'w').write('1 Q0 d 1 1 x\\n')\n")
+    path = _lab(tmp_path, "  - {name: P, command: \"python meet.py {collection}-p "
+                          "{collection}-q {run}\", inputs: [meet.py], timeout: 60}\n"
+                          "  - {name: Q, command: \"python meet.py {collection}-q "
+                          "{collection}-p {run}\", inputs: [meet.py], timeout: 60}\n")
+    assert cli.main(["run", str(path), "--quiet", "--collection", "c1", "--workers", "2"]) \
+        in (0, 1)  # the made runs score 0: fine
+    with Store(str(tmp_path / "lab.duckdb"), read_only=True, scope="c1") as store:
+        _, rows = store.query("SELECT system, status FROM commands ORDER BY system")
+    assert rows == [("P", "ok"), ("Q", "ok")]

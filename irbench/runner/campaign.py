@@ -69,7 +69,8 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
                            len(config.measures))
         status = "interrupted"
         try:
-            camp.config, report.executed = produce_runs(config, store, runner_id, progress)
+            camp.config, report.executed = produce_runs(config, store, runner_id, progress,
+                                                        workers=workers)
             _run(camp, store, runner_id, report)
             status = "ok" if not camp.findings.failures else "failed"
         except IrbenchError:

@@ -12,14 +12,16 @@ system's failure on that collection (its last good results stay, marked, as for 
 that went missing); the other systems go on. The run it writes is then read, checked and
 scored like a submitted one.
 
-Commands run one after the other in this process, each in its own process group (a command
-may use every core itself)."""
+Commands run ``workers`` at a time (``irbench run --workers N``; default one after the other: a
+command may use every core itself), each in its own process group, from threads of this
+process (the store is written from this one only)."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from datetime import datetime, timezone
 
@@ -44,47 +46,55 @@ def collection_inputs(config: Config) -> dict[str, str]:
 
 
 def produce_runs(config: Config, store: Store, runner_id: int | None = None,
-                 progress: Progress | None = None) -> tuple[Config, int]:
-    """Execute the commands whose key changed (see the module docstring); (the config with
-    each system whose command failed among its ``missing_runs``, commands executed)."""
-    systems = [s for s in config.systems if s.command is not None]
-    missing, executed = dict(config.missing_runs), 0
+                 progress: Progress | None = None, workers: int | None = None
+                 ) -> tuple[Config, int]:
+    """Execute the commands whose key changed (see the module docstring), ``workers`` at a
+    time (default 1: a command may use every core itself); (the config with each system whose
+    command failed among its ``missing_runs``, commands executed)."""
+    missing = dict(config.missing_runs)
     inputs = collection_inputs(config)
     collection = config.collection().name
-    for i, system in enumerate(systems):
-        spec = system.command
-        used = placeholders_used(spec.command)
+    todo = []
+    for system in (s for s in config.systems if s.command is not None):
+        used = placeholders_used(system.command.command)
         lacking = [k for k in INPUTS if k in used and k not in inputs]
         if lacking:
             missing[system.name] = (f"system '{system.name}': its command names {{{lacking[0]}}} "
                                     f"but collection '{collection}' gives no {lacking[0]}")
             continue
         try:
-            key = command_key(spec, {k: inputs[k] for k in INPUTS if k in used})
+            key = command_key(system.command, {k: inputs[k] for k in INPUTS if k in used})
         except CommandError as exc:
             missing[system.name] = f"system '{system.name}': {exc}"
             continue
-        if _done(store, system.name, key, system.path):
-            continue
-        if progress is not None:
-            progress(i, len(systems), f"{system.name} (command)")
-        outcome = execute(spec, {**{k: inputs[k] for k in INPUTS if k in inputs},
-                                 "collection": collection}, system.path)
-        executed += 1
-        store.record_command(CommandRun(
-            system=system.name, key=key, status=outcome.status, exit_code=outcome.exit_code,
-            run_path=system.path if outcome.ok else None,
-            run_sha256=file_sha256(system.path) if outcome.ok else None,
-            wall_seconds=outcome.wall_seconds, cpu_seconds=outcome.cpu_seconds,
-            peak_rss_bytes=outcome.peak_rss_bytes, stderr_tail=outcome.stderr_tail,
-            argv=json.dumps(list(outcome.argv)),
-            environment=json.dumps(outcome.environment(), sort_keys=True, default=str),
-            started_at=datetime.fromisoformat(outcome.started_at).replace(tzinfo=None),
-            finished_at=datetime.now(timezone.utc).replace(tzinfo=None),
-            runner_id=runner_id))
-        if not outcome.ok:
-            missing[system.name] = _failure(system.name, spec.timeout, outcome)
-    return replace(config, missing_runs=missing), executed
+        if not _done(store, system.name, key, system.path):
+            todo.append((system, key))
+    values = {**{k: inputs[k] for k in INPUTS if k in inputs}, "collection": collection}
+    with ThreadPoolExecutor(max_workers=max(1, workers or 1)) as pool:  # subprocesses: threads
+        running = {pool.submit(execute, s.command, values, s.path): (s, key) for s, key in todo}
+        for done, future in enumerate(as_completed(running), 1):
+            system, key = running[future]
+            outcome = future.result()
+            _record(store, system, key, outcome, runner_id)  # the store: this thread only
+            if not outcome.ok:
+                missing[system.name] = _failure(system.name, system.command.timeout, outcome)
+            if progress is not None:
+                progress(done, len(todo), f"{system.name} (command)")
+    return replace(config, missing_runs=missing), len(todo)
+
+
+def _record(store: Store, system, key: str, outcome, runner_id: int | None) -> None:
+    """One execution, a row of ``commands`` (after its run file is in place)."""
+    store.record_command(CommandRun(
+        system=system.name, key=key, status=outcome.status, exit_code=outcome.exit_code,
+        run_path=system.path if outcome.ok else None,
+        run_sha256=file_sha256(system.path) if outcome.ok else None,
+        wall_seconds=outcome.wall_seconds, cpu_seconds=outcome.cpu_seconds,
+        peak_rss_bytes=outcome.peak_rss_bytes, stderr_tail=outcome.stderr_tail,
+        argv=json.dumps(list(outcome.argv)),
+        environment=json.dumps(outcome.environment(), sort_keys=True, default=str),
+        started_at=datetime.fromisoformat(outcome.started_at).replace(tzinfo=None),
+        finished_at=datetime.now(timezone.utc).replace(tzinfo=None), runner_id=runner_id))
 
 
 def _done(store: Store, system: str, key: str, path: str) -> bool:
