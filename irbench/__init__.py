@@ -20,6 +20,7 @@ _EXPORTS = {
     "Measure": "measures", "parse_measure": "measures",
     "Qrels": "trec", "Run": "trec", "read_qrels": "trec", "read_run": "trec",
     "agreement": "judgments.agreement",
+    "diff": "stats.diffs",
 }
 
 SUBPACKAGES = ("stats",)  # irbench.stats after a bare 'import irbench', imported on first use
