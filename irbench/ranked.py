@@ -195,7 +195,7 @@ class PreparedQrels:
         return out
 
 
-def _rank_order(topic: np.ndarray, score: np.ndarray,
+def rank_order(topic: np.ndarray, score: np.ndarray,
                 take: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
     """Permutation sorting by topic, score descending, docno descending (bytes); None when
     the rows are in that order already. ``take(rows)``: the docnos of those rows (read only
@@ -410,7 +410,7 @@ def rank_rows(run: Run, prepared: PreparedQrels,
             mask[dups] = False
             topic, src, score, line = topic[mask], src[mask], score[mask], line[mask]
     present = np.bincount(topic, minlength=num_topics) > 0
-    order = _rank_order(topic, score, docs.reader(src))
+    order = rank_order(topic, score, docs.reader(src))
     if order is not None:
         topic, src, line = topic[order], src[order], line[order]
     del order, score

@@ -1,0 +1,467 @@
+"""Reproducibility measures (Breuer et al., SIGIR 2020), as repro_eval 0.5.0 computes them.
+
+An original experiment compares a baseline and an advanced run; a reproduction remakes both,
+on the same topics (*reproduced*) or on other topics (*replicated*). Four levels say how close
+the remake came:
+
+- rankings, topic by topic: Kendall's tau Union (:func:`ktu`) and rank-biased overlap
+  (:func:`rbo`, persistence ``p``), each at a cutoff ``depth``, of one original run and its
+  reproduction (prepared once by :func:`rank_pair`);
+- per-topic effectiveness: RMSE and normalised RMSE of one measure's per-topic scores
+  (:func:`closeness`);
+- the overall effect: effect ratio (ER) and Delta relative improvement (Delta RI) of the
+  (baseline, advanced) pair against the reproduced pair (:func:`effect`);
+- the t-test of original against reproduced scores (:func:`t_test`): paired on the same
+  topics, unpaired (Student's, equal variances) on other topics.
+
+Rankings are trec_eval's (:func:`irbench.ranked.rank_order`: score descending, ties by docno
+descending), the order repro_eval's ``break_ties`` gives a run file that lists each topic by
+descending score (repro_eval keeps the file's order otherwise and sorts only adjacent ties).
+A docno retrieved twice for a topic counts at its first rank only (repro_eval's dictionaries
+keep its first position). Per-topic scores are irbench's own (``irbench.evaluate(...)``).
+
+Where repro_eval departs from the papers' definitions its behaviour is the default, named
+``"repro_eval"`` in the variant registries (:data:`KTU_VARIANTS`, :data:`RBO_VARIANTS`); see
+each variant's docstring. The rankings' measures are whole-column kernels: no Python loop over
+documents or topics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+from ..arrays import desc_within, doc_words, lookup_topics
+from ..errors import StatisticsError
+from ..measures import Measure, parse_measure
+from ..measures.compute import Evaluation
+from ..ranked import rank_order
+from ..registry import Registry
+from ..trec import Run, display
+
+DEFAULT_DEPTH = 1000  # repro_eval's RUN_LENGTH and RBO_DEPTH
+DEFAULT_P = 0.95  # repro_eval's RBO_P
+
+
+# rankings -------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class RankedPair:
+    """An original run and its reproduction ranked once, topic after topic.
+
+    topics: every topic of either run (byte order, as text). original, reproduced: each run's
+    documents in rank order, topic after topic, as integer keys shared by both runs (equal keys:
+    the same docno of the same topic; within a topic a larger key is a docno earlier in byte
+    order, and every key of a topic is below every key of a later topic). *_offsets: where each
+    topic starts (T + 1 positions). num_keys: keys run 0 .. num_keys - 1.
+    """
+
+    topics: tuple[str, ...]
+    original: np.ndarray
+    reproduced: np.ndarray
+    original_offsets: np.ndarray
+    reproduced_offsets: np.ndarray
+    num_keys: int
+
+    @property
+    def in_both(self) -> np.ndarray:
+        """Whether both runs rank at least one document for each topic."""
+        return (np.diff(self.original_offsets) > 0) & (np.diff(self.reproduced_offsets) > 0)
+
+
+def _block_topics(query_id: np.ndarray) -> np.ndarray:
+    if not len(query_id):
+        return query_id[:0]
+    starts = np.concatenate(([0], np.flatnonzero(query_id[1:] != query_id[:-1]) + 1))
+    return np.unique(query_id[starts])
+
+
+def _ranked(run: Run, topics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(topic index, docno) of ``run``'s rows in trec_eval's order."""
+    topic = lookup_topics(run.query_id, topics)
+    order = rank_order(topic, run.score, lambda rows: run.doc_id[rows])
+    if order is None:
+        return topic, run.doc_id
+    return topic[order], run.doc_id[order]
+
+
+def _first_copies(keys: np.ndarray, topic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ranked ``keys`` without the later copies of a key (a docno ranked twice)."""
+    if not len(keys) or np.bincount(keys).max() <= 1:
+        return keys, topic
+    _, first = np.unique(keys, return_index=True)
+    first.sort()
+    return keys[first], topic[first]
+
+
+def rank_pair(original: Run, reproduced: Run) -> RankedPair:
+    """Rank both runs and give their docnos shared keys (see :class:`RankedPair`)."""
+    topics = np.union1d(_block_topics(original.query_id), _block_topics(reproduced.query_id))
+    t_o, d_o = _ranked(original, topics)
+    t_r, d_r = _ranked(reproduced, topics)
+    topic = np.concatenate((t_o, t_r)).astype(np.int64)
+    words = doc_words(np.concatenate((d_o, d_r))).byteswap()  # numeric order = byte order
+    perm = desc_within(topic, words)  # topic ascending, docno descending
+    w, t = words[perm], topic[perm]
+    new = np.ones(len(perm), dtype=bool)
+    new[1:] = (t[1:] != t[:-1]) | np.any(w[1:] != w[:-1], axis=1)
+    keys = np.empty(len(perm), dtype=np.int64)
+    keys[perm] = np.cumsum(new) - 1
+    k_o, t_o = _first_copies(keys[:len(t_o)], t_o)
+    k_r, t_r = _first_copies(keys[len(d_o):], t_r)
+
+    def offsets(t: np.ndarray) -> np.ndarray:
+        return np.concatenate(([0], np.cumsum(np.bincount(t, minlength=len(topics)))))
+
+    return RankedPair(topics=tuple(display(x) for x in topics), original=k_o, reproduced=k_r,
+                      original_offsets=offsets(t_o), reproduced_offsets=offsets(t_r),
+                      num_keys=int(new.sum()))
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopicAgreement:
+    """KTU or RBO of an original ranking and its reproduction, per topic.
+
+    measure: ``KTU`` or ``RBO``; variant: its registry name; depth: the cutoff; p: RBO's
+    persistence (None for KTU). topics: every topic of either run; values: one per topic (NaN
+    where undefined); in_both: the topic has documents in both runs. mean: the mean over the
+    topics in both runs, which is repro_eval's mean over the reproduced run's topics whenever
+    repro_eval can compute one (it fails on a topic the original lacks).
+    """
+
+    measure: str
+    variant: str
+    depth: int
+    p: float | None
+    topics: tuple[str, ...]
+    values: np.ndarray
+    in_both: np.ndarray
+
+    @property
+    def mean(self) -> float:
+        kept = self.values[self.in_both]
+        kept = kept[~np.isnan(kept)]
+        return float(np.mean(kept)) if len(kept) else float("nan")
+
+
+@dataclass(frozen=True)
+class KtuVariant:
+    """How KTU is computed: ``compute(pair, depth)`` gives one value per topic."""
+
+    name: str
+    compute: Callable[[RankedPair, int], np.ndarray]
+    description: str
+
+
+@dataclass(frozen=True)
+class RboVariant:
+    """How RBO weighs the overlap: ``combine(overlap, p)`` of the T x depth matrix of
+    ``|top-d(original) & top-d(reproduced)| / d`` gives one value per topic."""
+
+    name: str
+    combine: Callable[[np.ndarray, float], np.ndarray]
+    description: str
+
+
+KTU_VARIANTS: Registry[KtuVariant] = Registry("KTU variant")
+RBO_VARIANTS: Registry[RboVariant] = Registry("RBO variant")
+
+
+def _variant(registry: Registry, name: str):
+    if name not in registry:
+        close = registry.closest(name)
+        hint = f" (did you mean {close!r}?)" if close else ""
+        raise StatisticsError(f"unknown {registry.kind} {name!r}{hint}; "
+                              f"known: {', '.join(registry)}")
+    return registry[name]
+
+
+def _check_depth(depth: int) -> None:
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise StatisticsError(f"depth must be a whole number >= 1, not {depth!r}")
+
+
+def _top(keys: np.ndarray, offsets: np.ndarray, length: np.ndarray) -> tuple:
+    """(keys, topic) of the first ``length[t]`` documents of each topic t."""
+    counts = np.diff(offsets)
+    topic = np.repeat(np.arange(len(counts)), counts)
+    keep = np.arange(len(keys)) - offsets[topic] < length[topic]
+    return keys[keep], topic[keep]
+
+
+def _discordant(topic: np.ndarray, order: np.ndarray, num_topics: int) -> np.ndarray:
+    """Per topic, the pairs i < j (positions, within one topic) with order[i] > order[j];
+    ``order`` holds each topic's ranks 0 .. n-1. One pass per bit of the ranks, most
+    significant first: a pair is counted at the highest bit where its ranks differ, inside
+    the group of positions sharing the bits above it, kept in position order by stable
+    partitions (zeros, then ones) made with cumulative sums."""
+    found = np.zeros(num_topics)
+    if not len(order):
+        return found
+    cur = np.arange(len(order))
+    group = topic.astype(np.int64)  # cur's positions are sorted by group
+    positions = np.arange(len(order))
+    for b in range(int(order.max()).bit_length() - 1, -1, -1):
+        bit = (order[cur] >> b) & 1
+        new = np.ones(len(cur), dtype=bool)
+        new[1:] = group[1:] != group[:-1]
+        gid = np.cumsum(new) - 1
+        start = np.flatnonzero(new)[gid]
+        ones = np.cumsum(bit) - bit  # ones before each position
+        ones_in = ones - ones[start]  # ... in its group
+        zero = bit == 0
+        found += np.bincount(topic[cur[zero]], weights=ones_in[zero], minlength=num_topics)
+        zeros_total = (np.bincount(gid) - np.bincount(gid, weights=bit))[gid].astype(np.int64)
+        new_pos = start + np.where(zero, positions - start - ones_in, zeros_total + ones_in)
+        moved = np.empty_like(cur)
+        moved[new_pos] = cur
+        cur = moved
+        regrouped = np.empty_like(group)
+        regrouped[new_pos] = group * 2 + bit
+        group = regrouped
+    return found
+
+
+def _ktu_repro_eval(pair: RankedPair, depth: int) -> np.ndarray:
+    """repro_eval's KTU: each ranking cut at ``depth``; the union of the two cuts sorted by
+    docno; the i-th document of each ranking replaced by its position in that sorted union;
+    Kendall's tau (tau-b; no ties can occur) of the two position lists, pair i with pair i."""
+    n_o, n_r = np.diff(pair.original_offsets), np.diff(pair.reproduced_offsets)
+    n = np.minimum(np.minimum(n_o, n_r), depth)
+    x, topic = _top(pair.original, pair.original_offsets, n)
+    y, _ = _top(pair.reproduced, pair.reproduced_offsets, n)
+    by_x = np.argsort(x, kind="stable")  # keys are topic-major: sorts within topics
+    rank_y = np.empty(len(y), dtype=np.int64)
+    by_y = np.argsort(y, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(n)))[topic]
+    rank_y[by_y] = np.arange(len(y)) - starts
+    discordant = _discordant(topic[by_x], rank_y[by_x], len(n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = 1.0 - 4.0 * discordant / (n * (n - 1.0))
+    return np.where(n >= 2, tau, np.nan)
+
+
+KTU_VARIANTS.add(KtuVariant(
+    "repro_eval", _ktu_repro_eval,
+    "repro_eval 0.5.0: tau of the two rankings' positions in their docno-sorted union, "
+    "rank by rank; the paper pairs each document's two ranks instead"))
+
+
+def ktu(pair: RankedPair, depth: int = DEFAULT_DEPTH, *,
+        variant: str = "repro_eval") -> TopicAgreement:
+    """Kendall's tau Union of the original ranking and its reproduction, per topic.
+
+    Breuer et al. define KTU as Kendall's tau over the union of the two rankings' documents.
+    repro_eval 0.5.0 (the ``"repro_eval"`` variant, the only one registered) cuts both rankings
+    at ``depth``, sorts the union of their documents by docno, replaces each ranking's i-th
+    document by its position in that list and takes Kendall's tau of the two lists, pairing
+    rank i with rank i: two rankings of the same documents in the same order give 1, and the
+    value depends on how the documents' ids sort. Score ties are broken by docno descending
+    (trec_eval's order), as repro_eval's ``break_ties`` does. Where repro_eval fails, this
+    gives: rankings of unequal lengths (scipy raises) -> the common first ranks; a topic with
+    fewer than 2 such ranks or missing from either run -> NaN.
+    """
+    _check_depth(depth)
+    chosen = _variant(KTU_VARIANTS, variant)
+    return TopicAgreement(measure="KTU", variant=chosen.name, depth=int(depth), p=None,
+                          topics=pair.topics, values=chosen.compute(pair, int(depth)),
+                          in_both=pair.in_both)
+
+
+def _overlap(pair: RankedPair, depth: int) -> np.ndarray:
+    """T x depth matrix: |top-d(original) & top-d(reproduced)| / d for d = 1 .. depth."""
+    num_topics = len(pair.topics)
+    cut = np.full(num_topics, depth)
+    k_o, t_o = _top(pair.original, pair.original_offsets, cut)
+    rank = np.full((2, pair.num_keys), depth + 1, dtype=np.int64)
+    for side, (keys, offsets) in enumerate(((pair.original, pair.original_offsets),
+                                            (pair.reproduced, pair.reproduced_offsets))):
+        counts = np.diff(offsets)
+        within = np.arange(len(keys)) - np.repeat(offsets[:-1], counts)
+        top = within < depth
+        rank[side, keys[top]] = within[top] + 1
+    both = np.maximum(rank[0, k_o], rank[1, k_o])  # first depth with the document in both
+    shared = both <= depth
+    cells = np.bincount(t_o[shared] * depth + both[shared] - 1, minlength=num_topics * depth)
+    return np.cumsum(cells.reshape(num_topics, depth), axis=1) / np.arange(1, depth + 1)
+
+
+def _rbo_clarke(overlap: np.ndarray, p: float) -> np.ndarray:
+    weights = p ** np.arange(overlap.shape[1])
+    return overlap @ weights / weights.sum()
+
+
+def _rbo_truncated(overlap: np.ndarray, p: float) -> np.ndarray:
+    return (1 - p) * (overlap @ p ** np.arange(overlap.shape[1]))
+
+
+def _rbo_extrapolated(overlap: np.ndarray, p: float) -> np.ndarray:
+    depth = overlap.shape[1]
+    return _rbo_truncated(overlap, p) + overlap[:, -1] * p ** depth
+
+
+RBO_VARIANTS.add(RboVariant(
+    "repro_eval", _rbo_clarke,
+    "repro_eval 0.5.0 (Clarke et al.'s code): sum of p^(d-1) A_d over d <= depth, divided by "
+    "sum of p^(d-1): 1 for equal rankings at least depth long"))
+RBO_VARIANTS.add(RboVariant(
+    "truncated", _rbo_truncated,
+    "Webber et al. 2010, RBO@k: (1 - p) sum of p^(d-1) A_d over d <= depth (the agreement "
+    "seen so far; below 1 even for equal rankings)"))
+RBO_VARIANTS.add(RboVariant(
+    "extrapolated", _rbo_extrapolated,
+    "Webber et al. 2010, RBO_ext for rankings at least depth long: RBO@k + A_depth p^depth"))
+
+
+def rbo(pair: RankedPair, depth: int = DEFAULT_DEPTH, p: float = DEFAULT_P, *,
+        variant: str = "repro_eval") -> TopicAgreement:
+    """Rank-biased overlap of the original ranking and its reproduction, per topic.
+
+    A_d = |top-d(original) & top-d(reproduced)| / d. Breuer et al. take Webber et al.'s RBO;
+    repro_eval 0.5.0 (the default variant) uses Clarke et al.'s normalised form, the weighted
+    mean of A_d with weights p^(d-1) for d = 1 .. depth (see :data:`RBO_VARIANTS` for Webber's
+    ``truncated`` and ``extrapolated``). A ranking shorter than ``depth`` keeps adding its
+    last A_d's numerator over a growing d, as repro_eval's loop does. A topic missing from
+    either run has RBO 0 (no overlap) and is left out of the mean.
+    """
+    _check_depth(depth)
+    if not 0 < p < 1:
+        raise StatisticsError(f"RBO's persistence p must be between 0 and 1, not {p!r}")
+    chosen = _variant(RBO_VARIANTS, variant)
+    values = chosen.combine(_overlap(pair, int(depth)), float(p))
+    return TopicAgreement(measure="RBO", variant=chosen.name, depth=int(depth), p=float(p),
+                          topics=pair.topics, values=values, in_both=pair.in_both)
+
+
+# per-topic scores -----------------------------------------------------------------------
+
+def _scores(ev: Evaluation, measure: Measure) -> np.ndarray:
+    try:
+        values = ev[measure]
+    except KeyError:
+        raise StatisticsError(f"{ev.run_name} has no scores for {measure}") from None
+    return np.asarray(values, dtype=np.float64)
+
+
+def _same_topics(a: Evaluation, b: Evaluation) -> None:
+    if tuple(a.topics) != tuple(b.topics):
+        only = sorted(set(a.topics) ^ set(b.topics))
+        where = f" (in one only: {', '.join(only[:5])})" if only else " (in another order)"
+        raise StatisticsError(f"{a.run_name} and {b.run_name} are not scored on the same "
+                              f"topics{where}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Closeness:
+    """How close a reproduction's per-topic scores are to the original's, for one measure.
+
+    rmse: sqrt(mean((original - reproduced)^2)) over the topics. nrmse: rmse divided by
+    the largest RMSE the original allows for a measure in [0, 1], sqrt(mean(max(x, 1 - x)^2))
+    of the original scores x (repro_eval's normalisation). differences: original - reproduced
+    per topic (aligned to topics).
+    """
+
+    measure: str
+    topics: tuple[str, ...]
+    rmse: float
+    nrmse: float
+    differences: np.ndarray
+
+
+def closeness(original: Evaluation, reproduced: Evaluation,
+              measure: Measure | str) -> Closeness:
+    """RMSE and normalised RMSE of ``measure``'s per-topic scores (same topics required)."""
+    m = parse_measure(measure)
+    _same_topics(original, reproduced)
+    x, y = _scores(original, m), _scores(reproduced, m)
+    if not len(x):
+        raise StatisticsError("RMSE needs at least one topic")
+    diff = x - y
+    rmse = float(np.sqrt(np.mean(diff ** 2)))
+    worst = float(np.sqrt(np.mean(np.maximum(x, 1 - x) ** 2)))
+    return Closeness(measure=str(m), topics=tuple(original.topics), rmse=rmse,
+                     nrmse=rmse / worst, differences=diff)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Effect:
+    """The overall effect of the advanced run over the baseline, original and reproduced.
+
+    improvement_*: the mean over topics of advanced - baseline; relative_*: (mean advanced -
+    mean baseline) / mean baseline. effect_ratio: improvement_reproduced /
+    improvement_original (1: the same effect; 0: none; negative: reversed). delta_ri:
+    relative_original - relative_reproduced (0: the same relative improvement). A zero
+    denominator gives inf or NaN (IEEE division), as repro_eval does.
+    """
+
+    measure: str
+    improvement_original: float
+    improvement_reproduced: float
+    relative_original: float
+    relative_reproduced: float
+    effect_ratio: float
+    delta_ri: float
+
+
+def _improvement(baseline: Evaluation, advanced: Evaluation,
+                 m: Measure) -> tuple[float, float]:
+    _same_topics(baseline, advanced)
+    b, a = _scores(baseline, m), _scores(advanced, m)
+    if not len(a):
+        raise StatisticsError("an effect needs at least one topic")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_b = np.mean(b)
+        return float(np.mean(a - b)), float((np.mean(a) - mean_b) / mean_b)
+
+
+def effect(baseline: Evaluation, advanced: Evaluation, reproduced_baseline: Evaluation,
+           reproduced_advanced: Evaluation, measure: Measure | str) -> Effect:
+    """Effect ratio and Delta RI; each pair on its own topics (the same or, replicated,
+    other topics)."""
+    m = parse_measure(measure)
+    mi_o, ri_o = _improvement(baseline, advanced, m)
+    mi_r, ri_r = _improvement(reproduced_baseline, reproduced_advanced, m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = float(np.float64(mi_r) / np.float64(mi_o))
+    return Effect(measure=str(m), improvement_original=mi_o, improvement_reproduced=mi_r,
+                  relative_original=ri_o, relative_reproduced=ri_r, effect_ratio=ratio,
+                  delta_ri=ri_o - ri_r)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReproTest:
+    """Two-sided t-test of the original run's per-topic scores against its reproduction's.
+
+    paired: ``ttest_rel`` on the same topics (reproduced) or Student's ``ttest_ind`` (equal
+    variances) on other topics (replicated). A small p-value says the reproduction's scores
+    differ from the original's. NaN with identical score lists is reported as 1, as repro_eval
+    does.
+    """
+
+    measure: str
+    paired: bool
+    statistic: float
+    p_value: float
+    n_original: int
+    n_reproduced: int
+
+
+def t_test(original: Evaluation, reproduced: Evaluation, measure: Measure | str, *,
+           paired: bool = True) -> ReproTest:
+    """The t-test of repro_eval's ``RpdEvaluator.ttest`` (``paired``) or ``RplEvaluator.ttest``."""
+    m = parse_measure(measure)
+    if paired:
+        _same_topics(original, reproduced)
+    x, y = _scores(original, m), _scores(reproduced, m)
+    if len(x) < 2 or len(y) < 2:
+        raise StatisticsError("a t-test needs at least 2 topics on each side")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = _st.ttest_rel(x, y) if paired else _st.ttest_ind(x, y)
+    p = float(result.pvalue)
+    if np.isnan(p) and len(x) == len(y) and np.array_equal(x, y):
+        p = 1.0
+    return ReproTest(measure=str(m), paired=paired, statistic=float(result.statistic),
+                     p_value=p, n_original=len(x), n_reproduced=len(y))
