@@ -26,7 +26,7 @@ from ..errors import IrbenchError
 from ..escaping import TerminalStream, terminal
 
 COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report",
-                   "agreement", "judge", "assess", "judge_eval")
+                   "agreement", "judge", "assess", "judge_eval", "diff")
 
 
 ALONE = {"eval": "eval"}  # commands whose module holds them alone: parsed without the others
