@@ -10,7 +10,7 @@ The commands walked: check, run (twice: the second answers from its stamp), scor
 compare, report (and its table formats), analyse, validate, pool build / stats / simulate /
 bias / strategies / start / next / judge / status, judge (a local chat server, and a server
 whose errors carry escapes), judges, qrels (write and --import), agreement, compare-qrels,
-judge-eval, measures, eval, simulate, assess --add-assessor, and usage errors echoing what was typed.
+judge-eval, diff, measures, eval, simulate, assess --add-assessor, and usage errors echoing what was typed.
 """
 
 from __future__ import annotations
@@ -321,6 +321,18 @@ WALK: dict[str, list] = {
                    Step(("judge-eval", P, "--format", "csv")),
                    Step(("judge-eval", P, "--reference", "support"), ok=False),  # alone
                    Step(("judge-eval", P, "--reference", "nothing" + NAME), ok=False)],
+    "diff": [Step(("diff", P, "sys0" + NAME, "sys1" + NAME, "--measure", "P@5")),
+             Step(("diff", P, "sys0" + NAME, "sys1" + NAME, "--topic", "t02" + TOKEN)),
+             Step(("diff", P, "sys0" + NAME, "sys1" + NAME, "--topic", "t02" + TOKEN,
+                   "--format", "json", "--by", "measure", "--measure", "P@5", "-k", "5",
+                   "--top", "2", "--qrels", OTHER)),
+             Step(("diff", "runs/qrels.txt", "runs/r0.txt", "runs/r1.txt", "--topic",
+                   "t02" + TOKEN, "--documents", "runs/none" + NAME), ok=False),
+             Step(("diff", "runs/qrels.txt", "runs/r0.txt", "runs/r1.txt", "-o",
+                   "{root}/diff.txt"), shows=False),
+             Step(("diff", P, "sys0" + NAME, "nobody" + NAME), ok=False),
+             Step(("diff", P, "sys0" + NAME, "sys1" + NAME, "--topic", "none" + NAME),
+                  ok=False)],
     "measures": [Step(("measures",), shows=False), Step(("measures", "--markdown"), shows=False)],
     "eval": [Step(("eval", "-q", "runs/qrels.txt", "runs/r0.txt")),
              Step(("eval", "runs/qrels.txt", "runs/r0.txt", "runs/r1.txt")),

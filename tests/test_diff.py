@@ -1,0 +1,196 @@
+"""irbench diff (issue 42): tau_AP as diffir computes it, RBO, Jaccard@k, the side-by-side
+lists and the command on the bundled demo."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irbench.stats.diffs import diff, diff_scores, dominance, move, prepare_rankings, snippet_of
+from irbench.trec import read_qrels, read_run
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def tauap_diffir(x, y):
+    """diffir's tau_AP(x, y) written out: positions by y ascending (a stable sort), each
+    document's later documents with a smaller x counted, over its place from the top."""
+    n = len(x)
+    if n == 1:
+        return 1.0
+    order = sorted(range(n), key=lambda i: y[i])
+    total = 0.0
+    for p, i in enumerate(order):
+        if n - p - 1 > 0:
+            total += sum(1 for j in order[p + 1:] if x[j] < x[i]) / (n - p - 1)
+    return 1 - 2 * total / (n - 1)
+
+
+def diffir_mean(a, b):
+    """diffir's topic score: scores as ranks, a document absent from a run below all, the
+    union sorted by the sum of scores, tau_AP averaged over both directions."""
+    ra = {d: -(i + 1) for i, d in enumerate(a)}
+    rb = {d: -(i + 1) for i, d in enumerate(b)}
+    low = -(max(len(a), len(b)) + 1)
+    union = sorted(set(a) | set(b), key=lambda d: ra.get(d, low) + rb.get(d, low), reverse=True)
+    x, y = [ra.get(d, low) for d in union], [rb.get(d, low) for d in union]
+    return (tauap_diffir(x, y) + tauap_diffir(y, x)) / 2
+
+
+def rbo_ext(a, b, p):
+    """Webber et al.'s extrapolated RBO (eq. 32), straight from the paper."""
+    s, l = sorted((a, b), key=len)
+    if not s:
+        return 0.0
+    x = [len(set(s[:d]) & set(l[:d])) for d in range(1, len(l) + 1)]
+    ns, nl = len(s), len(l)
+    total = sum(x[d - 1] / d * p ** d for d in range(1, nl + 1))
+    total += sum(x[ns - 1] * (d - ns) / (ns * d) * p ** d for d in range(ns + 1, nl + 1))
+    return (1 - p) / p * total + ((x[nl - 1] - x[ns - 1]) / nl + x[ns - 1] / ns) * p ** nl
+
+
+def pair(rows_a, rows_b):
+    a = read_run(rows_a, name="A")
+    b = read_run(rows_b, name="B")
+    return prepare_rankings([a, b])
+
+
+def ranked(topic, docs):
+    return [(topic, d, float(len(docs) - i)) for i, d in enumerate(docs)]
+
+
+def test_identical_rankings_agree_fully():
+    s = diff_scores(*pair(ranked("1", ["a", "b", "c"]), ranked("1", ["a", "b", "c"])))
+    assert (s.tau_ap[0], s.rbo[0], s.jaccard[0]) == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_reversed_three_by_hand():
+    # A: a b c; B: c b a. tau_AP(A, B): b under c, x puts b above c: 1/1; a under c and b,
+    # both discordant: 2/2 -> 1 - 2 * 2 / 2 = -1; the same the other way
+    s = diff_scores(*pair(ranked("1", ["a", "b", "c"]), ranked("1", ["c", "b", "a"])))
+    assert s.tau_ap[0] == pytest.approx(-1.0)
+    assert s.jaccard[0] == 1.0
+
+
+def test_disjoint_rankings_by_hand():
+    # A: a b c, B: d e f; union of 6: each direction 1 - 2 * 3 / 5 = -0.2
+    s = diff_scores(*pair(ranked("1", ["a", "b", "c"]), ranked("1", ["d", "e", "f"])))
+    assert s.tau_ap[0] == pytest.approx(-0.2)
+    assert (s.rbo[0], s.jaccard[0], s.shared[0]) == (0.0, 0.0, 0)
+
+
+def test_ties_rank_in_trec_eval_order():
+    # equal scores: trec_eval ranks the larger docno first, so A reads b a and B reads a b
+    a, b = pair([("1", "a", 1.0), ("1", "b", 1.0)], [("1", "a", 2.0), ("1", "b", 1.0)])
+    assert list(a.doc) == [1, 0]
+    s = diff_scores(a, b)
+    assert s.tau_ap[0] == pytest.approx(diffir_mean(["b", "a"], ["a", "b"])) == -1.0
+
+
+def test_a_topic_empty_in_one_run_is_at_the_floor():
+    s = diff_scores(*pair(ranked("1", ["a", "b"]) + ranked("2", ["x"]), ranked("1", ["a", "b"])))
+    assert s.topics == ("1", "2")
+    assert (s.tau_ap[1], s.rbo[1], s.jaccard[1]) == (-1.0, 0.0, 0.0)
+    assert (s.size_a[1], s.size_b[1]) == (1, 0)
+    assert s.tau_ap[0] == pytest.approx(1.0)
+
+
+def test_against_a_straightforward_diffir_tau_ap_and_rbo():
+    rng = random.Random(7)
+    rows_a, rows_b, lists = [], [], {}
+    for t in range(60):
+        pool = [f"d{i}" for i in range(rng.randint(1, 40))]
+        a = rng.sample(pool, rng.randint(1, len(pool)))
+        b = rng.sample(pool, rng.randint(1, len(pool)))
+        rows_a += ranked(f"t{t:02d}", a)
+        rows_b += ranked(f"t{t:02d}", b)
+        lists[f"t{t:02d}"] = (a, b)
+    s = diff_scores(*pair(rows_a, rows_b), k=5, persistence=0.8)
+    for i, topic in enumerate(s.topics):
+        a, b = lists[topic]
+        assert s.tau_ap[i] == pytest.approx(diffir_mean(a, b), abs=1e-12), topic
+        assert s.rbo[i] == pytest.approx(rbo_ext(a, b, 0.8), abs=1e-12), topic
+        inter = len(set(a[:5]) & set(b[:5]))
+        assert s.jaccard[i] == pytest.approx(inter / len(set(a[:5]) | set(b[:5])))
+
+
+def test_dominance_counts_earlier_smaller_values_per_group():
+    rng = np.random.default_rng(3)
+    group = np.repeat([0, 1, 2], [7, 1, 12])
+    value = np.concatenate([rng.permutation(20)[:7], [5], rng.permutation(1000)[:12]])
+    expected = [sum(1 for j in range(i) if group[j] == group[i] and value[j] < value[i])
+                for i in range(len(value))]
+    assert dominance(group, value).tolist() == expected
+
+
+def test_side_by_side_rows_on_a_small_case(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 2\n1 0 c 0\n")
+    result = diff(str(qrels), ranked("1", ["a", "b", "c"]), ranked("1", ["c", "a", "d"]), k=3,
+                  measure="P@3", by="measure")
+    side = result.side_by_side("1")
+    assert [(e.docno, e.judgment, e.other_rank, move(e, "A")) for e in side.a] == [
+        ("a", 2, 2, "moved from 1 to 2"), ("b", None, None, "absent from B"),
+        ("c", 0, 1, "moved from 3 to 1")]
+    assert [move(e, "B") for e in side.b] == ["moved from 3 to 1", "moved from 1 to 2",
+                                              "absent from A"]
+    t = result.topics[0]
+    assert (t.measure_a, t.measure_b, t.delta) == pytest.approx((1 / 3, 1 / 3, 0.0))
+
+
+def test_snippet_marks_the_query_terms():
+    text, spans = snippet_of("Nothing here.  Port reform in ports; PORT again", "port reform")
+    assert [text[s:e] for s, e in spans] == ["Port", "reform", "PORT"]
+
+
+def cli(*argv):
+    return subprocess.run([sys.executable, "-m", "irbench", "diff", *argv], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.timeout(120)
+def test_cli_on_the_demo_table_and_json():
+    done = cli("configs/demo.yaml", "groupA-1", "groupB-1", "--measure", "AP", "--topic", "414",
+               "-k", "5")
+    assert done.returncode == 0, done.stderr
+    assert "moved from 1 to 3" in done.stdout and "*port*" in done.stdout
+    first = cli("configs/demo.yaml", "groupA-1", "groupB-1", "--format", "json", "--top", "30")
+    second = cli("configs/demo.yaml", "groupA-1", "groupB-1", "--format", "json", "--top", "30")
+    assert first.stdout == second.stdout  # stable
+    value = json.loads(first.stdout)
+    taus = [t["tau_ap"] for t in value["topics"]]
+    assert len(taus) == 25 and taus == sorted(taus)
+    qrels = read_qrels(REPO / "runs/demo/qrels.txt")
+    library = diff(qrels, REPO / "runs/demo/runs/groupA-1.txt",
+                   REPO / "runs/demo/runs/groupB-1.txt")
+    assert [t.topic for t in library.topics] == [t["topic"] for t in value["topics"]]
+
+
+@pytest.mark.timeout(120)
+def test_cli_without_a_config_and_its_errors():
+    done = cli("runs/demo/qrels.txt", "runs/demo/runs/groupA-1.txt",
+               "runs/demo/runs/groupB-1.txt", "--by", "rbo", "--top", "2")
+    assert done.returncode == 0 and "2 most different by rbo" in done.stdout
+    bad = cli("configs/demo.yaml", "groupA-1", "groupB-1", "--by", "measure")
+    assert bad.returncode != 0 and "--by measure needs --measure" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.timeout(120)
+def test_hostile_names_are_escaped(tmp_path):
+    token = "\x1b]0;owned\x07\u202e"
+    (tmp_path / "q").write_text(f"t{token} 0 d{token} 1\n")
+    (tmp_path / "a").write_text(f"t{token} Q0 d{token} 1 2.0 x\nt{token} Q0 e 2 1.0 x\n")
+    (tmp_path / "b").write_text(f"t{token} Q0 e 1 2.0 y\n")
+    done = subprocess.run([sys.executable, "-m", "irbench", "diff", "q", "a", "b", "--topic",
+                           f"t{token}"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\u202e" not in done.stdout
+    assert "\\x1b]0;owned\\x07\\u202e" in done.stdout
