@@ -111,9 +111,8 @@ def _config_inputs(args) -> Inputs:
                          "collection.documents is read)")
     from ..trec import read_run
 
-    return Inputs(chosen.read() if chosen else None,
-                  *(read_run(path, name=name) for path, name in zip(runs, (args.a, args.b))),
-                  documents, config.topics)
+    run_a, run_b = (read_run(path, name=name) for path, name in zip(runs, (args.a, args.b)))
+    return Inputs(chosen.read() if chosen else None, run_a, run_b, documents, config.topics)
 
 
 def _file_inputs(args) -> Inputs:

@@ -19,13 +19,15 @@ score is its floor (tau_AP -1, RBO 0, Jaccard 0): the runs share nothing there.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ..trec import Run
+from ..evaluation import evaluate
+from ..trec import Qrels, Run, read_qrels, read_run
 
 DEFAULT_PERSISTENCE = 0.9
 
@@ -79,8 +81,9 @@ class DiffScores:
 def prepare_rankings(runs: Sequence[Run]) -> list[Rankings]:
     """The runs' rankings in trec_eval's order over one shared vocabulary. A docno a run
     lists twice for a topic keeps its better rank."""
-    topic_all = np.concatenate([np.asarray(r.query_id, dtype=bytes) for r in runs] or [[]])
-    doc_all = np.concatenate([np.asarray(r.doc_id, dtype=bytes) for r in runs] or [[]])
+    empty = [np.empty(0, bytes)]
+    topic_all = np.concatenate([np.asarray(r.query_id, dtype=bytes) for r in runs] or empty)
+    doc_all = np.concatenate([np.asarray(r.doc_id, dtype=bytes) for r in runs] or empty)
     topics, topic_code = np.unique(topic_all.astype(bytes), return_inverse=True)
     docs, doc_code = np.unique(doc_all.astype(bytes), return_inverse=True)
     vocabulary = Vocabulary(topics, docs)
@@ -106,7 +109,8 @@ def _rankings(name: str, topic: np.ndarray, doc: np.ndarray, score: np.ndarray,
         first = np.unique(key, return_index=True)[1]
     offsets = np.searchsorted(topic, np.arange(len(vocabulary.topics) + 1))
     rank = np.arange(len(key)) - np.repeat(offsets[:-1], np.diff(offsets))
-    return Rankings(name, offsets, doc.astype(np.int64), key[first], rank[first], vocabulary)
+    return Rankings(name=name, offsets=offsets, doc=doc.astype(np.int64), key=key[first],
+                    key_rank=rank[first], vocabulary=vocabulary)
 
 
 def _ranks_in(other: Rankings, run: Rankings) -> np.ndarray:
@@ -164,9 +168,10 @@ def diff_scores(a: Rankings, b: Rankings, k: int = 10,
     top_union = np.minimum(size_a, k) + np.minimum(size_b, k) - shared_top
     jaccard = shared_top / np.maximum(top_union, 1)
     names = tuple(t.decode("utf-8", "replace") for t in a.vocabulary.topics[present])
-    return DiffScores(a.name, b.name, k, persistence, names, tau[present], rbo[present],
-                      jaccard[present], size_a[present], size_b[present], shared[present],
-                      shared_top[present])
+    return DiffScores(a=a.name, b=b.name, k=k, persistence=persistence, topics=names,
+                      tau_ap=tau[present], rbo=rbo[present], jaccard=jaccard[present],
+                      size_a=size_a[present], size_b=size_b[present], shared=shared[present],
+                      shared_top=shared_top[present])
 
 
 def _tau_direction(topic_x, rank_x, shared_x, topic_y, rank_y, x_rank_of_y, concordant,
@@ -356,8 +361,6 @@ class RunDiff:
 
 
 def _with_text(entries, documents, query: str) -> tuple[Entry, ...]:
-    from dataclasses import replace
-
     present = [e.docno for e in entries if e.docno in documents]
     texts = {doc.docno: doc for doc in documents.get_many(present, limit=TEXT_LIMIT)}
     out = []
@@ -374,8 +377,6 @@ def _with_text(entries, documents, query: str) -> tuple[Entry, ...]:
 
 def query_terms(query: str) -> list[str]:
     """The query's words (letters and digits, two or more), lower case, each once."""
-    import re
-
     return list(dict.fromkeys(w.lower() for w in re.findall(r"\w{2,}", query)))
 
 
@@ -383,8 +384,6 @@ def snippet_of(text: str, query: str, width: int = SNIPPET_CHARS
                ) -> tuple[str, tuple[tuple[int, int], ...]]:
     """``width`` characters of ``text`` (whitespace collapsed) around the first of the
     query's terms, and the spans of every term in it (whole words, any case)."""
-    import re
-
     text = " ".join(text[:TEXT_LIMIT].split())
     terms = query_terms(query)
     if not terms:
@@ -402,9 +401,6 @@ def diff(qrels, run_a, run_b, *, measure: str | None = None, by: str = "tauap", 
     data, or :class:`~irbench.trec.Run`; ``qrels``: a path or Qrels, None without judgments):
     tau_AP, RBO (``persistence``), Jaccard of the top ``k`` and, with a ``measure``, each
     run's value and B - A; sorted by ``by`` (tauap, rbo, jaccard or measure)."""
-    from ..evaluation import evaluate
-    from ..trec import Qrels, read_qrels, read_run
-
     if by not in BY:
         raise ValueError(f"by must be one of {', '.join(BY)}, not {by!r}")
     if by == "measure" and measure is None:
@@ -420,13 +416,15 @@ def diff(qrels, run_a, run_b, *, measure: str | None = None, by: str = "tauap", 
         values = [_per_topic(evaluate(qrels, run, [measure]), measure, scores.topics)
                   for run in runs]
     delta = values[1] - values[0]
-    rows = [TopicDiff(t, *(float(c[i]) for c in (scores.tau_ap, scores.rbo, scores.jaccard,
-                                                  values[0], values[1], delta)),
-                      *(int(c[i]) for c in (scores.size_a, scores.size_b, scores.shared)))
+    rows = [TopicDiff(topic=t, tau_ap=float(scores.tau_ap[i]), rbo=float(scores.rbo[i]),
+                      jaccard=float(scores.jaccard[i]), measure_a=float(values[0][i]),
+                      measure_b=float(values[1][i]), delta=float(delta[i]),
+                      size_a=int(scores.size_a[i]), size_b=int(scores.size_b[i]),
+                      shared=int(scores.shared[i]))
             for i, t in enumerate(scores.topics)]
     rows.sort(key=_SORT[by])
-    return RunDiff(runs[0].name, runs[1].name, by, measure, k, persistence, tuple(rows),
-                   (a, b), qrels)
+    return RunDiff(a=runs[0].name, b=runs[1].name, by=by, measure=measure, k=k,
+                   persistence=persistence, topics=tuple(rows), rankings=(a, b), qrels=qrels)
 
 
 def _per_topic(evaluation, measure: str, topics: tuple[str, ...]) -> np.ndarray:
