@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config, load_config, load_configs
+from ..config import Config, load_configs
 from ..errors import UsageError
 from ..escaping import csv_cell, terminal
 from ..measures import parse_measure
@@ -249,15 +249,37 @@ def _store_for(config: Config, wait: float | None) -> Store:
 
 
 def cmd_scores(args) -> int:
-    config = load_config(args.config, collection=args.collection, strict=False)
-    spec = config.qrels_set(args.qrels)
-    qrels: str | None = spec.name
-    asked = [parse_measure(m) for m in args.measure]
-    measures = [str(m) for m in asked] or [str(m) for m in spec.measures(config.measures)]
     if args.format == "parquet" and not args.output:
         raise UsageError("--format parquet needs -o FILE")
     if args.partition_by and args.format != "parquet":
         raise UsageError("--partition-by needs --format parquet")
+    views = load_configs(args.config, collection=args.collection, strict=False)
+    if len(views) > 1 and args.format == "parquet":
+        raise UsageError("--format parquet exports one collection: give --collection NAME")
+    if len(views) == 1:
+        columns, rows, measures = _scores_of(args, views[0])
+        if args.format != "parquet":
+            write_text(args.output, _scores_text(args, columns, rows, measures) + "\n")
+        return 0
+    parts = [(config.scope, *_scores_of(args, config)) for config in views]
+    if args.format == "table":  # a table per collection, each under its name
+        text = "\n\n".join(f"collection {terminal(name)}:\n"
+                            + _scores_text(args, columns, rows, measures)
+                            for name, columns, rows, measures in parts)
+    else:  # one table, the collection first
+        columns = ["collection", *parts[0][1]]
+        rows = [(name, *row) for name, _, rs, _ in parts for row in rs]
+        text = _scores_text(args, columns, rows, parts[0][3])
+    write_text(args.output, text + "\n")
+    return 0
+
+
+def _scores_of(args, config: Config) -> tuple[list, list, list[str]]:
+    """(columns, rows, measures) of one collection's scores as asked (parquet: written)."""
+    spec = config.qrels_set(args.qrels)
+    qrels: str | None = spec.name
+    asked = [parse_measure(m) for m in args.measure]
+    measures = [str(m) for m in asked] or [str(m) for m in spec.measures(config.measures)]
     if args.partition_by == "qrels" and not args.qrels:
         qrels = None  # every set, each in its folder
         measures = [str(m) for m in asked] or [str(m) for m in config.measures]
@@ -272,9 +294,7 @@ def cmd_scores(args) -> int:
         if args.format == "parquet":
             _export_parquet(store, args, qrels, measures)
             print(f"wrote {len(rows)} rows to {args.output}", file=sys.stderr)
-            return 0
-    write_text(args.output, _scores_text(args, columns, rows, measures) + "\n")
-    return 0
+    return list(columns), rows, measures
 
 
 def _scores_text(args, columns, rows, measures) -> str:
@@ -305,8 +325,17 @@ def _export_parquet(store: Store, args, qrels: str | None, measures: Sequence[st
 
 
 def cmd_systems(args) -> int:
-    config = load_config(args.config, collection=args.collection, strict=False)
-    with _store_for(config, args.wait) as store:
+    views = load_configs(args.config, collection=args.collection, strict=False)
+    for i, config in enumerate(views):
+        if config.several:
+            print(("\n" if i else "") + f"collection {terminal(config.scope)}:")
+        print(_systems_table(config, args.wait))
+    return 0
+
+
+def _systems_table(config: Config, wait: float | None) -> str:
+    """The systems of one collection and what the store holds of each."""
+    with _store_for(config, wait) as store:
         rows = store.systems_overview()
     declared = {s.name for s in config.systems}
     table = []
@@ -319,9 +348,8 @@ def cmd_systems(args) -> int:
     stored = {r[0] for r in table}
     table += [(s.name, s.group, s.type, "yes" if s.baseline else "", "not run", 0, 0, "", "")
               for s in config.systems if s.name not in stored]
-    print(text_table(["system", "group", "type", "baseline", "status", "qrels sets",
-                       "results", "topics", "error"], sorted(table)))
-    return 0
+    return text_table(["system", "group", "type", "baseline", "status", "qrels sets",
+                       "results", "topics", "error"], sorted(table))
 
 
 # ---- simulate ------------------------------------------------------------------------------
