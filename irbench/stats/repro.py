@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
-from scipy import stats as _st
+from scipy import special as _special
 
 from ..arrays import desc_within, doc_words, lookup_topics
 from ..errors import StatisticsError
@@ -49,27 +50,60 @@ DEFAULT_P = 0.95  # repro_eval's RBO_P
 # rankings -------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class RankedPair:
-    """An original run and its reproduction ranked once, topic after topic.
+class RankedRun:
+    """One run of a :class:`RankedPair`: its documents in rank order, topic after topic, as
+    integer keys shared with the other run (equal keys: the same docno of the same topic;
+    within a topic a larger key is a docno earlier in byte order, and every key of a topic is
+    below every key of a later topic); ``offsets``: where each topic starts (T + 1)."""
 
-    topics: every topic of either run (byte order, as text). original, reproduced: each run's
-    documents in rank order, topic after topic, as integer keys shared by both runs (equal keys:
-    the same docno of the same topic; within a topic a larger key is a docno earlier in byte
-    order, and every key of a topic is below every key of a later topic). *_offsets: where each
-    topic starts (T + 1 positions). num_keys: keys run 0 .. num_keys - 1.
+    keys: np.ndarray
+    offsets: np.ndarray
+    num_keys: int
+
+    @property
+    def length(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @cached_property
+    def topic(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.offsets) - 1), self.length)
+
+    @cached_property
+    def rank(self) -> np.ndarray:
+        """Each row's rank within its topic, from 0."""
+        return np.arange(len(self.keys)) - self.offsets[self.topic]
+
+    @cached_property
+    def by_key(self) -> np.ndarray:
+        """The rows in key order (keys are distinct and below num_keys: no sort)."""
+        slot = np.full(self.num_keys, -1, dtype=np.int64)
+        slot[self.keys] = np.arange(len(self.keys))
+        return slot[slot >= 0]
+
+    @cached_property
+    def rank_of_key(self) -> np.ndarray:
+        """Each key's rank in this run (from 0), the largest int64 for a key it lacks."""
+        out = np.full(self.num_keys, np.iinfo(np.int64).max, dtype=np.int64)
+        out[self.keys] = self.rank
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class RankedPair:
+    """An original run and its reproduction ranked once (:func:`rank_pair`).
+
+    topics: every topic of either run (byte order, as text); original, reproduced: each
+    run's ranking (:class:`RankedRun`).
     """
 
     topics: tuple[str, ...]
-    original: np.ndarray
-    reproduced: np.ndarray
-    original_offsets: np.ndarray
-    reproduced_offsets: np.ndarray
-    num_keys: int
+    original: RankedRun
+    reproduced: RankedRun
 
     @property
     def in_both(self) -> np.ndarray:
         """Whether both runs rank at least one document for each topic."""
-        return (np.diff(self.original_offsets) > 0) & (np.diff(self.reproduced_offsets) > 0)
+        return (self.original.length > 0) & (self.reproduced.length > 0)
 
 
 def _block_topics(query_id: np.ndarray) -> np.ndarray:
@@ -97,28 +131,40 @@ def _first_copies(keys: np.ndarray, topic: np.ndarray) -> tuple[np.ndarray, np.n
     return keys[first], topic[first]
 
 
+def _sort_words(docnos: np.ndarray) -> np.ndarray:
+    """Docnos as big-endian words (numeric order = byte order), without the leading words
+    every docno shares (a collection's prefix: sorting by them would only cost time)."""
+    words = doc_words(docnos).byteswap()
+    lead = 0
+    while lead < words.shape[1] - 1 and bool(np.all(words[:, lead] == words[0, lead])):
+        lead += 1  # one step per 8 bytes of prefix
+    return np.ascontiguousarray(words[:, lead:])
+
+
 def rank_pair(original: Run, reproduced: Run) -> RankedPair:
-    """Rank both runs and give their docnos shared keys (see :class:`RankedPair`)."""
+    """Rank both runs and give their docnos shared keys (see :class:`RankedRun`)."""
     topics = np.union1d(_block_topics(original.query_id), _block_topics(reproduced.query_id))
     t_o, d_o = _ranked(original, topics)
     t_r, d_r = _ranked(reproduced, topics)
     topic = np.concatenate((t_o, t_r)).astype(np.int64)
-    words = doc_words(np.concatenate((d_o, d_r))).byteswap()  # numeric order = byte order
+    words = _sort_words(np.concatenate((d_o, d_r)))
     perm = desc_within(topic, words)  # topic ascending, docno descending
     w, t = words[perm], topic[perm]
     new = np.ones(len(perm), dtype=bool)
     new[1:] = (t[1:] != t[:-1]) | np.any(w[1:] != w[:-1], axis=1)
     keys = np.empty(len(perm), dtype=np.int64)
     keys[perm] = np.cumsum(new) - 1
-    k_o, t_o = _first_copies(keys[:len(t_o)], t_o)
-    k_r, t_r = _first_copies(keys[len(d_o):], t_r)
+    num_keys = int(new.sum())
 
-    def offsets(t: np.ndarray) -> np.ndarray:
-        return np.concatenate(([0], np.cumsum(np.bincount(t, minlength=len(topics)))))
+    def side(keys: np.ndarray, t: np.ndarray) -> RankedRun:
+        keys, t = _first_copies(keys, t)
+        counts = np.bincount(t, minlength=len(topics))
+        return RankedRun(keys=keys, offsets=np.concatenate(([0], np.cumsum(counts))),
+                         num_keys=num_keys)
 
-    return RankedPair(topics=tuple(display(x) for x in topics), original=k_o, reproduced=k_r,
-                      original_offsets=offsets(t_o), reproduced_offsets=offsets(t_r),
-                      num_keys=int(new.sum()))
+    return RankedPair(topics=tuple(display(x) for x in topics),
+                      original=side(keys[:len(t_o)], t_o),
+                      reproduced=side(keys[len(t_o):], t_r))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,61 +230,57 @@ def _check_depth(depth: int) -> None:
         raise StatisticsError(f"depth must be a whole number >= 1, not {depth!r}")
 
 
-def _top(keys: np.ndarray, offsets: np.ndarray, length: np.ndarray) -> tuple:
-    """(keys, topic) of the first ``length[t]`` documents of each topic t."""
-    counts = np.diff(offsets)
-    topic = np.repeat(np.arange(len(counts)), counts)
-    keep = np.arange(len(keys)) - offsets[topic] < length[topic]
-    return keys[keep], topic[keep]
+def _discordant(order: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Per topic, the pairs of positions i < j with order[i] > order[j], where ``order``
+    holds topic after topic (n[t] positions each) the ranks 0 .. n[t] - 1.
 
-
-def _discordant(topic: np.ndarray, order: np.ndarray, num_topics: int) -> np.ndarray:
-    """Per topic, the pairs i < j (positions, within one topic) with order[i] > order[j];
-    ``order`` holds each topic's ranks 0 .. n-1. One pass per bit of the ranks, most
-    significant first: a pair is counted at the highest bit where its ranks differ, inside
-    the group of positions sharing the bits above it, kept in position order by stable
-    partitions (zeros, then ones) made with cumulative sums."""
-    found = np.zeros(num_topics)
-    if not len(order):
-        return found
-    cur = np.arange(len(order))
-    group = topic.astype(np.int64)  # cur's positions are sorted by group
-    positions = np.arange(len(order))
+    One pass per bit of the ranks, most significant first, over the positions arranged by
+    (topic, the rank's higher bits), the original order kept within: a pair is counted at the
+    highest bit where its ranks differ, as a zero preceded by a one in its group. Ranks are
+    dense, so a group's first position is its topic's start plus its first rank, and each pass
+    partitions every group stably (zeros, then ones) by cumulative sums: O(n log n) in whole
+    columns."""
+    total = int(n.sum())
+    if not total:
+        return np.zeros(len(n))
+    kind = np.int32 if total < 1 << 31 else np.int64  # half the memory traffic
+    n = n.astype(kind)
+    tpos = np.repeat(np.arange(len(n), dtype=kind), n)
+    tstart = np.repeat(np.concatenate(([0], np.cumsum(n)[:-1])).astype(kind), n)
+    tlen = np.repeat(n, n)
+    pos = np.arange(total, dtype=kind)
+    found = np.zeros(total, dtype=np.int64)
+    vals = order.astype(kind)
     for b in range(int(order.max()).bit_length() - 1, -1, -1):
-        bit = (order[cur] >> b) & 1
-        new = np.ones(len(cur), dtype=bool)
-        new[1:] = group[1:] != group[:-1]
-        gid = np.cumsum(new) - 1
-        start = np.flatnonzero(new)[gid]
-        ones = np.cumsum(bit) - bit  # ones before each position
-        ones_in = ones - ones[start]  # ... in its group
+        bit = (vals >> b) & 1
+        first_rank = vals - (vals & ((2 << b) - 1))  # the group's first rank
+        start = tstart + first_rank
+        ones = np.cumsum(bit, dtype=kind) - bit
+        ones_in = ones - ones[start]  # ones before this position in its group
         zero = bit == 0
-        found += np.bincount(topic[cur[zero]], weights=ones_in[zero], minlength=num_topics)
-        zeros_total = (np.bincount(gid) - np.bincount(gid, weights=bit))[gid].astype(np.int64)
-        new_pos = start + np.where(zero, positions - start - ones_in, zeros_total + ones_in)
-        moved = np.empty_like(cur)
-        moved[new_pos] = cur
-        cur = moved
-        regrouped = np.empty_like(group)
-        regrouped[new_pos] = group * 2 + bit
-        group = regrouped
-    return found
+        found += np.where(zero, ones_in, 0)
+        zeros = np.clip(tlen - first_rank, 0, 1 << b)  # the group's zeros
+        new_pos = start + np.where(zero, pos - start - ones_in, zeros + ones_in)
+        moved = np.empty_like(vals)
+        moved[new_pos] = vals
+        vals = moved
+    return np.bincount(tpos, weights=found, minlength=len(n))
 
 
 def _ktu_repro_eval(pair: RankedPair, depth: int) -> np.ndarray:
     """repro_eval's KTU: each ranking cut at ``depth``; the union of the two cuts sorted by
     docno; the i-th document of each ranking replaced by its position in that sorted union;
     Kendall's tau (tau-b; no ties can occur) of the two position lists, pair i with pair i."""
-    n_o, n_r = np.diff(pair.original_offsets), np.diff(pair.reproduced_offsets)
-    n = np.minimum(np.minimum(n_o, n_r), depth)
-    x, topic = _top(pair.original, pair.original_offsets, n)
-    y, _ = _top(pair.reproduced, pair.reproduced_offsets, n)
-    by_x = np.argsort(x, kind="stable")  # keys are topic-major: sorts within topics
-    rank_y = np.empty(len(y), dtype=np.int64)
-    by_y = np.argsort(y, kind="stable")
-    starts = np.concatenate(([0], np.cumsum(n)))[topic]
-    rank_y[by_y] = np.arange(len(y)) - starts
-    discordant = _discordant(topic[by_x], rank_y[by_x], len(n))
+    o, r = pair.original, pair.reproduced
+    n = np.minimum(np.minimum(o.length, r.length), depth)
+    start = np.concatenate(([0], np.cumsum(n)))  # where each topic's paired ranks start
+    rows = o.by_key[o.rank[o.by_key] < n[o.topic[o.by_key]]]  # the pairs by x, by topic
+    paired = start[o.topic[rows]] + o.rank[rows]
+    rows_r = r.by_key[r.rank[r.by_key] < n[r.topic[r.by_key]]]
+    t_r = r.topic[rows_r]
+    rank_y = np.empty(int(start[-1]), dtype=np.int64)  # each pair's rank by y in its topic
+    rank_y[start[t_r] + r.rank[rows_r]] = np.arange(len(rows_r)) - start[t_r]
+    discordant = _discordant(rank_y[paired], n)
     with np.errstate(divide="ignore", invalid="ignore"):
         tau = 1.0 - 4.0 * discordant / (n * (n - 1.0))
     return np.where(n >= 2, tau, np.nan)
@@ -273,19 +315,13 @@ def ktu(pair: RankedPair, depth: int = DEFAULT_DEPTH, *,
 
 def _overlap(pair: RankedPair, depth: int) -> np.ndarray:
     """T x depth matrix: |top-d(original) & top-d(reproduced)| / d for d = 1 .. depth."""
+    o, r = pair.original, pair.reproduced
     num_topics = len(pair.topics)
-    cut = np.full(num_topics, depth)
-    k_o, t_o = _top(pair.original, pair.original_offsets, cut)
-    rank = np.full((2, pair.num_keys), depth + 1, dtype=np.int64)
-    for side, (keys, offsets) in enumerate(((pair.original, pair.original_offsets),
-                                            (pair.reproduced, pair.reproduced_offsets))):
-        counts = np.diff(offsets)
-        within = np.arange(len(keys)) - np.repeat(offsets[:-1], counts)
-        top = within < depth
-        rank[side, keys[top]] = within[top] + 1
-    both = np.maximum(rank[0, k_o], rank[1, k_o])  # first depth with the document in both
-    shared = both <= depth
-    cells = np.bincount(t_o[shared] * depth + both[shared] - 1, minlength=num_topics * depth)
+    top = o.rank < depth
+    both = np.maximum(o.rank[top], r.rank_of_key[o.keys[top]])  # first d - 1 in both
+    shared = both < depth
+    cells = np.bincount(o.topic[top][shared] * depth + both[shared],
+                        minlength=num_topics * depth)
     return np.cumsum(cells.reshape(num_topics, depth), axis=1) / np.arange(1, depth + 1)
 
 
@@ -449,6 +485,22 @@ class ReproTest:
     n_reproduced: int
 
 
+def _paired_t(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
+    """scipy's ``ttest_rel`` statistic: mean difference / its standard error."""
+    d = x - y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.mean(d) / np.sqrt(np.var(d, ddof=1) / len(d))), len(d) - 1
+
+
+def _student_t(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
+    """scipy's ``ttest_ind`` statistic (equal variances): pooled variance."""
+    nx, ny = len(x), len(y)
+    df = nx + ny - 2
+    pooled = ((nx - 1) * np.var(x, ddof=1) + (ny - 1) * np.var(y, ddof=1)) / df
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float((np.mean(x) - np.mean(y)) / np.sqrt(pooled * (1 / nx + 1 / ny))), df
+
+
 def t_test(original: Evaluation, reproduced: Evaluation, measure: Measure | str, *,
            paired: bool = True) -> ReproTest:
     """The t-test of repro_eval's ``RpdEvaluator.ttest`` (``paired``) or ``RplEvaluator.ttest``."""
@@ -458,10 +510,9 @@ def t_test(original: Evaluation, reproduced: Evaluation, measure: Measure | str,
     x, y = _scores(original, m), _scores(reproduced, m)
     if len(x) < 2 or len(y) < 2:
         raise StatisticsError("a t-test needs at least 2 topics on each side")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result = _st.ttest_rel(x, y) if paired else _st.ttest_ind(x, y)
-    p = float(result.pvalue)
+    statistic, df = (_paired_t(x, y) if paired else _student_t(x, y))
+    p = float(2 * _special.stdtr(df, -abs(statistic)))
     if np.isnan(p) and len(x) == len(y) and np.array_equal(x, y):
         p = 1.0
-    return ReproTest(measure=str(m), paired=paired, statistic=float(result.statistic),
+    return ReproTest(measure=str(m), paired=paired, statistic=statistic,
                      p_value=p, n_original=len(x), n_reproduced=len(y))
