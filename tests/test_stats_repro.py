@@ -260,6 +260,19 @@ def test_rbo_by_hand():
     assert repro.rbo(pair, 5, 0.5).values[0] == pytest.approx(deep @ w5 / w5.sum())
 
 
+@pytest.mark.timeout(30)
+def test_rbo_deeper_than_the_rankings_and_huge_depths():
+    # repro_eval's loop runs to the depth even past the rankings' ends; its weights vanish
+    original, reproduced = list("abcde"), list("bxaey")
+    pair = repro.rank_pair(_run({"q": original}), _run({"q": reproduced}))
+    for depth, p in ((3, 0.9), (5, 0.5), (40, 0.9), (3000, 0.95), (3000, 0.999)):
+        want = document_order._rbo(reproduced, original, p=p, depth=depth)
+        assert repro.rbo(pair, depth, p).values[0] == pytest.approx(want, abs=TOL)
+    huge = repro.rbo(pair, 10**12, 0.9)  # no matrix as wide as the depth
+    assert huge.values[0] == pytest.approx(repro.rbo(pair, 10**5, 0.9).values[0], abs=1e-15)
+    assert repro.ktu(pair, 10**12).values[0] == repro.ktu(pair, 5).values[0]
+
+
 def test_docno_retrieved_twice_counts_at_its_first_rank():
     twice = Run(name="d", runid="d", query_id=np.array([b"q"] * 4),
                 doc_id=np.array([b"a", b"b", b"a", b"c"]), score=np.array([4.0, 3, 2, 1]),
@@ -283,6 +296,17 @@ def test_empty_and_missing_topics():
     assert rbo.values.tolist()[:2] == [0.0, 0.0]
     assert rbo.values[2] == pytest.approx((1 + 0.5 * 0.5 + 0.25 / 3) / 1.75)
     assert rbo.mean == pytest.approx((rbo.values[2] + 1.0) / 2)
+
+
+def test_a_run_without_rows():
+    empty = Run(name="e", runid="e", query_id=np.zeros(0, dtype="S1"),
+                doc_id=np.zeros(0, dtype="S1"), score=np.zeros(0), line=np.zeros(0, dtype=int))
+    pair = repro.rank_pair(empty, _run({"q": list("ab")}))
+    assert pair.topics == ("q",) and not pair.in_both.any()
+    assert np.isnan(repro.ktu(pair).values[0]) and repro.rbo(pair).values[0] == 0.0
+    assert np.isnan(repro.ktu(pair).mean)
+    both_empty = repro.rank_pair(empty, empty)
+    assert both_empty.topics == () and len(repro.rbo(both_empty, 10).values) == 0
 
 
 def test_runs_with_nothing_in_common():

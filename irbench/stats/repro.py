@@ -204,11 +204,11 @@ class KtuVariant:
 
 @dataclass(frozen=True)
 class RboVariant:
-    """How RBO weighs the overlap: ``combine(overlap, p)`` of the T x depth matrix of
-    ``|top-d(original) & top-d(reproduced)| / d`` gives one value per topic."""
+    """How RBO weighs the overlap: ``combine(overlap)`` of an :class:`Overlap` gives one
+    value per topic."""
 
     name: str
-    combine: Callable[[np.ndarray, float], np.ndarray]
+    combine: Callable[[Overlap], np.ndarray]
     description: str
 
 
@@ -313,30 +313,55 @@ def ktu(pair: RankedPair, depth: int = DEFAULT_DEPTH, *,
                           in_both=pair.in_both)
 
 
-def _overlap(pair: RankedPair, depth: int) -> np.ndarray:
-    """T x depth matrix: |top-d(original) & top-d(reproduced)| / d for d = 1 .. depth."""
+_NEGLIGIBLE = 1e-18  # a weight p^(d-1) below this adds nothing a float64 sum keeps
+
+
+@dataclass(frozen=True, kw_only=True)
+class Overlap:
+    """Per topic, what every RBO variant needs, with A_d = |top-d(original) &
+    top-d(reproduced)| / d: ``weighted`` = sum of p^(d-1) A_d for d = 1 .. depth, and
+    ``last`` = A_depth."""
+
+    weighted: np.ndarray
+    last: np.ndarray
+    depth: int
+    p: float
+
+
+def _overlap(pair: RankedPair, depth: int, p: float) -> Overlap:
+    """The :class:`Overlap` of ``pair``, from a T x w matrix of A_d, w the depth or the
+    longest ranking if shorter: below it the shared count stays, A_d = X_w / d, and its
+    weights are summed until they vanish (no matrix as wide as a huge depth)."""
     o, r = pair.original, pair.reproduced
     num_topics = len(pair.topics)
-    top = o.rank < depth
+    longest = int(max(o.length.max(initial=0), r.length.max(initial=0), 1))
+    width = min(depth, longest)
+    top = o.rank < width
     both = np.maximum(o.rank[top], r.rank_of_key[o.keys[top]])  # first d - 1 in both
-    shared = both < depth
-    cells = np.bincount(o.topic[top][shared] * depth + both[shared],
-                        minlength=num_topics * depth)
-    return np.cumsum(cells.reshape(num_topics, depth), axis=1) / np.arange(1, depth + 1)
+    shared = both < width
+    cells = np.bincount(o.topic[top][shared] * width + both[shared],
+                        minlength=num_topics * width)
+    counts = np.cumsum(cells.reshape(num_topics, width), axis=1)
+    d = np.arange(1, width + 1)
+    weighted = (counts / d) @ p ** (d - 1.0)
+    if depth > width:
+        steps = int(np.ceil(np.log(_NEGLIGIBLE) / np.log(p)))
+        tail = np.arange(width + 1, min(depth, width + steps) + 1)
+        weighted = weighted + counts[:, -1] * float(np.sum(p ** (tail - 1.0) / tail))
+    return Overlap(weighted=weighted, last=counts[:, -1] / depth, depth=depth, p=p)
 
 
-def _rbo_clarke(overlap: np.ndarray, p: float) -> np.ndarray:
-    weights = p ** np.arange(overlap.shape[1])
-    return overlap @ weights / weights.sum()
+def _rbo_clarke(overlap: Overlap) -> np.ndarray:
+    p = overlap.p
+    return overlap.weighted * (1 - p) / (1 - p ** overlap.depth)  # / sum of p^(d-1)
 
 
-def _rbo_truncated(overlap: np.ndarray, p: float) -> np.ndarray:
-    return (1 - p) * (overlap @ p ** np.arange(overlap.shape[1]))
+def _rbo_truncated(overlap: Overlap) -> np.ndarray:
+    return (1 - overlap.p) * overlap.weighted
 
 
-def _rbo_extrapolated(overlap: np.ndarray, p: float) -> np.ndarray:
-    depth = overlap.shape[1]
-    return _rbo_truncated(overlap, p) + overlap[:, -1] * p ** depth
+def _rbo_extrapolated(overlap: Overlap) -> np.ndarray:
+    return _rbo_truncated(overlap) + overlap.last * overlap.p ** overlap.depth
 
 
 RBO_VARIANTS.add(RboVariant(
@@ -367,7 +392,7 @@ def rbo(pair: RankedPair, depth: int = DEFAULT_DEPTH, p: float = DEFAULT_P, *,
     if not 0 < p < 1:
         raise StatisticsError(f"RBO's persistence p must be between 0 and 1, not {p!r}")
     chosen = _variant(RBO_VARIANTS, variant)
-    values = chosen.combine(_overlap(pair, int(depth)), float(p))
+    values = chosen.combine(_overlap(pair, int(depth), float(p)))
     return TopicAgreement(measure="RBO", variant=chosen.name, depth=int(depth), p=float(p),
                           topics=pair.topics, values=values, in_both=pair.in_both)
 
