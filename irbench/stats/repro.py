@@ -260,7 +260,7 @@ def _discordant(order: np.ndarray, n: np.ndarray) -> np.ndarray:
         zero = bit == 0
         found += np.where(zero, ones_in, 0)
         zeros = np.clip(tlen - first_rank, 0, 1 << b)  # the group's zeros
-        new_pos = start + np.where(zero, pos - start - ones_in, zeros + ones_in)
+        new_pos = np.where(zero, pos - ones_in, start + zeros + ones_in)
         moved = np.empty_like(vals)
         moved[new_pos] = vals
         vals = moved
