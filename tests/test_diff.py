@@ -12,7 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irbench.stats.diffs import diff, diff_scores, dominance, move, prepare_rankings, snippet_of
+from irbench.stats.diffs import (
+    diff,
+    diff_all_pairs,
+    diff_scores,
+    dominance,
+    move,
+    prepare_rankings,
+    snippet_of,
+)
 from irbench.trec import read_qrels, read_run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,7 +96,7 @@ def test_disjoint_rankings_by_hand():
 def test_ties_rank_in_trec_eval_order():
     # equal scores: trec_eval ranks the larger docno first, so A reads b a and B reads a b
     a, b = pair([("1", "a", 1.0), ("1", "b", 1.0)], [("1", "a", 2.0), ("1", "b", 1.0)])
-    assert list(a.doc) == [1, 0]
+    assert list(a.doc) == [1, 0]  # codes of b, a
     s = diff_scores(a, b)
     assert s.tau_ap[0] == pytest.approx(diffir_mean(["b", "a"], ["a", "b"])) == -1.0
 
@@ -120,13 +128,37 @@ def test_against_a_straightforward_diffir_tau_ap_and_rbo():
         assert s.jaccard[i] == pytest.approx(inter / len(set(a[:5]) | set(b[:5])))
 
 
-def test_dominance_counts_earlier_smaller_values_per_group():
+def test_all_pairs_at_once_equal_each_pair_alone():
+    rng = random.Random(11)
+    runs = []
+    for r in range(5):
+        rows = []
+        for t in range(6):
+            if (r, t) == (2, 3):
+                continue  # a topic one run has nothing for
+            pool = [f"d{i}" for i in range(30)]
+            rows += ranked(f"t{t}", rng.sample(pool, rng.randint(1, 30)))
+        runs.append(read_run(rows, name=f"r{r}"))
+    rankings = prepare_rankings(runs)
+    together = list(diff_all_pairs(rankings, k=3, batch=3))
+    alone = [diff_scores(a, b, k=3) for i, a in enumerate(rankings) for b in rankings[i + 1:]]
+    assert len(together) == len(alone) == 10
+    for x, y in zip(together, alone):
+        assert (x.a, x.b, x.topics) == (y.a, y.b, y.topics)
+        for column in ("tau_ap", "rbo", "jaccard", "shared", "shared_top"):
+            assert np.array_equal(getattr(x, column), getattr(y, column)), column
+
+
+def test_dominance_counts_elements_before_in_both_orders():
     rng = np.random.default_rng(3)
-    group = np.repeat([0, 1, 2], [7, 1, 12])
-    value = np.concatenate([rng.permutation(20)[:7], [5], rng.permutation(1000)[:12]])
-    expected = [sum(1 for j in range(i) if group[j] == group[i] and value[j] < value[i])
-                for i in range(len(value))]
-    assert dominance(group, value).tolist() == expected
+    sizes = [7, 1, 130, 0, 65]
+    group = np.repeat(np.arange(5), sizes)
+    first = np.concatenate([np.arange(n) for n in sizes])
+    second = np.concatenate([rng.permutation(n) for n in sizes])
+    expected = [sum(1 for j in range(len(group)) if group[j] == group[i]
+                    and first[j] < first[i] and second[j] < second[i])
+                for i in range(len(group))]
+    assert dominance(group, first, second).tolist() == expected
 
 
 def test_side_by_side_rows_on_a_small_case(tmp_path):

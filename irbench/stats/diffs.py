@@ -19,9 +19,11 @@ score is its floor (tau_AP -1, RBO 0, Jaccard 0): the runs share nothing there.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -34,28 +36,44 @@ DEFAULT_PERSISTENCE = 0.9
 
 @dataclass(frozen=True, eq=False)
 class Vocabulary:
-    """Topic ids and docnos (bytes, sorted) that prepared rankings' codes index."""
+    """Topic ids and docnos (bytes, sorted) that prepared rankings' codes index, and how
+    many distinct (topic, docno) pairs the runs rank (``pairs``)."""
 
     topics: np.ndarray
     docs: np.ndarray
+    pairs: int
 
 
 @dataclass(frozen=True, eq=False)
 class Rankings:
     """One run's rankings: rows by topic code then rank (trec_eval's order); ``offsets``
-    (len(vocabulary.topics) + 1) bound each topic's rows; ``doc`` the docno codes; ``key``
-    (topic code * number of docnos + doc code) sorted, with ``key_rank`` each key's rank."""
+    (len(vocabulary.topics) + 1) bound each topic's rows; ``doc`` the docno codes and
+    ``pair`` the (topic, docno) codes of the rows."""
 
     name: str
     offsets: np.ndarray
     doc: np.ndarray
-    key: np.ndarray
-    key_rank: np.ndarray
+    pair: np.ndarray
     vocabulary: Vocabulary
 
     @property
     def sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+    @cached_property
+    def row_topic(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.offsets) - 1, dtype=np.int32), self.sizes)
+
+    @cached_property
+    def row_rank(self) -> np.ndarray:
+        return (np.arange(len(self.doc)) - self.offsets[:-1][self.row_topic]).astype(np.int32)
+
+    @cached_property
+    def rank_of(self) -> np.ndarray:
+        """Each (topic, docno) code's rank (0-based) in this run, -1 where absent."""
+        out = np.full(self.vocabulary.pairs, -1, np.int32)
+        out[self.pair] = self.row_rank
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,184 +102,214 @@ def prepare_rankings(runs: Sequence[Run]) -> list[Rankings]:
     empty = [np.empty(0, bytes)]
     topic_all = np.concatenate([np.asarray(r.query_id, dtype=bytes) for r in runs] or empty)
     doc_all = np.concatenate([np.asarray(r.doc_id, dtype=bytes) for r in runs] or empty)
-    topics, topic_code = np.unique(topic_all.astype(bytes), return_inverse=True)
-    docs, doc_code = np.unique(doc_all.astype(bytes), return_inverse=True)
-    vocabulary = Vocabulary(topics, docs)
+    topics, topic_code = np.unique(topic_all, return_inverse=True)
+    docs, doc_code = np.unique(doc_all, return_inverse=True)
+    pairs, pair_code = np.unique(topic_code.astype(np.int64) * max(len(docs), 1) + doc_code,
+                                 return_inverse=True)
+    vocabulary = Vocabulary(topics, docs, len(pairs))
     out, start = [], 0
     for run in runs:
         end = start + len(run.score)
-        out.append(_rankings(run.name, topic_code[start:end], doc_code[start:end],
+        rows = slice(start, end)
+        out.append(_rankings(run.name, topic_code[rows], doc_code[rows], pair_code[rows],
                              np.asarray(run.score, dtype=np.float64), vocabulary))
         start = end
     return out
 
 
-def _rankings(name: str, topic: np.ndarray, doc: np.ndarray, score: np.ndarray,
-              vocabulary: Vocabulary) -> Rankings:
+def _rankings(name: str, topic: np.ndarray, doc: np.ndarray, pair: np.ndarray,
+              score: np.ndarray, vocabulary: Vocabulary) -> Rankings:
     order = np.lexsort((-doc, -score, topic))  # trec_eval: score, then docno, descending
-    topic, doc = topic[order], doc[order]
-    key = topic.astype(np.int64) * max(len(vocabulary.docs), 1) + doc
-    unique_key, first = np.unique(key, return_index=True)
-    if len(unique_key) < len(key):  # a docno listed twice: its first (best) row stays
-        keep = np.zeros(len(key), bool)
-        keep[first] = True
-        topic, doc, key = topic[keep], doc[keep], key[keep]
-        first = np.unique(key, return_index=True)[1]
+    topic, doc, pair = topic[order], doc[order], pair[order]
+    seen = np.zeros(vocabulary.pairs, bool)
+    seen[pair[::-1]] = True  # cheap test first: a docno listed twice is rare
+    if int(seen.sum()) < len(pair):  # its first (best) row stays
+        first = np.sort(np.unique(pair, return_index=True)[1])
+        topic, doc, pair = topic[first], doc[first], pair[first]
     offsets = np.searchsorted(topic, np.arange(len(vocabulary.topics) + 1))
-    rank = np.arange(len(key)) - np.repeat(offsets[:-1], np.diff(offsets))
-    return Rankings(name=name, offsets=offsets, doc=doc.astype(np.int64), key=key[first],
-                    key_rank=rank[first], vocabulary=vocabulary)
+    return Rankings(name=name, offsets=offsets, doc=doc.astype(np.int64),
+                    pair=pair.astype(np.int64), vocabulary=vocabulary)
 
 
-def _ranks_in(other: Rankings, run: Rankings) -> np.ndarray:
-    """For each of ``run``'s rows, its document's rank in ``other`` (-1: absent)."""
-    topic = np.repeat(np.arange(len(run.offsets) - 1), run.sizes)
-    key = topic * max(len(run.vocabulary.docs), 1) + run.doc
-    at = np.searchsorted(other.key, key)
-    at_ok = np.minimum(at, max(len(other.key) - 1, 0))
-    found = (at < len(other.key)) & (other.key[at_ok] == key) if len(other.key) else \
-        np.zeros(len(key), bool)
-    return np.where(found, other.key_rank[at_ok] if len(other.key) else -1, -1)
+@functools.cache
+def _harmonic(n: int) -> np.ndarray:
+    """H[i + 1] = 1 + 1/2 + ... + 1/i (H[0] = 0 stands for H(-1), H[1] for H(0))."""
+    return np.r_[0.0, 0.0, np.cumsum(1.0 / np.arange(1, n + 1))]
+
+
+@functools.cache
+def _rbo_tables(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """G[d] = sum of p^i / i and P[d] = sum of p^i for i = 1..d (G[0] = P[0] = 0)."""
+    powers = p ** np.arange(1, n + 1, dtype=np.float64)
+    return (np.r_[0.0, np.cumsum(powers / np.arange(1, n + 1))], np.r_[0.0, np.cumsum(powers)])
 
 
 def diff_scores(a: Rankings, b: Rankings, k: int = 10,
                 persistence: float = DEFAULT_PERSISTENCE) -> DiffScores:
     """Every topic's tau_AP, RBO and Jaccard@k between ``a`` and ``b`` (prepared together by
     :func:`prepare_rankings`)."""
-    if a.vocabulary is not b.vocabulary:
+    return diff_against(a, [b], k, persistence)[0]
+
+
+def diff_all_pairs(rankings: Sequence[Rankings], k: int = 10,
+                   persistence: float = DEFAULT_PERSISTENCE, batch: int = 32):
+    """:func:`diff_scores` of every pair (i < j) of ``rankings``, in that order; each run
+    against up to ``batch`` others at once."""
+    for i, a in enumerate(rankings):
+        others = rankings[i + 1:]
+        for at in range(0, len(others), batch):
+            yield from diff_against(a, others[at:at + batch], k, persistence)
+
+
+def diff_against(a: Rankings, bs: Sequence[Rankings], k: int = 10,
+                 persistence: float = DEFAULT_PERSISTENCE) -> list[DiffScores]:
+    """:func:`diff_scores` of ``a`` against each of ``bs``, all in one pass: a group is
+    (run of ``bs``, topic). Only the documents both rank are visited: what the others add to
+    each score is a closed form of the group's sizes (harmonic numbers, RBO's sums)."""
+    if any(a.vocabulary is not b.vocabulary for b in bs):
         raise ValueError("rankings prepared apart: prepare both runs in one prepare_rankings")
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
     if not 0 < persistence < 1:
         raise ValueError(f"RBO's persistence must be between 0 and 1, not {persistence}")
-    size_a, size_b = a.sizes, b.sizes
-    rank_b_of_a, rank_a_of_b = _ranks_in(b, a), _ranks_in(a, b)
-    topics_n = len(size_a)
-    topic_a = np.repeat(np.arange(topics_n), size_a)
-    topic_b = np.repeat(np.arange(topics_n), size_b)
-    rank_a = np.arange(len(topic_a)) - np.repeat(a.offsets[:-1], size_a)
-    rank_b = np.arange(len(topic_b)) - np.repeat(b.offsets[:-1], size_b)
-    shared_b = rank_a_of_b >= 0
-    shared = np.bincount(topic_b[shared_b], minlength=topics_n)
-    # concordant pairs of shared documents: above in b and above in a
-    below = np.zeros(len(topic_b), np.int64)
-    below[shared_b] = dominance(topic_b[shared_b], rank_a_of_b[shared_b])
-    dominated = below[shared_b]
-    # the same counts keyed by a's rows (each shared document once in each run)
-    below_a = np.zeros(len(topic_a), np.int64)
-    shared_a = rank_b_of_a >= 0
-    a_rows = a.offsets[topic_b[shared_b]] + rank_a_of_b[shared_b]
-    below_a[a_rows] = dominated
-    tau_ab = _tau_direction(topic_a, rank_a, shared_a, topic_b, rank_b, rank_a_of_b, below,
-                            size_a, size_b, shared)
-    tau_ba = _tau_direction(topic_b, rank_b, shared_b, topic_a, rank_a, rank_b_of_a, below_a,
-                            size_b, size_a, shared)
-    union = size_a + size_b - shared
-    present = union > 0
-    tau = (tau_ab + tau_ba) / 2
-    one_empty = (size_a == 0) | (size_b == 0)
-    tau[one_empty] = -1.0
-    depth = np.maximum(rank_a_of_b, rank_b)[shared_b]  # where each shared document joins
-    rbo = _rbo(topic_b[shared_b], depth, size_a, size_b, persistence)
-    top = shared_b & (rank_b < k) & (rank_a_of_b < k)
-    shared_top = np.bincount(topic_b[top], minlength=topics_n)
+    if not bs:
+        return []
+    topics_n, runs_n, rows_a = len(a.offsets) - 1, len(bs), len(a.pair)
+    which = np.repeat(np.arange(runs_n), [len(b.pair) for b in bs])
+    rank_a_of_b = a.rank_of[np.concatenate([b.pair for b in bs])]
+    rows = np.flatnonzero(rank_a_of_b >= 0)  # b's rows a ranks too, by topic and b's rank
+    run = which[rows]
+    topic = np.concatenate([b.row_topic for b in bs])[rows]
+    group = run * topics_n + topic
+    rb = np.concatenate([b.row_rank for b in bs])[rows]
+    ra = rank_a_of_b[rows].astype(np.int64)
+    size_a = np.tile(a.sizes, runs_n)
+    size_b = np.concatenate([b.sizes for b in bs])
+    shared = np.bincount(group, minlength=runs_n * topics_n)
+    first = np.r_[0, np.cumsum(shared)[:-1]]
+    u = np.arange(len(rows)) - first[group]  # rank among the shared, in b's order
+    start = run * rows_a + a.offsets[topic]
+    mark = np.zeros(runs_n * rows_a + 1, bool)  # the shared documents in a's order
+    mark[start + ra + 1] = True
+    seen = np.cumsum(mark, dtype=np.int32)
+    v = seen[start + ra + 1] - seen[start] - 1  # rank among the shared, in a's order
+    concordant = dominance(group, v, u)  # above in both runs
+    w_ab, c_ab = _tau_sums(group, rb, ra, v, concordant, size_a, size_b, shared)
+    w_ba, c_ba = _tau_sums(group, ra, rb, u, concordant, size_b, size_a, shared)
+    total = np.bincount(group, w_ab + w_ba, minlength=len(shared)) + c_ab + c_ba
+    n = size_a + size_b - shared  # the mean of both directions: 1 - (S_ab + S_ba) / (n - 1)
+    tau = np.ones(len(shared))
+    np.subtract(1.0, total / np.maximum(n - 1, 1), out=tau, where=n > 1)
+    tau[(size_a == 0) | (size_b == 0)] = -1.0
+    rbo = _rbo(group, np.maximum(ra, rb) + 1, size_a, size_b, shared, persistence)
+    shared_top = np.bincount(group[(ra < k) & (rb < k)], minlength=len(size_a))
     top_union = np.minimum(size_a, k) + np.minimum(size_b, k) - shared_top
     jaccard = shared_top / np.maximum(top_union, 1)
-    names = tuple(t.decode("utf-8", "replace") for t in a.vocabulary.topics[present])
-    return DiffScores(a=a.name, b=b.name, k=k, persistence=persistence, topics=names,
-                      tau_ap=tau[present], rbo=rbo[present], jaccard=jaccard[present],
-                      size_a=size_a[present], size_b=size_b[present], shared=shared[present],
-                      shared_top=shared_top[present])
+    names = np.array([t.decode("utf-8", "replace") for t in a.vocabulary.topics], object)
+    out = []
+    for i, b in enumerate(bs):
+        part = slice(i * topics_n, (i + 1) * topics_n)
+        present = np.flatnonzero(size_a[part] + size_b[part] - shared[part] > 0)
+        at = present + i * topics_n
+        out.append(DiffScores(
+            a=a.name, b=b.name, k=k, persistence=persistence, topics=tuple(names[present]),
+            tau_ap=tau[at], rbo=rbo[at], jaccard=jaccard[at], size_a=size_a[at],
+            size_b=size_b[at], shared=shared[at], shared_top=shared_top[at]))
+    return out
 
 
-def _tau_direction(topic_x, rank_x, shared_x, topic_y, rank_y, x_rank_of_y, concordant,
-                   size_x, size_y, shared) -> np.ndarray:
-    """tau_AP(x, y) of every topic: ranked by y (y's documents by rank, then those only x
-    ranks, in reverse of x's order), discordant where x orders strictly the other way."""
-    topics_n = len(size_x)
-    # documents of y that x ranks too: those above (rank_y of them) less the concordant
-    in_x = x_rank_of_y >= 0
-    above = rank_y[in_x]
-    ratio = np.zeros(len(above))
-    np.divide(above - concordant[in_x], above, out=ratio, where=above > 0)
-    total = np.bincount(topic_y[in_x], ratio, minlength=topics_n).astype(np.float64)
-    # documents only x ranks: below all of y's; above each, those only x ranks worse
-    only = ~shared_x
-    starts = np.repeat(np.r_[0, np.cumsum(size_x)[:-1]], size_x)
-    shared_seen = np.cumsum(shared_x) - np.cumsum(shared_x)[starts] + shared_x[starts]
-    only_seen = np.cumsum(only) - np.cumsum(only)[starts] + only[starts]
-    shared_after = (shared[topic_x] - shared_seen)[only]
-    only_after = (size_x - shared)[topic_x][only] - only_seen[only]
-    position = size_y[topic_x][only] + only_after  # 0-based place in y's order
-    discordant = (size_y - shared)[topic_x][only] + shared_after + only_after
-    ratio = np.zeros(len(position))
-    np.divide(discordant, position, out=ratio, where=position > 0)
-    total = total + np.bincount(topic_x[only], ratio, minlength=topics_n)
-    n = size_x + size_y - shared
-    tau = np.ones(topics_n)
-    np.subtract(1.0, 2.0 * total / np.maximum(n - 1, 1), out=tau, where=n > 1)
-    return tau
+def _tau_sums(group, rank_y, rank_x, place_x, concordant, size_x, size_y, shared):
+    """The sum S of tau_AP(x, y) = 1 - 2 S / (n - 1), every group's, from the shared
+    documents alone, as (a weight per shared document, a constant per group). Their ranks in
+    y and x, ``place_x`` their rank among the shared in x's order, ``concordant`` how many
+    shared documents are above each in both. Ranked by y: y's documents, then those only x
+    ranks in reverse of x's order. A shared document at y rank r > 0 adds
+    (r - concordant) / r; the documents only x ranks (q of them, j = 0..q-1 of them below
+    each) add sum (size_y - m + j) / (size_y + j) = q - m (H(size_y + q - 1) - H(size_y - 1)),
+    and for each shared document, those above it in x's order add 1 / (size_y + j) each."""
+    weight = np.zeros(len(rank_y))
+    np.divide(rank_y - concordant, rank_y, out=weight, where=rank_y > 0)
+    only = size_x - shared
+    h = _harmonic(int(max((size_x + size_y).max(initial=0), 1)))  # h[i + 1] = H(i)
+    top = h[size_y + only]  # H(size_y + q - 1)
+    below = only[group] - (rank_x - place_x)  # only-x documents under each shared one
+    weight += top[group] - h[size_y[group] + below]
+    return weight, only - shared * (top - h[size_y])
 
 
-def dominance(group: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """For each element (groups contiguous, elements in sequence order within a group): how
-    many earlier elements of its group have a smaller value (values distinct in a group,
-    non-negative). One stable partition per bit of the values, no loop over elements."""
-    n = len(value)
+BITSET_WORDS = 1 << 22  # 32 MB of uint64 words at most per block of topics
+
+
+def dominance(group: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """For each element: how many elements of its group are before it in both orders,
+    ``first`` and ``second`` being each element's rank (0-based, distinct) in two orders
+    within its group. Elements are given grouped by ``group`` in ``first``'s order. Bitsets:
+    row r of a group holds the elements whose ``first`` rank is below r (an OR accumulated
+    down the rows), so the count is a popcount of the row below its ``second`` rank; topics
+    go in blocks (the largest first) so that no block exceeds :data:`BITSET_WORDS`."""
+    n = len(first)
     count = np.zeros(n, np.int64)
     if n == 0:
         return count
-    bits = max(int(value.max()).bit_length(), 1)
-    order = np.arange(n)
-    index = np.arange(n)
-    for k in range(bits - 1, -1, -1):
-        v = value[order]
-        bit = (v >> k) & 1
-        key = group[order].astype(np.int64) * (1 << (bits - k)) + (v >> (k + 1))
-        start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        gid = np.cumsum(np.r_[True, key[1:] != key[:-1]]) - 1
-        zero = 1 - bit
-        cz = np.cumsum(zero)
-        zeros_before = cz - zero - (cz[start] - zero[start])[gid]
-        ones = bit == 1
-        count[order[ones]] += zeros_before[ones]
-        zeros_in = np.add.reduceat(zero, start)[gid]
-        first = start[gid]
-        place = np.where(ones, first + zeros_in + (index - first - zeros_before),
-                         first + zeros_before)
-        moved = np.empty_like(order)
-        moved[place] = order
-        order = moved
+    sizes = np.bincount(group)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    todo = np.argsort(-sizes, kind="stable")
+    todo = todo[sizes[todo] > 1]
+    at, buffer = 0, np.empty(0, np.uint64)  # one buffer: fresh pages cost more than zeroing
+    while at < len(todo):
+        largest = int(sizes[todo[at]])
+        words = (largest + 63) // 64
+        take = max(1, BITSET_WORDS // ((largest + 1) * words))
+        close = int(np.searchsorted(-sizes[todo], -(largest * 7 // 8), side="right")) - at
+        block = todo[at:at + max(1, min(take, close))]  # sizes within 1/8: little padding
+        take = len(block)
+        at += take
+        need = len(block) * (largest + 1) * words
+        if len(buffer) < need:
+            buffer = np.empty(need, np.uint64)
+        bits = buffer[:need].reshape(len(block), largest + 1, words)
+        bits.fill(0)
+        _count_block(block, sizes, starts, first, second, bits, count)
     return count
 
 
+def _count_block(block, sizes, starts, first, second, bits, count) -> None:
+    rows_n, words = bits.shape[1] - 1, bits.shape[2]
+    lengths = sizes[block]
+    slot = np.repeat(np.arange(len(block)), lengths)
+    element = np.repeat(starts[block] - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + \
+        np.arange(int(lengths.sum()))
+    r, c = first[element], second[element]
+    flat = bits.reshape(-1)
+    word, one = c >> 6, np.left_shift(np.uint64(1), (c & 63).astype(np.uint64))
+    at_row = slot * (rows_n + 1) + r  # the element's row; it is set in the next one
+    flat[(at_row + 1) * words + word] = one
+    np.bitwise_or.accumulate(bits, axis=1, out=bits)  # row r: the elements above rank r
+    base = at_row * words
+    total = np.bitwise_count(flat[base + word] & (one - np.uint64(1))).astype(np.int64)
+    for w in range(words - 1):  # the whole words before each element's bit (loop: <= 16)
+        later = np.flatnonzero(word > w)
+        total[later] += np.bitwise_count(flat[base[later] + w])
+    count[element] = total
+
+
 def _rbo(topic: np.ndarray, depth: np.ndarray, size_a: np.ndarray, size_b: np.ndarray,
-         p: float) -> np.ndarray:
+         shared: np.ndarray, p: float) -> np.ndarray:
     """Extrapolated RBO (Webber, Moffat and Zobel 2010, eq. 32, lists of any lengths) of
-    every topic: ``depth`` (0-based) is where each shared document joins both prefixes."""
+    every topic from the shared documents: ``depth`` (1-based) is where each joins both
+    prefixes, so that X_d = how many joined by d and sum_d X_d / d p^d = sum over them of
+    G(l) - G(depth - 1), G(n) = sum_{d<=n} p^d / d."""
     topics_n = len(size_a)
     short, long = np.minimum(size_a, size_b), np.maximum(size_a, size_b)
-    starts = np.r_[0, np.cumsum(long)[:-1]]
-    joined = np.bincount(starts[topic] + depth, minlength=int(long.sum()))
-    row_topic = np.repeat(np.arange(topics_n), long)
-    cum = np.cumsum(joined)
-    overlap = cum - np.r_[0, cum][starts][row_topic]  # X_d, d = 1..long of each topic
-    d = (np.arange(len(row_topic)) - starts[row_topic] + 1).astype(np.float64)
-    weight = p ** d
-    s = short[row_topic]
-    x_s = np.zeros(topics_n)
+    g, pw = _rbo_tables(int(max(long.max(initial=0), 1)), p)
+    first = np.bincount(topic, g[long[topic]] - g[depth - 1], minlength=topics_n)
+    x_s = np.bincount(topic[depth <= short[topic]], minlength=topics_n)
     has = short > 0
-    x_s[has] = overlap[(starts + short - 1)[has]]
-    x_l = np.zeros(topics_n)
-    x_l[long > 0] = overlap[(starts + long - 1)[long > 0]]
-    term = overlap / d
-    tail = d > s
-    term[tail] += (x_s[row_topic] * (d - s) / np.maximum(s * d, 1))[tail]
-    total = np.bincount(row_topic, term * weight, minlength=topics_n).astype(np.float64)
     rbo = np.zeros(topics_n)
-    ok = has
-    rbo[ok] = ((1 - p) / p * total[ok]
-               + ((x_l - x_s)[ok] / long[ok] + x_s[ok] / short[ok]) * p ** long[ok])
+    s, lg, xs = short[has], long[has], x_s[has]
+    tail = xs / s * ((pw[lg] - pw[s]) - s * (g[lg] - g[s]))
+    rbo[has] = ((1 - p) / p * (first[has] + tail)
+                + ((shared[has] - xs) / lg + xs / s) * p ** lg)
     return rbo
 
 
