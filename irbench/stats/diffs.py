@@ -71,7 +71,8 @@ class Rankings:
     @cached_property
     def rank_of(self) -> np.ndarray:
         """Each (topic, docno) code's rank (0-based) in this run, -1 where absent."""
-        out = np.full(self.vocabulary.pairs, -1, np.int32)
+        small = len(self.doc) == 0 or int(self.sizes.max()) < np.iinfo(np.int16).max
+        out = np.full(self.vocabulary.pairs, -1, np.int16 if small else np.int32)
         out[self.pair] = self.row_rank
         return out
 
