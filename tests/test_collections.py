@@ -25,12 +25,12 @@ PARTS = {"c1": slice(0, 8), "c2": slice(8, 16), "c3": slice(16, None)}
 SUITE = "suites:\n  core: [AP, nDCG@10, P@10, Bpref]\n"
 
 
-def _split(folder: Path) -> list[str]:
+def _split(folder: Path, parts: dict[str, slice] = PARTS) -> list[str]:
     """The demo's runs and qrels split by topic into one folder per collection."""
     lines = (DEMO / "qrels.txt").read_text().splitlines(keepends=True)
     topics = sorted({line.split()[0] for line in lines}, key=lambda t: (len(t), t))
     runs = sorted(p for p in (DEMO / "runs").iterdir() if p.suffix == ".txt")
-    for name, part in PARTS.items():
+    for name, part in parts.items():
         keep = set(topics[part])
         (folder / name / "runs").mkdir(parents=True)
         (folder / name / "qrels.txt").write_text(
@@ -91,6 +91,21 @@ def test_each_collection_scores_as_its_own_config_in_one_store(lab, capsys):
     assert capsys.readouterr().out.count("collection c") == 3
     assert cli.main(["systems", str(lab)]) == 0
     assert capsys.readouterr().out.startswith("collection c1:\n")
+
+
+@pytest.mark.timeout(600)
+def test_five_collections_each_score_as_their_own_config(tmp_path):
+    five = {f"d{i}": slice(5 * i, 5 * i + 5) for i in range(5)}
+    _split(tmp_path, five)
+    path = tmp_path / "five.yaml"
+    path.write_text("name: five\ncollections:\n" + "".join(
+        f"  {name}: {{qrels: {name}/qrels.txt}}\n" for name in five)
+        + "systems:\n  - {glob: \"{collection}/runs/*.txt\"}\n" + SUITE)
+    assert cli.main(["run", str(path), "--quiet"]) == 0
+    for name in five:
+        assert cli.main(["run", str(tmp_path / f"{name}.yaml"), "--quiet"]) == 0
+        alone = _means(str(tmp_path / f"{name}.duckdb"))
+        assert alone and _means(str(tmp_path / "five.duckdb"), name) == alone
 
 
 @pytest.mark.timeout(120)
