@@ -19,7 +19,7 @@ REPORT_OPTIONS = ("leaderboard_suites", "measure", "pool_depth", "pooled_per_gro
                   "reduction_design", "title")
 # what report.rank_by may name: the fields of a system but its name, run path and metadata
 RANK_FIELDS = tuple(f.name for f in fields(System)
-                    if f.name not in ("name", "path", "metadata", "answer_format"))
+                    if f.name not in ("name", "path", "metadata", "answer_format", "command"))
 # the judgment-reduction designs (irbench.analyses.reduction.DESIGNS: a test checks they agree)
 REDUCTION_DESIGNS = ("buckley-voorhees", "sampled")
 
