@@ -14,7 +14,6 @@ import pytest
 from campaigns import make_campaign
 
 from irbench import stats as S
-from irbench.cli import compare as compare_cli
 from irbench.config import load_config
 from irbench.errors import (
     EvaluationError,
@@ -37,10 +36,9 @@ def campaign(tmp_path_factory):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="irbench")
-    sub = p.add_subparsers(dest="command")
-    compare_cli.add_parsers(sub)
-    return p
+    from irbench.cli import build_parser
+
+    return build_parser(("compare",))  # as irbench builds it (--collection added)
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:
