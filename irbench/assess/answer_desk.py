@@ -25,12 +25,12 @@ from ..store import AnswerLabel, Click, Judgment, Store
 from ..topics import read_topics
 from ..trec import Run
 from .app import Gate, build_app
-from .contexts import OrganiserView
+from .contexts import AssessorPage, LevelKey, OrganiserView
 from .desk import Desk, catch_up
 from .failures import MALFORMED, BadRequest
 from .organiser import organiser_view
 from .roster import Roster
-from .screens import Screen
+from .screens import Screen, Visit
 from .serve import AssessError, page_text
 from .writer import Writer
 
@@ -47,6 +47,20 @@ def three_keys(body: dict, levels: tuple[int, ...]) -> int:
     if type(label) is not int or label not in (2, 1, 0):
         raise BadRequest(MALFORMED)
     return label
+
+
+def three_key_page(keys: tuple[tuple[int, str], ...], path: str
+                   ) -> Callable[[Visit], AssessorPage]:
+    """The page of an answer screen mounted at ``path`` whose keys are ``keys`` ((label,
+    name), in the order shown)."""
+    def page(visit: Visit) -> AssessorPage:
+        return AssessorPage(title=visit.title, nonce=visit.nonce, csrf=visit.csrf,
+                            who=visit.who,
+                            keys=tuple(LevelKey(level=level, name=name) for level, name in keys),
+                            config={"levels": [level for level, _ in keys],
+                                    "names": {str(level): name for level, name in keys},
+                                    "api": path + "/api/"})
+    return page
 
 
 def units_state(keys: Sequence[tuple[str, str]], seed: int = 0) -> Any:

@@ -36,16 +36,15 @@ from ..report.fields import documented as _f
 from ..store import Assessor, Store
 from ..store.answer_labels import NUGGET
 from ..topics import read_topics
-from .answer_desk import KeyOf, answer_app, opened_units, three_keys
-from .contexts import AssessorPage, Item, LevelKey
+from .answer_desk import KeyOf, answer_app, opened_units, three_key_page, three_keys
+from .contexts import AssessorPage, Item
 from .desk import Desk, candidate
 from .nugget_edit import EDIT_PATH, edit_routes
-from .screens import Screen, Visit, register
+from .screens import Screen, register
 from .serve import DESKS
 
 #: The keys, in the order the page shows them: (label, name).
 KEYS = ((2, "supported"), (1, "partly supported"), (0, "not supported"))
-LEVELS = tuple(level for level, _ in KEYS)
 TASK = NUGGET
 
 
@@ -201,18 +200,10 @@ def nuggets_app(config: Any, pool: str, desk: Desk, store: Store, *, port: int,
                       routes=edit_routes(config, desk, store, judge, topics))
 
 
-def page(visit: Visit) -> AssessorPage:
-    keys = tuple(LevelKey(level=level, name=name) for level, name in KEYS)
-    return AssessorPage(title=visit.title, nonce=visit.nonce, csrf=visit.csrf, who=visit.who,
-                        keys=keys,
-                        config={"levels": list(LEVELS),
-                                "names": {str(level): name for level, name in KEYS},
-                                "api": NUGGETS_PATH + "/api/"})
-
-
 NUGGETS_PATH = "/nuggets"
 NUGGETS = register(Screen(name="nuggets", template="nuggets.html", page_type=AssessorPage,
-                          page=page, parse_label=three_keys, path=NUGGETS_PATH,
+                          page=three_key_page(KEYS, NUGGETS_PATH), parse_label=three_keys,
+                          path=NUGGETS_PATH,
                           kind="nuggets"))
 
 

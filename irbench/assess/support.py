@@ -33,16 +33,15 @@ from ..judges.support_made import support_made
 from ..judgments import DEFAULT_RULE
 from ..report.fields import documented as _f
 from ..store import Assessor, Click, Store
-from .answer_desk import KeyOf, answer_app, opened_units, three_keys
+from .answer_desk import KeyOf, answer_app, opened_units, three_key_page, three_keys
 from .answer_desk import stored_clicks as answer_clicks
-from .contexts import AssessorPage, Item, LevelKey
+from .contexts import AssessorPage, Item
 from .desk import Desk
-from .screens import Screen, Visit, register
+from .screens import Screen, register
 from .serve import DESKS
 
 #: The keys, in the order the page shows them: (label, name).
 KEYS = ((2, "full support"), (1, "partial support"), (0, "no support"))
-LEVELS = tuple(level for level, _ in KEYS)
 TASK = "support"
 
 
@@ -174,18 +173,10 @@ def support_app(config: Any, pool: str, desk: Desk, store: Store, *, port: int,
                       support_made(columns, DEFAULT_RULE).text)
 
 
-def page(visit: Visit) -> AssessorPage:
-    keys = tuple(LevelKey(level=level, name=name) for level, name in KEYS)
-    return AssessorPage(title=visit.title, nonce=visit.nonce, csrf=visit.csrf, who=visit.who,
-                        keys=keys,
-                        config={"levels": list(LEVELS),
-                                "names": {str(level): name for level, name in KEYS},
-                                "api": SUPPORT_PATH + "/api/"})
-
-
 SUPPORT_PATH = "/support"
 SUPPORT = register(Screen(name="support", template="support.html", page_type=AssessorPage,
-                          page=page, parse_label=three_keys, path=SUPPORT_PATH,
+                          page=three_key_page(KEYS, SUPPORT_PATH), parse_label=three_keys,
+                          path=SUPPORT_PATH,
                           kind="support"))
 
 
