@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import UsageError
 from .output import json_value, positive_int, text_table, write_text
 
-FORMATS = ("table", "json")
+FORMATS = ("table", "json", "html")
 CONFIG_SUFFIXES = (".yaml", ".yml")
 
 
@@ -48,7 +48,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--documents", default=None, metavar="FILE",
                    help="without a config: the documents (TREC SGML or JSONL) for titles "
                    "and snippets")
-    p.add_argument("--format", choices=FORMATS, default="table", help="table or json")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table, json, or html (a self-contained page: every topic, and the "
+                   "lists of the --top most different, or of --topic, side by side)")
     p.add_argument("-o", "--output", default=None, help="write to this file")
     p.set_defaults(handler=cmd_diff)
 
@@ -65,7 +67,6 @@ class Inputs:
 
 
 def cmd_diff(args) -> int:
-    from ..documents import open_documents
     from ..stats.diffs import diff
 
     inputs = _config_inputs(args) if args.config.endswith(CONFIG_SUFFIXES) else \
@@ -74,19 +75,38 @@ def cmd_diff(args) -> int:
         raise UsageError("--by measure needs --measure")
     result = diff(inputs.qrels, inputs.a, inputs.b, measure=args.measure, by=args.by,
                   k=args.k)
-    side = None
-    if args.topic is not None:
-        if args.topic not in {t.topic for t in result.topics}:
-            raise UsageError(f"topic '{args.topic}': neither run ranks a document for it")
-        query = _query(inputs.topics, args.topic)
-        if inputs.documents is not None:
-            with open_documents(inputs.documents) as docs:
-                side = result.side_by_side(args.topic, docs, query)
-        else:
-            side = result.side_by_side(args.topic)
-    text = (_json if args.format == "json" else _table)(result, side, args.top)
-    write_text(args.output, text)
+    if args.topic is not None and args.topic not in {t.topic for t in result.topics}:
+        raise UsageError(f"topic '{args.topic}': neither run ranks a document for it")
+    write_text(args.output, FORMATTERS[args.format](result, inputs, args))
     return 0
+
+
+def _side(result, inputs: Inputs, topic: str | None):
+    """The two top-k lists of ``topic`` (None: none), with titles and snippets when the
+    documents are given."""
+    if topic is None:
+        return None
+    with _open(inputs.documents) as docs:
+        return result.side_by_side(topic, docs, _query(inputs.topics, topic))
+
+
+def _open(spec):
+    from contextlib import nullcontext
+
+    from ..documents import open_documents
+
+    return nullcontext() if spec is None else open_documents(spec)
+
+
+def _html(result, inputs: Inputs, args) -> str:
+    from ..report.diffpages import diff_page, render_page
+
+    listed = [args.topic] if args.topic else [t.topic for t in result.topics[:args.top]]
+    topics = _topics(inputs.topics) if inputs.topics else None
+    queries = {t: topics.statement(t)["title"] for t in listed
+               if topics is not None and t in topics.position}
+    with _open(inputs.documents) as docs:
+        return render_page(diff_page(result, documents=docs, queries=queries, listed=listed))
 
 
 def _config_inputs(args) -> Inputs:
@@ -128,10 +148,14 @@ def _file_inputs(args) -> Inputs:
 def _query(topics_path, topic: str) -> str:
     if topics_path is None:
         return ""
+    topics = _topics(topics_path)
+    return topics.statement(topic)["title"] if topic in topics.position else ""
+
+
+def _topics(path):
     from ..topics import read_topics
 
-    topics = read_topics(topics_path)
-    return topics.statement(topic)["title"] if topic in topics.position else ""
+    return read_topics(path)
 
 
 # ---- formats -------------------------------------------------------------------------------
@@ -214,3 +238,12 @@ def _marked(snippet: str, spans) -> str:
         out += [snippet[last:start], "*", snippet[start:end], "*"]
         last = end
     return "".join(out) + snippet[last:]
+
+
+FORMATTERS = {
+    "table": lambda result, inputs, args: _table(result, _side(result, inputs, args.topic),
+                                                 args.top),
+    "json": lambda result, inputs, args: _json(result, _side(result, inputs, args.topic),
+                                               args.top),
+    "html": _html,
+}
