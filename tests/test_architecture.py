@@ -194,6 +194,8 @@ LAZY_IMPORTS = {
     "uvicorn": "the assessment server only (the assess extra)",
     "statsmodels": "the meta-analysis across collections only (the stats extra)",
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
+    "irbench.stats.repro": "imports scipy; every config with reproductions: parses the "
+                           "reproducibility measures' names (irbench.measures.reproduction)",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "
                        "analyses, which rebuild a pool only for the pool-bias section",
 }

@@ -18,6 +18,7 @@ from ..yamlfile import parse_yaml, read_text, yaml_path
 from .collections import collection_names, view_data
 from .documents import build_documents
 from .report import ReportSpec, build_report
+from .reproductions import build_reproductions
 from .systems import SystemsBuilder
 from .types import (
     DEFAULT_COLLECTION,
@@ -118,6 +119,7 @@ class Builder(SystemsBuilder):
         cluster = self._execution()
         report = self._report(suites)
         judges = self._judges()
+        reproductions = self._reproductions(systems, qrels, suites)
         name = self.data.get("name", os.path.splitext(os.path.basename(self.path))[0])
         if "name" in self.data and not (isinstance(name, str) and NAME_RE.fullmatch(name)):
             self.problem(("name",), "a campaign name is letters, digits, '.', '_' and '-', "
@@ -134,7 +136,18 @@ class Builder(SystemsBuilder):
                       settings=settings, store=store, report=report,
                       missing_runs=self.missing_runs, validation=validation,
                       globs=tuple(self.globs), cluster=cluster, tables=tuple(self.tables),
-                      lines=dict(self.reader.lines), judges=judges)
+                      lines=dict(self.reader.lines), judges=judges,
+                      reproductions=reproductions)
+
+    def _reproductions(self, systems: tuple, qrels: tuple, suites: dict) -> tuple:
+        """The ``reproductions:`` section (:mod:`irbench.config.reproductions`)."""
+        first = next((str(ms[0]) for ms in suites.values() if ms), "AP")
+        return build_reproductions(
+            self.data.get("reproductions"), qrels=[q.name for q in qrels],
+            systems=[s.name for s in systems] if self.with_systems else None,
+            default_measures=(first,), collection=self._collection_name(),
+            several=self.rename(("collection",))[0] == "collections",
+            problem=self.problem, line=lambda where: self.reader.line(self.rename(where)))
 
     def _produced_paths(self, systems: tuple, store: str) -> tuple:
         """Systems given as commands write their run beside the store:

@@ -19,6 +19,7 @@ from ..ranked import EvalOptions
 from ..system import System, read_system_run
 from ..yamlfile import line_of, yaml_path
 from .report import ReportSpec
+from .reproductions import Reproduction
 
 if TYPE_CHECKING:
     from ..pooling import RunTable
@@ -31,7 +32,7 @@ COMMAND_KEYS = ("command", "inputs", "env", "timeout")  # a system given as a co
 # PyYAML's safe loader, in C (libyaml) when PyYAML was built with it: the same documents, faster
 NAME_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TOP_KEYS = {"name", "collection", "collections", "systems", "suites", "evaluation", "store",
-            "report", "validation", "execution", "judges"}
+            "report", "validation", "execution", "judges", "reproductions"}
 ENGINES = ("local", "dask")
 # the system fields a run table's columns give (systems: {table: FILE}): by their own name or
 # mapped (columns: {pooled: judged_depth100}); run is required (a column, or the run template);
@@ -216,6 +217,8 @@ class Config:
     scope: str = "main"
     # every collection of a collections: config, in order (empty: one collection:)
     collections_named: tuple[str, ...] = ()
+    # original systems and their reproductions (the reproductions: section)
+    reproductions: tuple[Reproduction, ...] = ()
 
     @property
     def several(self) -> bool:
