@@ -26,10 +26,10 @@ from ..errors import IrbenchError
 from ..escaping import TerminalStream, terminal
 
 COMMAND_MODULES = ("eval", "measures", "campaign", "compare", "validate", "pool", "report",
-                   "agreement", "judge", "assess", "judge_eval", "diff")
+                   "agreement", "judge", "assess", "judge_eval", "diff", "repro")
 
 
-ALONE = {"eval": "eval"}  # commands whose module holds them alone: parsed without the others
+ALONE = {"eval": "eval", "run": "campaign"}  # commands parsed without the other modules
 
 
 class Formatter(argparse.HelpFormatter):
