@@ -35,11 +35,10 @@ from functools import cached_property
 import numpy as np
 from scipy import special as _special
 
-from ..arrays import desc_within, doc_words, lookup_topics
+from ..arrays import block_order, doc_hash, doc_words, lookup_topics
 from ..errors import StatisticsError
 from ..measures import Measure, parse_measure
 from ..measures.compute import Evaluation
-from ..ranked import rank_order
 from ..registry import Registry
 from ..trec import Run, display
 
@@ -113,13 +112,118 @@ def _block_topics(query_id: np.ndarray) -> np.ndarray:
     return np.unique(query_id[starts])
 
 
-def _ranked(run: Run, topics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(topic index, docno) of ``run``'s rows in trec_eval's order."""
-    topic = lookup_topics(run.query_id, topics)
-    order = rank_order(topic, run.score, lambda rows: run.doc_id[rows])
-    if order is None:
-        return topic, run.doc_id
-    return topic[order], run.doc_id[order]
+def _same_hash(hashes: np.ndarray) -> np.ndarray:
+    """For each row, a row with the same hash: open addressing in a table at most half full,
+    whole-array probes (one round settles most rows; a row moves on only past another hash)."""
+    size = 1 << max(4, (2 * len(hashes)).bit_length())
+    table = np.full(size, -1, dtype=np.int64)
+    rep = np.empty(len(hashes), dtype=np.int64)
+    pending = np.arange(len(hashes))
+    slot = (hashes & np.uint64(size - 1)).astype(np.int64)  # doc_hash's bits are mixed
+    while len(pending):
+        free = table[slot] < 0
+        table[slot[free]] = pending[free]  # one row of those after a free slot stays
+        held = table[slot]
+        same = hashes[held] == hashes[pending]
+        rep[pending[same]] = held[same]
+        pending, slot = pending[~same], (slot[~same] + 1) & (size - 1)
+    return rep
+
+
+def _doc_codes(doc_id: np.ndarray) -> tuple[np.ndarray, int]:
+    """(each row's docno as its index among the distinct docnos in byte order, their number).
+
+    Rows are grouped by a hash of their words that vary (a shared prefix left out), so only
+    the distinct docnos are sorted. One such word: the hash is a bijection of it, so equal
+    hashes are equal docnos; more: the words are compared to confirm, and two docnos sharing
+    a hash have every docno sorted instead."""
+    words = doc_words(doc_id)
+    lead = 0
+    while len(words) and lead < words.shape[1] - 1 and bool(
+            np.all(words[:, lead] == words[0, lead])):
+        lead += 1  # one step per 8 bytes of prefix
+    words = words[:, lead:]
+    rep = _same_hash(doc_hash(doc_id, words))
+    if words.shape[1] > 1 and not np.array_equal(words[rep], words):
+        docnos, code = np.unique(doc_id, return_inverse=True)
+        return code.ravel(), len(docnos)
+    first = np.flatnonzero(rep == np.arange(len(rep)))
+    order = np.argsort(doc_id[first], kind="stable")
+    code = np.empty(len(rep), dtype=np.int64)
+    code[first[order]] = np.arange(len(first))
+    return code[rep], len(first)
+
+
+def _rank_rows(topic: np.ndarray, score: np.ndarray, code: np.ndarray) -> np.ndarray | None:
+    """:func:`irbench.ranked.rank_order` with the docnos as byte-ordered codes: tied rows are
+    sorted by one integer key, (tie group, code descending), instead of by their bytes."""
+    order = block_order(topic)
+    same_topic = topic[1:] == topic[:-1]
+    if order is False or np.any(same_topic & (score[1:] > score[:-1])):
+        order = np.lexsort((-score, topic))
+        t, s = topic[order], score[order]
+        tie = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
+    else:
+        tie = same_topic & (score[1:] == score[:-1])
+        if not tie.any():
+            return order
+        if order is None:
+            order = np.arange(len(topic))
+        else:  # blocks moved whole: a tie stays inside its block
+            tie = np.append(tie, False)[order[:-1]]
+    if tie.any():
+        in_run = np.zeros(len(tie) + 1, dtype=bool)
+        in_run[1:] |= tie
+        in_run[:-1] |= tie
+        pos = np.flatnonzero(in_run)
+        group = np.cumsum(np.concatenate(([True], ~tie)))[pos]
+        rows = order[pos]  # stable: timsort finds the groups' runs
+        order[pos] = rows[np.argsort(group * (int(code.max()) + 1) - code[rows], kind="stable")]
+    return order
+
+
+def _ranked(run: Run, topics: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(topic index, docno code) of ``run``'s rows in trec_eval's order."""
+    topic = lookup_topics(run.query_id, topics).astype(np.int64)
+    order = _rank_rows(topic, run.score, code)
+    return (topic, code) if order is None else (topic[order], code[order])
+
+
+def _keys(sparse: np.ndarray, size: int, split: int) -> tuple[np.ndarray, int, bool]:
+    """Keys below ``size`` renumbered 0, 1, ... in their order (a bitmap when ``size`` is
+    small next to the keys, else a sort), their number, and whether either side (the keys
+    before ``split``, those after) holds a key twice."""
+    if size > 8 * len(sparse) + 4096:
+        distinct, dense = np.unique(sparse, return_inverse=True)
+        return dense.ravel(), len(distinct), True
+    a = np.bincount(sparse[:split], minlength=size)
+    b = np.bincount(sparse[split:], minlength=size)
+    number = np.cumsum((a + b) > 0) - 1
+    twice = bool(len(sparse)) and (a.max() > 1 or b.max() > 1)
+    return number[sparse], int(number[-1]) + 1 if size else 0, twice
+
+
+def rank_pair(original: Run, reproduced: Run) -> RankedPair:
+    """Rank both runs and give their docnos shared keys (see :class:`RankedRun`): each
+    docno coded once over both runs, keys (topic, docno code descending) made dense."""
+    topics = np.union1d(_block_topics(original.query_id), _block_topics(reproduced.query_id))
+    code, width = _doc_codes(np.concatenate((original.doc_id, reproduced.doc_id)))
+    width = max(width, 1)
+    split = len(original.doc_id)
+    t_o, c_o = _ranked(original, topics, code[:split])
+    t_r, c_r = _ranked(reproduced, topics, code[split:])
+    sparse = np.concatenate((t_o, t_r)) * width + (width - 1 - np.concatenate((c_o, c_r)))
+    keys, num_keys, twice = _keys(sparse, len(topics) * width, split)
+
+    def side(keys: np.ndarray, t: np.ndarray) -> RankedRun:
+        if twice:
+            keys, t = _first_copies(keys, t)
+        counts = np.bincount(t, minlength=len(topics))
+        return RankedRun(keys=keys, offsets=np.concatenate(([0], np.cumsum(counts))),
+                         num_keys=num_keys)
+
+    return RankedPair(topics=tuple(display(x) for x in topics),
+                      original=side(keys[:split], t_o), reproduced=side(keys[split:], t_r))
 
 
 def _first_copies(keys: np.ndarray, topic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -129,42 +233,6 @@ def _first_copies(keys: np.ndarray, topic: np.ndarray) -> tuple[np.ndarray, np.n
     _, first = np.unique(keys, return_index=True)
     first.sort()
     return keys[first], topic[first]
-
-
-def _sort_words(docnos: np.ndarray) -> np.ndarray:
-    """Docnos as big-endian words (numeric order = byte order), without the leading words
-    every docno shares (a collection's prefix: sorting by them would only cost time)."""
-    words = doc_words(docnos).byteswap()
-    lead = 0
-    while lead < words.shape[1] - 1 and bool(np.all(words[:, lead] == words[0, lead])):
-        lead += 1  # one step per 8 bytes of prefix
-    return np.ascontiguousarray(words[:, lead:])
-
-
-def rank_pair(original: Run, reproduced: Run) -> RankedPair:
-    """Rank both runs and give their docnos shared keys (see :class:`RankedRun`)."""
-    topics = np.union1d(_block_topics(original.query_id), _block_topics(reproduced.query_id))
-    t_o, d_o = _ranked(original, topics)
-    t_r, d_r = _ranked(reproduced, topics)
-    topic = np.concatenate((t_o, t_r)).astype(np.int64)
-    words = _sort_words(np.concatenate((d_o, d_r)))
-    perm = desc_within(topic, words)  # topic ascending, docno descending
-    w, t = words[perm], topic[perm]
-    new = np.ones(len(perm), dtype=bool)
-    new[1:] = (t[1:] != t[:-1]) | np.any(w[1:] != w[:-1], axis=1)
-    keys = np.empty(len(perm), dtype=np.int64)
-    keys[perm] = np.cumsum(new) - 1
-    num_keys = int(new.sum())
-
-    def side(keys: np.ndarray, t: np.ndarray) -> RankedRun:
-        keys, t = _first_copies(keys, t)
-        counts = np.bincount(t, minlength=len(topics))
-        return RankedRun(keys=keys, offsets=np.concatenate(([0], np.cumsum(counts))),
-                         num_keys=num_keys)
-
-    return RankedPair(topics=tuple(display(x) for x in topics),
-                      original=side(keys[:len(t_o)], t_o),
-                      reproduced=side(keys[len(t_o):], t_r))
 
 
 @dataclass(frozen=True, kw_only=True)
