@@ -15,6 +15,7 @@ from .leaderboard import leaderboards_on, significance_on
 from .overview import campaign_overview
 from .provenance import provenance
 from .qrels import qrels_comparison, warnings_and_marks
+from .repro import reproduction_section
 
 
 def build_context(config, store, seed: int = 0, progress=None, run_pages: bool = False, *,
@@ -52,9 +53,11 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
                  run_page_names(store.score_matrix(qrels, focus_measure(config))[0]).items()}
     tables = campaign_overview(config, store, board)
     answers = answer_section(config, store, seed, run_pages)
+    reproductions = reproduction_section(config)  # reads the run files: rankings
     shown = (("leaderboard", board), ("answers", answers), ("overview", tables),
              ("significance", sig),
-             ("per-topic", per_topic), ("map-gmap", map_vs_gmap), ("judged", judged),
+             ("per-topic", per_topic), ("reproductions", reproductions),
+             ("map-gmap", map_vs_gmap), ("judged", judged),
              ("reduction", reduction), ("pool-bias", pool_bias), ("qrels", across),
              ("judges", trust), ("precision-recall", curves), ("provenance", True))
     return ReportContext(
@@ -81,6 +84,7 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
         provenance=provenance(config, store, seed),
         answers=answers,
         judges=trust,
+        reproductions=reproductions,
         figures=tuple(f for f in (
             answers.chart.scatter if answers and answers.chart else None,
             map_vs_gmap.scatter if map_vs_gmap else None,

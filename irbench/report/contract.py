@@ -17,6 +17,7 @@ from .fields import documented
 from .figures import Figure
 from .judges import JUDGE_TYPES, JudgeTrustSection
 from .overview import OVERVIEW_TYPES, Overview
+from .repro import REPRO_TYPES, ReproSection
 from .runpages import PAGE_TYPES
 from .svg import SVG_TYPES
 
@@ -432,6 +433,8 @@ class ReportContext:
                                        "scored", None)
     judges: JudgeTrustSection | None = _f("section 6e, None unless the report is asked for "
                                           "it (--judge-eval SET)", None)
+    reproductions: ReproSection | None = _f("section 4b, None without reproductions: in the "
+                                            "config (report/repro.py)", None)
 
 
 CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Leaderboard,
@@ -444,7 +447,8 @@ CONTEXT_TYPES = (BiasRow, PoolBias, Mark, ChartRow, Chart, Cell, SystemRow, Lead
 SECTIONS = {"leaderboard": "1. Leaderboard", "answers": "1b. Generated answers",
             "overview": "2. By run type and group",
             "significance": "3. Which differences are real", "per-topic": "4. Per topic",
-            "map-gmap": "5. MAP against GMAP", "judged": "6. Incomplete judgments",
+            "reproductions": "4b. Reproductions", "map-gmap": "5. MAP against GMAP",
+            "judged": "6. Incomplete judgments",
             "reduction": "6b. Fewer judgments", "pool-bias": "6c. Pool bias",
             "qrels": "6d. Across qrels sets", "judges": "6e. How far to trust each judge",
             "precision-recall": "7. Precision and recall", "provenance": "8. Provenance"}
@@ -454,5 +458,5 @@ def undocumented_fields() -> list[str]:
     """Fields without help text (the contract test expects none)."""
     return [f"{t.__name__}.{f.name}"
             for t in (*CONTEXT_TYPES, *OVERVIEW_TYPES, *JUDGE_TYPES, *PAGE_TYPES,
-                      *ANSWER_PAGE_TYPES, *SVG_TYPES)
+                      *ANSWER_PAGE_TYPES, *SVG_TYPES, *REPRO_TYPES)
             for f in fields(t) if not f.metadata.get("help")]

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import ConfigError, UsageError
+from ..config.reproductions import collection_problems
+from ..errors import ConfigError, StatisticsError
 from ..evaluation import evaluate
 from ..measures.reproduction import Case, ReproValue, Sides, compute, expand, score_measures
 from ..ranked import EvalOptions
@@ -48,7 +49,7 @@ def reproduce(qrels: Any, baseline: tuple[Any, Any], advanced: tuple[Any, Any] |
     :func:`~irbench.measures.reproduction.expand`, with ``depths`` and ``persistences``);
     ``kind`` replicated: the reproduced runs are scored on ``qrels_reproduced``."""
     if kind == "replicated" and qrels_reproduced is None:
-        raise UsageError("a replicated reproduction is scored on other topics: give the "
+        raise StatisticsError("a replicated reproduction is scored on other topics: give the "
                          "reproduced runs' qrels")
     chosen = expand(measures, kind, depths=depths, persistences=persistences,
                     advanced=advanced is not None)
@@ -78,8 +79,6 @@ def config_reproductions(views, name: str | None = None) -> list[ReproResult]:
     """Every reproduction of a config (``views``: :func:`irbench.config.load_configs` with
     systems), or the one called ``name``: on each collection for a config with collections,
     unless its ``collections:`` names the two."""
-    from ..config.reproductions import collection_problems
-
     first = views[0]
     named = first.collections_named or ()
     problems = collection_problems(first.reproductions, named, first.path,
@@ -88,8 +87,8 @@ def config_reproductions(views, name: str | None = None) -> list[ReproResult]:
         raise ConfigError(problems)
     known = {r.name for r in first.reproductions}
     if name is not None and name not in known:
-        raise UsageError(f"no reproduction '{name}' in {first.path} (it has "
-                         f"{', '.join(sorted(known)) or 'none'})")
+        raise ConfigError([f"{first.path}: no reproduction '{name}' (it has "
+                           f"{', '.join(sorted(known)) or 'none'})"])
     by_scope = {v.scope: v for v in views}
     out = []
     for view in views:
