@@ -141,9 +141,13 @@ def _csv(results) -> str:
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["reproduction", "collection", "measure", "run", "value"])
-    writer.writerows([csv_cell(r.name), csv_cell(r.collection), csv_cell(v.measure), v.run,
-                      repr(v.value)] for r in results for v in r.values)
+    writer.writerow(["reproduction", "collection", "measure", "run", "original", "reproduced",
+                     "value"])
+    for r in results:
+        pairs = {"baseline": r.baseline, "advanced": r.advanced or ("", "")}
+        writer.writerows([csv_cell(r.name), csv_cell(r.collection), csv_cell(v.measure), v.run,
+                          *map(csv_cell, pairs.get(v.run, ("", ""))), repr(v.value)]
+                         for v in r.values)
     return out.getvalue()
 
 

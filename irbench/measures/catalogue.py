@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 from .. import judgments
+from ..stats.repro import KTU_VARIANTS, RBO_VARIANTS
 from .base import REGISTRY, Family
 from .irmeasures import ALIASES, DIFFERENCES
 from .names import NICKNAMES, TREC_FAMILIES
+from .reproduction import LEVELS, REPRO
 
 AGGREGATES = {"mean": "mean over topics", "sum": "sum over topics",
               "gmean": "geometric mean (values floored at 1e-5)",
@@ -22,7 +24,7 @@ def _trec_names(family: Family) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
 
-def _params(family: Family) -> str:
+def _params(family) -> str:
     out = []
     for p in family.params:
         default = "none" if p.default is None else repr(p.default)
@@ -34,6 +36,30 @@ def _params(family: Family) -> str:
 
 def _kinds(family: Family) -> str:
     return ", ".join(k.name for k in judgments.KINDS.values() if family.needs in k.serves)
+
+
+def _reproducibility() -> list[str]:
+    """The reproducibility measures (irbench.measures.reproduction): of two runs, not one."""
+    lines = ["", "## Reproducibility measures (`irbench repro`)", "",
+             "They compare an original run with its reproduction (or an original (baseline, "
+             "advanced) pair with the reproduced pair), as repro_eval 0.5.0 computes them: "
+             "`irbench repro` and a config's `reproductions:` take them, `irbench eval` does "
+             "not. A family of per-topic scores takes an effectiveness measure's name in "
+             "parentheses: `RMSE(AP)`, `ER(nDCG@10)`; a bare effectiveness measure stands for "
+             "every such family of the reproduction's kind.", "",
+             "| family | what | good when | level | parameters | kinds |",
+             "|---|---|---|---|---|---|"]
+    for f in REPRO.values():
+        params = _params(f) if f.params else ("an effectiveness measure, e.g. "
+                                              f"`{f.name}(AP)`" if f.of_measure else "-")
+        lines.append("| " + " | ".join(_cell(x) for x in (
+            f"`{f.name}`", f.description, f.better, f"{f.level}: {LEVELS[f.level]}", params,
+            ", ".join(f.kinds))) + " |")
+    lines += ["", "| variant | how |", "|---|---|"]
+    for family, variants in (("KTU", KTU_VARIANTS), ("RBO", RBO_VARIANTS)):
+        lines += [f"| `{family}(variant={v.name})` | {_cell(v.description)} |"
+                  for v in variants.values()]
+    return lines
 
 
 def markdown() -> str:
@@ -55,6 +81,7 @@ def markdown() -> str:
         lines.append("| " + " | ".join(_cell(x) for x in (
             f"`{f.name}`", f.description, _params(f) or "-", AGGREGATES[f.aggregate],
             f"{f.needs} ({_kinds(f)})", _trec_names(f) or "-", f.citation or "-")) + " |")
+    lines += _reproducibility()
     lines += ["", "## trec_eval's nicknames (`-m NAME`)", "",
               "| nickname | measures |", "|---|---|"]
     for nick in sorted(NICKNAMES):

@@ -265,7 +265,7 @@ register(ReproFamily(
     "k, per topic, averaged over the topics both runs rank",
     better="1: the same order; 0: unrelated; -1: reversed",
     params=(Param("variant", str, "repro_eval", "how KTU is computed: a name of "
-                  "irbench.stats.repro.KTU_VARIANTS (the table below)"), _DEPTH)))
+                  "irbench.stats.repro.KTU_VARIANTS (the table of variants below)"), _DEPTH)))
 register(ReproFamily(
     name="RBO", level="rankings", compute=_rbo, cutoff="depth", kinds=("reproduced",),
     always=("p",), check=_rbo_problem,
@@ -274,7 +274,7 @@ register(ReproFamily(
     better="1: the same documents in the same order; 0: no document shared",
     params=(Param("p", float, DEFAULT_P, "persistence: the weight of rank d is p^(d-1)"),
             Param("variant", str, "repro_eval", "how the overlaps are weighed: a name of "
-                  "irbench.stats.repro.RBO_VARIANTS (the table below)"), _DEPTH)))
+                  "irbench.stats.repro.RBO_VARIANTS (the table of variants below)"), _DEPTH)))
 register(ReproFamily(
     name="RMSE", level="scores", of_measure=True, kinds=("reproduced",),
     compute=lambda case, m: _closeness(case, m, False),
