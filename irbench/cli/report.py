@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from .output import add_wait, nonnegative_int, progress_bar, seconds
 
 if TYPE_CHECKING:
+    from ..report.diffpages import DiffPages
     from ..report.runpages import Participant
 
 __all__ = ["add_parsers", "default_folder"]
@@ -121,9 +122,10 @@ def _report_one(args, config, folder: str) -> None:
             print(f"irbench: warning: pool bias: {context.pool_bias.warning}", file=sys.stderr)
         for note in context.not_shown:
             print(f"irbench: note: {note}", file=sys.stderr)
-        pages, answered = _run_pages(config, store, context) if args.participants else ((), ())
+        pages, answered, diffs = (_run_pages(config, store, context) if args.participants
+                                  else ((), (), None))
     path = write_report(context, folder, pages, campaign=config.name, config_path=config.path,
-                        force=args.force, answer_pages=answered)
+                        force=args.force, answer_pages=answered, diff_pages=diffs)
     _write_extras(args, context, path, pages)
     print(f"wrote {path}", file=sys.stderr)
 
@@ -179,13 +181,20 @@ def _labels_reader(args, store):
     return lambda spec, kind: scored_labels(spec, store, args.config, kind)
 
 
-def _run_pages(config, store, context) -> tuple[tuple[Participant, ...], tuple]:
-    """The run pages and the answer pages (these read the answer files) of the report."""
+def _run_pages(config, store, context) -> tuple[tuple[Participant, ...], tuple,
+                                                DiffPages]:
+    """The run pages, the answer pages (these read the answer files) and the diff pages
+    (these read the run files) of the report."""
     from ..report.answerpages import answer_pages
+    from ..report.diffpages import report_diffs
     from ..report.runpages import participants
 
     pages = participants(config, store, context)
-    return pages, answer_pages(config, store, {p.system: p.file for p in pages})
+    diffs = report_diffs(config, store, pages, title=context.title,
+                         generated_at=context.generated_at)
+    for note in diffs.notes:
+        print(f"irbench: note: {note}", file=sys.stderr)
+    return pages, answer_pages(config, store, {p.system: p.file for p in pages}), diffs
 
 
 def _exported_table(args, config, store) -> str:

@@ -91,7 +91,8 @@ class DiffPage:
     a: str = _f("run A's name (participant text)")
     b: str = _f("run B's name (participant text)")
     file: str = _f("the page's file name in the report, or '' (alone)")
-    against: str = _f("why A: 'baseline', 'above' (ranked just above B) or '' (alone)")
+    against: tuple[str, ...] = _f("why A: 'baseline', 'above' (ranked just above B), both, or "
+                                  "none (alone)")
     measure: str = _f("the measure of the table, or '' (none)")
     by: str = _f("what topics are sorted by: tauap, rbo, jaccard or measure")
     sorted_by: str = _f("what topics are sorted by, in words")
@@ -113,7 +114,8 @@ BY_WORDS = {"tauap": "tau_AP (lowest first)", "rbo": "RBO (lowest first)",
 
 
 def diff_page(result: RunDiff, *, documents=None, queries: Mapping[str, str] | None = None,
-              listed: Sequence[str] | None = None, file: str = "", against: str = "",
+              listed: Sequence[str] | None = None, file: str = "",
+              against: tuple[str, ...] = (),
               pages: tuple[str, str] = ("", ""), title: str = "",
               generated_at: str = "") -> DiffPage:
     """The page of ``result``: the lists of the topics ``listed`` (default the first
@@ -198,13 +200,13 @@ def report_diffs(config, store, participants, *, title: str = "",
     files = {p.system: p.file for p in participants}
     baselines = [p.system for p in participants
                  if declared.get(p.system) is not None and declared[p.system].baseline]
-    pairs: dict[tuple[str, str], str] = {}
+    pairs: dict[tuple[str, str], tuple[str, ...]] = {}
     for p in sorted(participants, key=lambda p: p.rank):
         for a in baselines:
             if a != p.system:
-                pairs.setdefault((a, p.system), BASELINE)
+                pairs[(a, p.system)] = (BASELINE,)
         if p.previous:
-            pairs.setdefault((p.previous, p.system), ABOVE)
+            pairs[(p.previous, p.system)] = (*pairs.get((p.previous, p.system), ()), ABOVE)
     runs, notes = _read_runs(sorted({n for pair in pairs for n in pair}), declared)
     pairs = {pair: why for pair, why in pairs.items() if pair[0] in runs and pair[1] in runs}
     if not pairs:
@@ -278,8 +280,9 @@ def diff_file_names(pairs: Sequence[tuple[str, str]], taken: set[str]) -> dict:
 def _links(pages: Sequence[DiffPage]) -> dict[str, tuple[tuple[str, str], ...]]:
     out: dict[str, list[tuple[str, str]]] = {}
     for p in pages:
-        label = (f"Diff against the baseline {p.a}" if p.against == BASELINE else
-                 f"Diff against {p.a} (ranked just above)")
+        label = (f"Diff against {p.a} (ranked just above)" if BASELINE not in p.against else
+                 f"Diff against the baseline {p.a}" + (" (also ranked just above)"
+                                                       if ABOVE in p.against else ""))
         out.setdefault(p.b, []).append((label, p.file))
     return {name: tuple(links) for name, links in out.items()}
 

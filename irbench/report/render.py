@@ -48,11 +48,13 @@ def claim(folder: str, campaign: str, config_path: str, force: bool = False) -> 
 
 def write_report(context: ReportContext, folder: str, participants=(), *,
                  campaign: str = "", config_path: str = "", force: bool = False,
-                 answer_pages=()) -> str:
+                 answer_pages=(), diff_pages=None) -> str:
     """Write ``folder/index.html`` and, given ``participants``, one appendix page per system
     in ``folder/systems/`` (named from the system's name, made safe) with an index page, and
     given ``answer_pages`` (:mod:`.answerpages`), one page per answer run in
-    ``folder/systems/answers/``; returns the path of index.html. The folder is claimed for
+    ``folder/systems/answers/``, and given ``diff_pages`` (:class:`.diffpages.DiffPages`),
+    the diff pages beside the run pages, each run page linking its own; returns the path
+    of index.html. The folder is claimed for
     the campaign (see :func:`claim`).
 
     Every page is rendered first, then written into a temporary folder inside ``folder`` and
@@ -65,9 +67,13 @@ def write_report(context: ReportContext, folder: str, participants=(), *,
     page = env.get_template("participant.html")
     siblings = {p.system: p.file for p in participants}
     answers = {a.system: f"answers/{a.file}" for a in answer_pages}
+    diffs = diff_pages.links if diff_pages is not None else {}
     pages = [(p.file, page.render(p=p, title=context.title, generated_at=context.generated_at,
-                                  links=siblings, answers=answers))
+                                  links=siblings, answers=answers,
+                                  diffs=diffs.get(p.system, ())))
              for p in participants]
+    diff = env.get_template("diff.html")
+    pages += [(d.file, diff.render(p=d)) for d in (diff_pages.pages if diff_pages else ())]
     answer = env.get_template("answers.html")
     pages += [(f"answers/{a.file}", answer.render(a=a, title=context.title,
                                                   generated_at=context.generated_at))
