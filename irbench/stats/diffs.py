@@ -28,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import doc_words, lookup_topics
 from ..evaluation import evaluate
+from ..ranked import rank_order
 from ..trec import Qrels, Run, read_qrels, read_run
 
 DEFAULT_PERSISTENCE = 0.9
@@ -37,24 +39,31 @@ DEFAULT_PERSISTENCE = 0.9
 @dataclass(frozen=True, eq=False)
 class Vocabulary:
     """Topic ids and docnos (bytes, sorted) that prepared rankings' codes index, and how
-    many distinct (topic, docno) pairs the runs rank (``pairs``)."""
+    many distinct (topic, docno) pairs the runs rank (``pairs``). ``pair_rows``: every
+    prepared run's (topic, docno) codes, one run after another; ``bounds``: where each
+    (run, topic) starts in it (runs x topics + 1), so that runs prepared next to each other
+    are compared without copying their rows."""
 
     topics: np.ndarray
     docs: np.ndarray
     pairs: int
+    pair_rows: np.ndarray
+    bounds: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
 class Rankings:
     """One run's rankings: rows by topic code then rank (trec_eval's order); ``offsets``
     (len(vocabulary.topics) + 1) bound each topic's rows; ``doc`` the docno codes and
-    ``pair`` the (topic, docno) codes of the rows."""
+    ``pair`` the (topic, docno) codes of the rows; ``index`` its place in the runs prepared
+    together."""
 
     name: str
     offsets: np.ndarray
     doc: np.ndarray
     pair: np.ndarray
     vocabulary: Vocabulary
+    index: int = 0
 
     @property
     def sizes(self) -> np.ndarray:
@@ -71,10 +80,14 @@ class Rankings:
     @cached_property
     def rank_of(self) -> np.ndarray:
         """Each (topic, docno) code's rank (0-based) in this run, -1 where absent."""
-        small = len(self.doc) == 0 or int(self.sizes.max()) < np.iinfo(np.int16).max
-        out = np.full(self.vocabulary.pairs, -1, np.int16 if small else np.int32)
+        out = np.full(self.vocabulary.pairs, -1, _rank_type(self.sizes))
         out[self.pair] = self.row_rank
         return out
+
+
+def _rank_type(sizes: np.ndarray):
+    return np.int16 if len(sizes) == 0 or int(sizes.max()) < np.iinfo(np.int16).max \
+        else np.int32
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,37 +112,139 @@ class DiffScores:
 
 def prepare_rankings(runs: Sequence[Run]) -> list[Rankings]:
     """The runs' rankings in trec_eval's order over one shared vocabulary. A docno a run
-    lists twice for a topic keeps its better rank."""
+    lists twice for a topic keeps its better rank.
+
+    Codes come from hashes of the docnos' bytes (a hash table filled in whole-array rounds),
+    checked against the bytes themselves; only the distinct docnos are sorted (codes in
+    byte order). Should two docnos share a hash, every code comes from sorting the bytes."""
+    topics = np.unique(np.concatenate(
+        [_block_values(np.asarray(r.query_id, dtype=bytes)) for r in runs] or [np.empty(0, bytes)]))
+    topic_code = [lookup_topics(np.asarray(r.query_id, dtype=bytes), topics) for r in runs]
+    codes = _hashed_codes(runs, topic_code) or _sorted_codes(runs, topics)
+    docs, pair_doc, pair_code, pairs = codes
+    out, start, stamp = [], 0, np.full(pairs, -1, np.int32)
+    for run, topic in zip(runs, topic_code):
+        end = start + len(run.score)
+        doc_id = np.asarray(run.doc_id, dtype=bytes)
+        order = rank_order(topic, np.asarray(run.score, dtype=np.float64), doc_id.__getitem__)
+        rows = np.arange(start, end) if order is None else order + start
+        out.append((run.name, topic if order is None else topic[order], pair_code[rows]))
+        start = end
+    return _assemble(out, topics, docs, pair_doc, pairs, stamp)
+
+
+def _assemble(ranked, topics, docs, pair_doc, pairs, stamp) -> list[Rankings]:
+    """Rankings of (name, topic codes, pair codes) in rank order: a (topic, docno) listed
+    twice keeps its first row; the rows of every run in one column."""
+    names, offsets, pair_parts = [], [], []
+    for name, topic, pair in ranked:
+        stamp[pair] = np.arange(len(pair), dtype=np.int32)  # the last row of each pair wins
+        if np.any(stamp[pair] != np.arange(len(pair))):  # rare: a docno listed twice
+            first = np.sort(np.unique(pair, return_index=True)[1])
+            topic, pair = topic[first], pair[first]
+        names.append(name)
+        offsets.append(np.searchsorted(topic, np.arange(len(topics) + 1)))
+        pair_parts.append(pair)
+    starts = np.r_[0, np.cumsum([len(p) for p in pair_parts])]
+    bounds = np.concatenate([o[:-1] + s for o, s in zip(offsets, starts)] + [starts[-1:]])
+    pair_rows = np.concatenate(pair_parts or [np.empty(0, np.int32)]).astype(np.int32)
+    vocabulary = Vocabulary(topics, docs, pairs, pair_rows, bounds.astype(np.int64))
+    doc_rows = pair_doc[pair_rows]
+    return [Rankings(name=n, offsets=o, doc=doc_rows[s:e], pair=pair_rows[s:e],
+                     vocabulary=vocabulary, index=i)
+            for i, (n, o, s, e) in enumerate(zip(names, offsets, starts, starts[1:]))]
+
+
+def _block_values(query_id: np.ndarray) -> np.ndarray:
+    """The topic id of each block of equal consecutive rows."""
+    return query_id[np.r_[0, np.flatnonzero(query_id[1:] != query_id[:-1]) + 1]] \
+        if len(query_id) else query_id
+
+
+_WORD_MUL = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
+_TOPIC_MUL = np.uint64(0xFF51AFD7ED558CCD)
+
+
+def _doc_keys(doc_id: np.ndarray) -> np.ndarray:
+    """A 64-bit key of each docno: its 8-byte words (zero-padded, so any column width gives
+    the same key) times odd constants, summed; equal docnos, equal keys."""
+    words = doc_words(doc_id)
+    key = np.zeros(len(doc_id), np.uint64)
+    for j in range(words.shape[1]):  # loop over the words of the widest docno: <= 129
+        mul = np.uint64(_WORD_MUL[j % 4] + 2 * (j // 4))
+        key += words[:, j] * mul
+    return key
+
+
+def _hashed_codes(runs, topic_code):
+    """(docs, the doc code of each pair code, each row's pair code, pairs) from hashes, or
+    None when two distinct docnos (or pairs) share a key."""
+    if not runs:
+        return None
+    doc_key = np.concatenate([_doc_keys(np.asarray(r.doc_id, dtype=bytes)) for r in runs])
+    topic = np.concatenate(topic_code).astype(np.uint64)
+    pair_code, pair_first = _factorise(doc_key + topic * _TOPIC_MUL)
+    doc_of_pair, doc_first = _factorise(doc_key[pair_first])
+    starts = np.r_[0, np.cumsum([len(r.score) for r in runs])]
+    rows = pair_first[doc_first]
+    which = np.searchsorted(starts, rows, side="right") - 1
+    width = max(np.asarray(r.doc_id, dtype=bytes).dtype.itemsize for r in runs)
+    distinct = np.empty(len(rows), f"S{max(width, 1)}")
+    for i in np.unique(which).tolist():  # the runs that first ranked some docno
+        at = np.flatnonzero(which == i)
+        distinct[at] = np.asarray(runs[i].doc_id, dtype=bytes)[rows[at] - starts[i]]
+    by_bytes = np.lexsort(doc_words(distinct).byteswap().T[::-1])  # big-endian: byte order
+    code = np.empty(len(distinct), np.int32)
+    code[by_bytes] = np.arange(len(distinct), dtype=np.int32)
+    docs = distinct[by_bytes]
+    pair_doc = code[doc_of_pair]
+    if np.any(topic[pair_first][pair_code] != topic):
+        return None
+    for run, s, e in zip(runs, starts, starts[1:]):  # every row's bytes, checked
+        if np.any(docs[pair_doc[pair_code[s:e]]] != np.asarray(run.doc_id, dtype=bytes)):
+            return None
+    return docs, pair_doc, pair_code, len(pair_first)
+
+
+_SLOT_MUL = np.uint64(0x9FB21C651E98DF25)
+
+
+def _factorise(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(code of each key, numbered in order of first appearance; the first row of each
+    code), by a hash table at most half full filled in whole-array rounds (linear probing:
+    rows of one key move together, so one of them claims a free slot and all read it back)."""
+    n = len(keys)
+    bits = max(4, (2 * n).bit_length())
+    mask = (1 << bits) - 1
+    table = np.full(1 << bits, -1, np.int32)
+    slot = ((keys * _SLOT_MUL) >> np.uint64(64 - bits)).astype(np.int64)
+    pending = np.arange(n, dtype=np.int32)
+    owner = np.empty(n, np.int32)
+    while len(pending):
+        free = table[slot] < 0
+        table[slot[free]] = pending[free]
+        found = table[slot]
+        hit = keys[found] == keys[pending]
+        owner[pending[hit]] = found[hit]
+        miss = ~hit
+        pending, slot = pending[miss], (slot[miss] + 1) & mask
+    first = np.flatnonzero(owner == np.arange(n, dtype=np.int32))
+    dense = np.empty(n, np.int32)
+    dense[first] = np.arange(len(first), dtype=np.int32)
+    return dense[owner], first
+
+
+def _sorted_codes(runs, topics):
+    """The codes of :func:`_hashed_codes` by sorting the bytes (exact whatever the hashes)."""
     empty = [np.empty(0, bytes)]
     topic_all = np.concatenate([np.asarray(r.query_id, dtype=bytes) for r in runs] or empty)
     doc_all = np.concatenate([np.asarray(r.doc_id, dtype=bytes) for r in runs] or empty)
-    topics, topic_code = np.unique(topic_all, return_inverse=True)
+    topic_code = np.searchsorted(topics, topic_all)
     docs, doc_code = np.unique(doc_all, return_inverse=True)
     pairs, pair_code = np.unique(topic_code.astype(np.int64) * max(len(docs), 1) + doc_code,
                                  return_inverse=True)
-    vocabulary = Vocabulary(topics, docs, len(pairs))
-    out, start = [], 0
-    for run in runs:
-        end = start + len(run.score)
-        rows = slice(start, end)
-        out.append(_rankings(run.name, topic_code[rows], doc_code[rows], pair_code[rows],
-                             np.asarray(run.score, dtype=np.float64), vocabulary))
-        start = end
-    return out
-
-
-def _rankings(name: str, topic: np.ndarray, doc: np.ndarray, pair: np.ndarray,
-              score: np.ndarray, vocabulary: Vocabulary) -> Rankings:
-    order = np.lexsort((-doc, -score, topic))  # trec_eval: score, then docno, descending
-    topic, doc, pair = topic[order], doc[order], pair[order]
-    seen = np.zeros(vocabulary.pairs, bool)
-    seen[pair[::-1]] = True  # cheap test first: a docno listed twice is rare
-    if int(seen.sum()) < len(pair):  # its first (best) row stays
-        first = np.sort(np.unique(pair, return_index=True)[1])
-        topic, doc, pair = topic[first], doc[first], pair[first]
-    offsets = np.searchsorted(topic, np.arange(len(vocabulary.topics) + 1))
-    return Rankings(name=name, offsets=offsets, doc=doc.astype(np.int64),
-                    pair=pair.astype(np.int64), vocabulary=vocabulary)
+    pair_doc = (pairs % max(len(docs), 1)).astype(np.int32)
+    return docs, pair_doc, pair_code.astype(np.int32), len(pairs)
 
 
 @functools.cache
@@ -153,13 +268,21 @@ def diff_scores(a: Rankings, b: Rankings, k: int = 10,
 
 
 def diff_all_pairs(rankings: Sequence[Rankings], k: int = 10,
-                   persistence: float = DEFAULT_PERSISTENCE, batch: int = 32):
+                   persistence: float = DEFAULT_PERSISTENCE, batch: int = 64):
     """:func:`diff_scores` of every pair (i < j) of ``rankings``, in that order; each run
-    against up to ``batch`` others at once."""
+    against up to ``batch`` others at once. Each run's rank lookup is written into one table
+    and wiped after its pairs (no table per run)."""
+    if not rankings:
+        return
+    _check(rankings[0], rankings[1:], k, persistence)
+    table = np.full(rankings[0].vocabulary.pairs, -1,
+                    _rank_type(np.concatenate([r.sizes for r in rankings])))
     for i, a in enumerate(rankings):
+        table[a.pair] = a.row_rank
         others = rankings[i + 1:]
         for at in range(0, len(others), batch):
-            yield from diff_against(a, others[at:at + batch], k, persistence)
+            yield from _against(a, table, others[at:at + batch], k, persistence)
+        table[a.pair] = -1
 
 
 def diff_against(a: Rankings, bs: Sequence[Rankings], k: int = 10,
@@ -167,37 +290,60 @@ def diff_against(a: Rankings, bs: Sequence[Rankings], k: int = 10,
     """:func:`diff_scores` of ``a`` against each of ``bs``, all in one pass: a group is
     (run of ``bs``, topic). Only the documents both rank are visited: what the others add to
     each score is a closed form of the group's sizes (harmonic numbers, RBO's sums)."""
+    _check(a, bs, k, persistence)
+    return _against(a, a.rank_of, bs, k, persistence)
+
+
+def _check(a: Rankings, bs: Sequence[Rankings], k: int, persistence: float) -> None:
     if any(a.vocabulary is not b.vocabulary for b in bs):
         raise ValueError("rankings prepared apart: prepare both runs in one prepare_rankings")
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
     if not 0 < persistence < 1:
         raise ValueError(f"RBO's persistence must be between 0 and 1, not {persistence}")
+
+
+def _rows(bs: Sequence[Rankings]) -> tuple[np.ndarray, np.ndarray]:
+    """The (topic, docno) codes of ``bs``'s rows one run after another, and where each
+    (run, topic) starts in them (+ the end): a slice of the vocabulary's column when the runs
+    were prepared next to each other, in that order."""
+    vocabulary, topics_n = bs[0].vocabulary, len(bs[0].offsets) - 1
+    first = bs[0].index
+    if all(b.index == first + i for i, b in enumerate(bs)):
+        bounds = vocabulary.bounds[first * topics_n:(first + len(bs)) * topics_n + 1]
+        return vocabulary.pair_rows[bounds[0]:bounds[-1]], bounds - bounds[0]
+    starts = np.cumsum([0] + [len(b.pair) for b in bs])
+    bounds = np.concatenate([b.offsets[:-1] + s for b, s in zip(bs, starts)] + [starts[-1:]])
+    return np.concatenate([b.pair for b in bs]), bounds
+
+
+def _against(a: Rankings, rank_of: np.ndarray, bs: Sequence[Rankings], k: int,
+             persistence: float) -> list[DiffScores]:
     if not bs:
         return []
     topics_n, runs_n, rows_a = len(a.offsets) - 1, len(bs), len(a.pair)
-    which = np.repeat(np.arange(runs_n), [len(b.pair) for b in bs])
-    rank_a_of_b = a.rank_of[np.concatenate([b.pair for b in bs])]
-    rows = np.flatnonzero(rank_a_of_b >= 0)  # b's rows a ranks too, by topic and b's rank
-    run = which[rows]
-    topic = np.concatenate([b.row_topic for b in bs])[rows]
-    group = run * topics_n + topic
-    rb = np.concatenate([b.row_rank for b in bs])[rows]
-    ra = rank_a_of_b[rows].astype(np.int64)
+    pairs, bounds = _rows(bs)
+    rank_a_of_b = rank_of[pairs]
+    rows = np.flatnonzero(rank_a_of_b >= 0)  # b's rows a ranks too, by (run, topic), b's rank
+    cuts = np.searchsorted(rows, bounds)
+    shared = np.diff(cuts)  # per group: (run of bs, topic)
+    group = np.repeat(np.arange(len(shared), dtype=np.int32), shared)
+    rb = (rows - bounds[group]).astype(np.int32)
+    ra = rank_a_of_b[rows].astype(np.int32)
+    u = np.arange(len(rows), dtype=np.int32) - cuts[group].astype(np.int32)  # b's order
     size_a = np.tile(a.sizes, runs_n)
-    size_b = np.concatenate([b.sizes for b in bs])
-    shared = np.bincount(group, minlength=runs_n * topics_n)
-    first = np.r_[0, np.cumsum(shared)[:-1]]
-    u = np.arange(len(rows)) - first[group]  # rank among the shared, in b's order
-    start = run * rows_a + a.offsets[topic]
-    mark = np.zeros(runs_n * rows_a + 1, bool)  # the shared documents in a's order
-    mark[start + ra + 1] = True
-    seen = np.cumsum(mark, dtype=np.int32)
-    v = seen[start + ra + 1] - seen[start] - 1  # rank among the shared, in a's order
+    size_b = np.diff(bounds)
+    start = (np.arange(runs_n)[:, None] * rows_a + a.offsets[:-1]).ravel()  # group in a's rows
+    at = start[group] + ra + 1
+    mark = np.zeros(runs_n * rows_a + 1, np.int32)  # the shared documents in a's order
+    mark[at] = 1
+    seen = np.cumsum(mark, out=mark)
+    v = seen[at] - seen[start][group] - 1  # rank among the shared, in a's order
     concordant = dominance(group, v, u)  # above in both runs
     w_ab, c_ab = _tau_sums(group, rb, ra, v, concordant, size_a, size_b, shared)
     w_ba, c_ba = _tau_sums(group, ra, rb, u, concordant, size_b, size_a, shared)
-    total = np.bincount(group, w_ab + w_ba, minlength=len(shared)) + c_ab + c_ba
+    w_ab += w_ba
+    total = np.bincount(group, w_ab, minlength=len(shared)) + c_ab + c_ba
     n = size_a + size_b - shared  # the mean of both directions: 1 - (S_ab + S_ba) / (n - 1)
     tau = np.ones(len(shared))
     np.subtract(1.0, total / np.maximum(n - 1, 1), out=tau, where=n > 1)
@@ -210,7 +356,7 @@ def diff_against(a: Rankings, bs: Sequence[Rankings], k: int = 10,
     out = []
     for i, b in enumerate(bs):
         part = slice(i * topics_n, (i + 1) * topics_n)
-        present = np.flatnonzero(size_a[part] + size_b[part] - shared[part] > 0)
+        present = np.flatnonzero(n[part] > 0)
         at = present + i * topics_n
         out.append(DiffScores(
             a=a.name, b=b.name, k=k, persistence=persistence, topics=tuple(names[present]),
@@ -233,23 +379,23 @@ def _tau_sums(group, rank_y, rank_x, place_x, concordant, size_x, size_y, shared
     only = size_x - shared
     h = _harmonic(int(max((size_x + size_y).max(initial=0), 1)))  # h[i + 1] = H(i)
     top = h[size_y + only]  # H(size_y + q - 1)
-    below = only[group] - (rank_x - place_x)  # only-x documents under each shared one
-    weight += top[group] - h[size_y[group] + below]
+    below = (size_y + only)[group] + (place_x - rank_x)  # size_y + only-x ones under each
+    weight += top[group] - h[below]
     return weight, only - shared * (top - h[size_y])
 
 
-BITSET_WORDS = 1 << 22  # 32 MB of uint64 words at most per block of topics
+BITSET_WORDS = 1 << 20  # 8 MB of uint64 words at most per block of topics
 
 
 def dominance(group: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """For each element: how many elements of its group are before it in both orders,
     ``first`` and ``second`` being each element's rank (0-based, distinct) in two orders
-    within its group. Elements are given grouped by ``group`` in ``first``'s order. Bitsets:
-    row r of a group holds the elements whose ``first`` rank is below r (an OR accumulated
-    down the rows), so the count is a popcount of the row below its ``second`` rank; topics
-    go in blocks (the largest first) so that no block exceeds :data:`BITSET_WORDS`."""
+    within its group. Elements are given grouped by ``group``. Bitsets: row r of a group
+    holds the elements whose ``first`` rank is below r (an OR accumulated down the rows), so
+    the count is a popcount of the row below its ``second`` rank; groups go in blocks of
+    like sizes (the largest first) so that no block exceeds :data:`BITSET_WORDS`."""
     n = len(first)
-    count = np.zeros(n, np.int64)
+    count = np.zeros(n, np.int32)
     if n == 0:
         return count
     sizes = np.bincount(group)
@@ -261,36 +407,44 @@ def dominance(group: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.nd
         largest = int(sizes[todo[at]])
         words = (largest + 63) // 64
         take = max(1, BITSET_WORDS // ((largest + 1) * words))
-        close = int(np.searchsorted(-sizes[todo], -(largest * 7 // 8), side="right")) - at
-        block = todo[at:at + max(1, min(take, close))]  # sizes within 1/8: little padding
-        take = len(block)
-        at += take
+        close = int(np.searchsorted(-sizes[todo], -(largest * 3 // 4), side="right")) - at
+        block = todo[at:at + max(1, min(take, close))]  # sizes within 1/4: little padding
+        at += len(block)
         need = len(block) * (largest + 1) * words
         if len(buffer) < need:
             buffer = np.empty(need, np.uint64)
-        bits = buffer[:need].reshape(len(block), largest + 1, words)
+        bits = buffer[:need].reshape(len(block), words, largest + 1)
         bits.fill(0)
         _count_block(block, sizes, starts, first, second, bits, count)
     return count
 
 
 def _count_block(block, sizes, starts, first, second, bits, count) -> None:
-    rows_n, words = bits.shape[1] - 1, bits.shape[2]
+    """One block's counts; ``bits`` (groups, words, rows + 1) zeros: for each group and
+    word of the ``second`` ranks, the rows (``first`` ranks) are contiguous, so the OR runs
+    down contiguous memory and the words' popcounts add up slab by slab."""
+    words, rows_n = bits.shape[1], bits.shape[2] - 1
     lengths = sizes[block]
-    slot = np.repeat(np.arange(len(block)), lengths)
+    slot = np.repeat(np.arange(len(block), dtype=np.int64), lengths)
     element = np.repeat(starts[block] - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + \
         np.arange(int(lengths.sum()))
-    r, c = first[element], second[element]
+    c = second[element]
+    word = c >> 6
+    one = np.left_shift(np.uint64(1), (c & 63).astype(np.uint64))
+    at = (slot * words + word) * (rows_n + 1) + first[element]  # its row; set in the next
     flat = bits.reshape(-1)
-    word, one = c >> 6, np.left_shift(np.uint64(1), (c & 63).astype(np.uint64))
-    at_row = slot * (rows_n + 1) + r  # the element's row; it is set in the next one
-    flat[(at_row + 1) * words + word] = one
-    np.bitwise_or.accumulate(bits, axis=1, out=bits)  # row r: the elements above rank r
-    base = at_row * words
-    total = np.bitwise_count(flat[base + word] & (one - np.uint64(1))).astype(np.int64)
-    for w in range(words - 1):  # the whole words before each element's bit (loop: <= 16)
-        later = np.flatnonzero(word > w)
-        total[later] += np.bitwise_count(flat[base[later] + w])
+    flat[at + 1] = one
+    np.bitwise_or.accumulate(bits, axis=2, out=bits)  # row r: the elements above rank r
+    one -= np.uint64(1)
+    one &= flat[at]
+    total = np.bitwise_count(one).astype(np.int32)
+    if words > 1:  # and the whole words before the element's: a running popcount
+        ones = np.bitwise_count(bits[:, :-1])
+        before = np.zeros(bits.shape, np.int16)
+        before[:, 1] = ones[:, 0]
+        for w in range(2, words):  # a loop over words (<= 16), each a slab of every group
+            np.add(before[:, w - 1], ones[:, w - 1], out=before[:, w])
+        total += before.reshape(-1)[at]
     count[element] = total
 
 
