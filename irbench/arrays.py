@@ -161,6 +161,14 @@ def lookup_topics(query_id: np.ndarray, topics: np.ndarray) -> np.ndarray:
     return np.repeat(block_topic, np.diff(np.append(starts, n)))
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)``, sorting only the first of each block of equal neighbours: a
+    run's topic ids come topic after topic, so a few dozen are sorted instead of every row."""
+    if len(values) < 2:
+        return np.unique(values)
+    return np.unique(values[np.r_[0, np.flatnonzero(values[1:] != values[:-1]) + 1]])
+
+
 def block_order(topic: np.ndarray) -> np.ndarray | Literal[False] | None:
     """The permutation putting topic blocks in topic order, when each topic is one block of
     consecutive rows: None if they already are in order, False if some topic is split."""

@@ -171,12 +171,15 @@ def cmd_run(args) -> int:
         if problem:
             raise UsageError(f"--cluster: {problem}")
     views = load_configs(args.config, collection=args.collection, strict=False)
+    from ..store import create_soon  # here: building the parser imports no DuckDB
+
+    ready = create_soon(views[0].store)  # beside the runner's imports: one store file
     stamp.forget(args.config)
     failed, stamps = False, []
     for config in views:
         if config.several:
             print(f"irbench run: collection '{terminal(config.scope)}'", file=sys.stderr)
-        one_failed, made = _run_one(args, config, checked)
+        one_failed, made = _run_one(args, config, checked, ready)
         failed |= one_failed
         stamps += [made] if made is not None else []
     if views[0].several and args.collection is None and not failed and \
@@ -185,14 +188,17 @@ def cmd_run(args) -> int:
     return 1 if failed else 0
 
 
-def _run_one(args, config: Config, checked: int) -> tuple[bool, stamp.Stamp | None]:
+def _run_one(args, config: Config, checked: int, ready=lambda: None
+             ) -> tuple[bool, stamp.Stamp | None]:
     """``irbench run`` on one collection: scores, the stamp (written here for a config with
     one collection, else returned to be written after the last collection), what it tells;
-    whether something failed, and the stamp (None: none to write)."""
+    whether something failed, and the stamp (None: none to write). ``ready`` waits for the
+    store being made (irbench.store.create_soon)."""
     from ..runner import run_campaign
 
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
     globs = {pattern: list(matched) for pattern, matched in config.globs}
+    ready()
     with progress_bar("system", shown=not args.quiet) as bar:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
                               progress=bar, wait=args.wait, rehash=args.rehash,

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..answers import AnswerRun, read_answers
 from ..answers.scored import references_run
+from ..arrays import distinct
 from ..config import Settings, Validation
 from ..documents import DocumentsSpec, open_documents
 from ..errors import EvaluationError, FormatError, IrbenchError
@@ -154,7 +155,7 @@ def score_system(task: Task, ctx: Context) -> Outcome:
     except FormatError as exc:
         return Outcome(**kept, checked=checked, error=str(exc))
     del kept["metadata"]
-    kept.update(run_tag=run.runid, topics=tuple(display(t) for t in np.unique(run.query_id)),
+    kept.update(run_tag=run.runid, topics=tuple(display(t) for t in distinct(run.query_id)),
                 num_docs=len(run))
     stray = unknown_topics(task.path, run.query_id, run.line, ctx.topic_set)
     if stray is not None:

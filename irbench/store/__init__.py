@@ -25,7 +25,8 @@ import copy
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -549,9 +550,22 @@ class Store(Reads, Judging, Nuggets, Commands, Assessing,
                                      "(SELECT evaluation_id FROM current)")
         return gone
 
-    # -- reading
 
-    # -- pools judged over days
+def create_soon(path: str) -> Callable[[], None]:
+    """Begin making the store at ``path`` (if there is none) in a thread; returns the wait for
+    it. DuckDB works without the GIL, so the caller's imports and reads go on beside it (0.1-0.2
+    s of a new store); a failure is left for ``Store(path)`` to meet again and report."""
+    def make() -> None:
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            create(path)
+        except (StoreError, OSError):
+            pass
+
+    thread = threading.Thread(target=make, name="irbench-new-store", daemon=True)
+    if not os.path.exists(path):
+        thread.start()
+    return lambda: thread.join() if thread.ident is not None else None
 
 
 def create(path: str) -> None:
