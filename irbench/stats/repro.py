@@ -14,10 +14,11 @@ the remake came:
 - the t-test of original against reproduced scores (:func:`t_test`): paired on the same
   topics, unpaired (Student's, equal variances) on other topics.
 
-Rankings are trec_eval's (:func:`irbench.ranked.rank_order`: score descending, ties by docno
-descending), the order repro_eval's ``break_ties`` gives a run file that lists each topic by
-descending score (repro_eval keeps the file's order otherwise and sorts only adjacent ties).
-A docno retrieved twice for a topic counts at its first rank only (repro_eval's dictionaries
+Rankings are trec_eval's (:func:`irbench.ranked.rank_order`'s order, made by
+:mod:`irbench.stats.repro_rankings`: score descending, ties by docno descending), the order
+repro_eval's ``break_ties`` gives a run file that lists each topic by descending score
+(repro_eval keeps the file's order otherwise and sorts only adjacent ties). A docno retrieved
+twice for a topic counts at its first rank only (repro_eval's dictionaries
 keep its first position). Per-topic scores are irbench's own (``irbench.evaluate(...)``).
 
 Where repro_eval departs from the papers' definitions its behaviour is the default, named
@@ -30,210 +31,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from scipy import special as _special
 
-from ..arrays import block_order, doc_hash, doc_words, lookup_topics
 from ..errors import StatisticsError
 from ..measures import Measure, parse_measure
 from ..measures.compute import Evaluation
 from ..registry import Registry
-from ..trec import Run, display
+from .repro_rankings import RankedPair
+from .repro_rankings import RankedRun as RankedRun  # re-exported: the rankings' API
+from .repro_rankings import rank_pair as rank_pair
 
 DEFAULT_DEPTH = 1000  # repro_eval's RUN_LENGTH and RBO_DEPTH
 DEFAULT_P = 0.95  # repro_eval's RBO_P
 
 
-# rankings -------------------------------------------------------------------------------
-
-@dataclass(frozen=True, eq=False)
-class RankedRun:
-    """One run of a :class:`RankedPair`: its documents in rank order, topic after topic, as
-    integer keys shared with the other run (equal keys: the same docno of the same topic;
-    within a topic a larger key is a docno earlier in byte order, and every key of a topic is
-    below every key of a later topic); ``offsets``: where each topic starts (T + 1)."""
-
-    keys: np.ndarray
-    offsets: np.ndarray
-    num_keys: int
-
-    @property
-    def length(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    @cached_property
-    def topic(self) -> np.ndarray:
-        return np.repeat(np.arange(len(self.offsets) - 1), self.length)
-
-    @cached_property
-    def rank(self) -> np.ndarray:
-        """Each row's rank within its topic, from 0."""
-        return np.arange(len(self.keys)) - self.offsets[self.topic]
-
-    @cached_property
-    def by_key(self) -> np.ndarray:
-        """The rows in key order (keys are distinct and below num_keys: no sort)."""
-        slot = np.full(self.num_keys, -1, dtype=np.int64)
-        slot[self.keys] = np.arange(len(self.keys))
-        return slot[slot >= 0]
-
-    @cached_property
-    def rank_of_key(self) -> np.ndarray:
-        """Each key's rank in this run (from 0), the largest int64 for a key it lacks."""
-        out = np.full(self.num_keys, np.iinfo(np.int64).max, dtype=np.int64)
-        out[self.keys] = self.rank
-        return out
-
-
-@dataclass(frozen=True, eq=False)
-class RankedPair:
-    """An original run and its reproduction ranked once (:func:`rank_pair`).
-
-    topics: every topic of either run (byte order, as text); original, reproduced: each
-    run's ranking (:class:`RankedRun`).
-    """
-
-    topics: tuple[str, ...]
-    original: RankedRun
-    reproduced: RankedRun
-
-    @property
-    def in_both(self) -> np.ndarray:
-        """Whether both runs rank at least one document for each topic."""
-        return (self.original.length > 0) & (self.reproduced.length > 0)
-
-
-def _block_topics(query_id: np.ndarray) -> np.ndarray:
-    if not len(query_id):
-        return query_id[:0]
-    starts = np.concatenate(([0], np.flatnonzero(query_id[1:] != query_id[:-1]) + 1))
-    return np.unique(query_id[starts])
-
-
-def _same_hash(hashes: np.ndarray) -> np.ndarray:
-    """For each row, a row with the same hash: open addressing in a table at most half full,
-    whole-array probes (one round settles most rows; a row moves on only past another hash)."""
-    size = 1 << max(4, (2 * len(hashes)).bit_length())
-    table = np.full(size, -1, dtype=np.int64)
-    rep = np.empty(len(hashes), dtype=np.int64)
-    pending = np.arange(len(hashes))
-    slot = (hashes & np.uint64(size - 1)).astype(np.int64)  # doc_hash's bits are mixed
-    while len(pending):
-        free = table[slot] < 0
-        table[slot[free]] = pending[free]  # one row of those after a free slot stays
-        held = table[slot]
-        same = hashes[held] == hashes[pending]
-        rep[pending[same]] = held[same]
-        pending, slot = pending[~same], (slot[~same] + 1) & (size - 1)
-    return rep
-
-
-def _doc_codes(doc_id: np.ndarray) -> tuple[np.ndarray, int]:
-    """(each row's docno as its index among the distinct docnos in byte order, their number).
-
-    Rows are grouped by a hash of their words that vary (a shared prefix left out), so only
-    the distinct docnos are sorted. One such word: the hash is a bijection of it, so equal
-    hashes are equal docnos; more: the words are compared to confirm, and two docnos sharing
-    a hash have every docno sorted instead."""
-    words = doc_words(doc_id)
-    lead = 0
-    while len(words) and lead < words.shape[1] - 1 and bool(
-            np.all(words[:, lead] == words[0, lead])):
-        lead += 1  # one step per 8 bytes of prefix
-    words = words[:, lead:]
-    rep = _same_hash(doc_hash(doc_id, words))
-    if words.shape[1] > 1 and not np.array_equal(words[rep], words):
-        docnos, code = np.unique(doc_id, return_inverse=True)
-        return code.ravel(), len(docnos)
-    first = np.flatnonzero(rep == np.arange(len(rep)))
-    order = np.argsort(doc_id[first], kind="stable")
-    code = np.empty(len(rep), dtype=np.int64)
-    code[first[order]] = np.arange(len(first))
-    return code[rep], len(first)
-
-
-def _rank_rows(topic: np.ndarray, score: np.ndarray, code: np.ndarray) -> np.ndarray | None:
-    """:func:`irbench.ranked.rank_order` with the docnos as byte-ordered codes: tied rows are
-    sorted by one integer key, (tie group, code descending), instead of by their bytes."""
-    order = block_order(topic)
-    same_topic = topic[1:] == topic[:-1]
-    if order is False or np.any(same_topic & (score[1:] > score[:-1])):
-        order = np.lexsort((-score, topic))
-        t, s = topic[order], score[order]
-        tie = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
-    else:
-        tie = same_topic & (score[1:] == score[:-1])
-        if not tie.any():
-            return order
-        if order is None:
-            order = np.arange(len(topic))
-        else:  # blocks moved whole: a tie stays inside its block
-            tie = np.append(tie, False)[order[:-1]]
-    if tie.any():
-        in_run = np.zeros(len(tie) + 1, dtype=bool)
-        in_run[1:] |= tie
-        in_run[:-1] |= tie
-        pos = np.flatnonzero(in_run)
-        group = np.cumsum(np.concatenate(([True], ~tie)))[pos]
-        rows = order[pos]  # stable: timsort finds the groups' runs
-        order[pos] = rows[np.argsort(group * (int(code.max()) + 1) - code[rows], kind="stable")]
-    return order
-
-
-def _ranked(run: Run, topics: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(topic index, docno code) of ``run``'s rows in trec_eval's order."""
-    topic = lookup_topics(run.query_id, topics).astype(np.int64)
-    order = _rank_rows(topic, run.score, code)
-    return (topic, code) if order is None else (topic[order], code[order])
-
-
-def _keys(sparse: np.ndarray, size: int, split: int) -> tuple[np.ndarray, int, bool]:
-    """Keys below ``size`` renumbered 0, 1, ... in their order (a bitmap when ``size`` is
-    small next to the keys, else a sort), their number, and whether either side (the keys
-    before ``split``, those after) holds a key twice."""
-    if size > 8 * len(sparse) + 4096:
-        distinct, dense = np.unique(sparse, return_inverse=True)
-        return dense.ravel(), len(distinct), True
-    a = np.bincount(sparse[:split], minlength=size)
-    b = np.bincount(sparse[split:], minlength=size)
-    number = np.cumsum((a + b) > 0) - 1
-    twice = bool(len(sparse)) and (a.max() > 1 or b.max() > 1)
-    return number[sparse], int(number[-1]) + 1 if size else 0, twice
-
-
-def rank_pair(original: Run, reproduced: Run) -> RankedPair:
-    """Rank both runs and give their docnos shared keys (see :class:`RankedRun`): each
-    docno coded once over both runs, keys (topic, docno code descending) made dense."""
-    topics = np.union1d(_block_topics(original.query_id), _block_topics(reproduced.query_id))
-    code, width = _doc_codes(np.concatenate((original.doc_id, reproduced.doc_id)))
-    width = max(width, 1)
-    split = len(original.doc_id)
-    t_o, c_o = _ranked(original, topics, code[:split])
-    t_r, c_r = _ranked(reproduced, topics, code[split:])
-    sparse = np.concatenate((t_o, t_r)) * width + (width - 1 - np.concatenate((c_o, c_r)))
-    keys, num_keys, twice = _keys(sparse, len(topics) * width, split)
-
-    def side(keys: np.ndarray, t: np.ndarray) -> RankedRun:
-        if twice:
-            keys, t = _first_copies(keys, t)
-        counts = np.bincount(t, minlength=len(topics))
-        return RankedRun(keys=keys, offsets=np.concatenate(([0], np.cumsum(counts))),
-                         num_keys=num_keys)
-
-    return RankedPair(topics=tuple(display(x) for x in topics),
-                      original=side(keys[:split], t_o), reproduced=side(keys[split:], t_r))
-
-
-def _first_copies(keys: np.ndarray, topic: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of ranked ``keys`` without the later copies of a key (a docno ranked twice)."""
-    if not len(keys) or np.bincount(keys).max() <= 1:
-        return keys, topic
-    _, first = np.unique(keys, return_index=True)
-    first.sort()
-    return keys[first], topic[first]
-
+# rankings (ranked and keyed by irbench.stats.repro_rankings) ------------------------------
 
 @dataclass(frozen=True, kw_only=True)
 class TopicAgreement:
@@ -298,41 +112,54 @@ def _check_depth(depth: int) -> None:
         raise StatisticsError(f"depth must be a whole number >= 1, not {depth!r}")
 
 
+_BRUTE_BITS = 4  # the ranks' lowest bits: pairs in groups of 16 ranks compared one by one
+
+
 def _discordant(order: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Per topic, the pairs of positions i < j with order[i] > order[j], where ``order``
     holds topic after topic (n[t] positions each) the ranks 0 .. n[t] - 1.
 
-    One pass per bit of the ranks, most significant first, over the positions arranged by
-    (topic, the rank's higher bits), the original order kept within: a pair is counted at the
-    highest bit where its ranks differ, as a zero preceded by a one in its group. Ranks are
+    One pass per high bit of the ranks, most significant first, over the positions arranged
+    by (topic, the rank's higher bits), the original order kept within: a pair is counted at
+    the highest bit where its ranks differ, as a zero preceded by a one in its group. Ranks are
     dense, so a group's first position is its topic's start plus its first rank, and each pass
-    partitions every group stably (zeros, then ones) by cumulative sums: O(n log n) in whole
-    columns."""
+    partitions every group stably (zeros, then ones) by cumulative sums. Groups of the last
+    16 ranks compare each position with the next 15. O(n log n) in int32 whole columns, no
+    masked ufuncs or ``np.where`` (each several times slower than arithmetic on a 0/1 bit)."""
     total = int(n.sum())
     if not total:
         return np.zeros(len(n))
     kind = np.int32 if total < 1 << 31 else np.int64  # half the memory traffic
     n = n.astype(kind)
-    tpos = np.repeat(np.arange(len(n), dtype=kind), n)
-    tstart = np.repeat(np.concatenate(([0], np.cumsum(n)[:-1])).astype(kind), n)
-    tlen = np.repeat(n, n)
+    ends = np.cumsum(n, dtype=kind)
+    tstart, tlen = np.repeat(ends - n, n), np.repeat(n, n)
     pos = np.arange(total, dtype=kind)
-    found = np.zeros(total, dtype=np.int64)
-    vals = order.astype(kind)
-    for b in range(int(order.max()).bit_length() - 1, -1, -1):
-        bit = (vals >> b) & 1
-        first_rank = vals - (vals & ((2 << b) - 1))  # the group's first rank
-        start = tstart + first_rank
-        ones = np.cumsum(bit, dtype=kind) - bit
-        ones_in = ones - ones[start]  # ones before this position in its group
-        zero = bit == 0
-        found += np.where(zero, ones_in, 0)
-        zeros = np.clip(tlen - first_rank, 0, 1 << b)  # the group's zeros
-        new_pos = np.where(zero, pos - ones_in, start + zeros + ones_in)
-        moved = np.empty_like(vals)
-        moved[new_pos] = vals
-        vals = moved
-    return np.bincount(tpos, weights=found, minlength=len(n))
+    found = np.zeros(total, dtype=kind)
+    vals, moved = order.astype(kind), np.empty(total, dtype=kind)
+    ones = np.zeros(total + 1, dtype=kind)
+    top = int(order.max()).bit_length()
+    low = min(_BRUTE_BITS, top)
+    for b in range(top - 1, low - 1, -1):
+        shifted = vals >> b
+        bit = shifted & 1
+        first = (shifted >> 1) << (b + 1)  # the group's first rank
+        start = first + tstart
+        np.cumsum(bit, dtype=kind, out=ones[1:])
+        ones_in = ones[:-1] - np.take(ones, start)  # ones before this position in its group
+        found += ones_in * (1 - bit)
+        back = pos - ones_in  # a zero's place; a one's: after the group's zeros
+        ahead = np.minimum(tlen - first, 1 << b) + start + ones_in
+        moved[back + bit * (ahead - back)] = vals
+        vals, moved = moved, vals
+    if low:
+        width = 1 << low
+        first = vals & ~kind(width - 1)
+        left = np.minimum(tlen - first, width) + first + tstart - pos  # to the group's end
+        later = np.concatenate((vals, np.zeros(width, dtype=kind)))
+        for k in range(1, width):  # a loop over 15 offsets
+            found += (vals > later[k:k + total]) & (left > k)
+    sums = np.concatenate(([0], np.cumsum(found, dtype=np.int64)))
+    return (sums[ends] - sums[ends - n]).astype(np.float64)
 
 
 def _ktu_repro_eval(pair: RankedPair, depth: int) -> np.ndarray:
@@ -342,13 +169,17 @@ def _ktu_repro_eval(pair: RankedPair, depth: int) -> np.ndarray:
     o, r = pair.original, pair.reproduced
     n = np.minimum(np.minimum(o.length, r.length), depth)
     start = np.concatenate(([0], np.cumsum(n)))  # where each topic's paired ranks start
-    rows = o.by_key[o.rank[o.by_key] < n[o.topic[o.by_key]]]  # the pairs by x, by topic
-    paired = start[o.topic[rows]] + o.rank[rows]
-    rows_r = r.by_key[r.rank[r.by_key] < n[r.topic[r.by_key]]]
-    t_r = r.topic[rows_r]
+    (t_o, rank_o), (t_r, rank_r) = o.key_order, r.key_order  # the pairs by x, by y
+    if np.any(n < o.length):
+        kept = rank_o < n[t_o]
+        t_o, rank_o = t_o[kept], rank_o[kept]
+    if np.any(n < r.length):
+        kept = rank_r < n[t_r]
+        t_r, rank_r = t_r[kept], rank_r[kept]
+    begin = np.take(start, t_r)
     rank_y = np.empty(int(start[-1]), dtype=np.int64)  # each pair's rank by y in its topic
-    rank_y[start[t_r] + r.rank[rows_r]] = np.arange(len(rows_r)) - start[t_r]
-    discordant = _discordant(rank_y[paired], n)
+    rank_y[begin + rank_r] = np.arange(len(t_r)) - begin
+    discordant = _discordant(np.take(rank_y, np.take(start, t_o) + rank_o), n)
     with np.errstate(divide="ignore", invalid="ignore"):
         tau = 1.0 - 4.0 * discordant / (n * (n - 1.0))
     return np.where(n >= 2, tau, np.nan)
