@@ -182,3 +182,36 @@ def test_commands_run_side_by_side_with_workers(tmp_path):
     with Store(str(tmp_path / "lab.duckdb"), read_only=True, scope="c1") as store:
         _, rows = store.query("SELECT system, status FROM commands ORDER BY system")
     assert rows == [("P", "ok"), ("Q", "ok")]
+
+
+@pytest.mark.timeout(300)
+def test_commands_run_as_tasks_of_a_dask_cluster(tmp_path):
+    """With --cluster local:2 (a real distributed.LocalCluster of two one-thread worker
+    processes) the commands are the cluster's tasks: the two that only finish side by side
+    both finish, each was started by a worker process (not by irbench's), and a rerun executes
+    nothing."""
+    pytest.importorskip("distributed")
+    (tmp_path / "meet.py").write_text(
+        "import os, sys, time\nme, other, out = sys.argv[1], sys.argv[2], sys.argv[3]\n"
+        "supervisor = os.getppid()\n"
+        "with open(f'/proc/{supervisor}/stat') as f:\n"
+        "    starter = int(f.read().rsplit(')', 1)[1].split()[1])\n"
+        "open(me, 'w').write(str(starter))\n"
+        "while not os.path.exists(other):\n    time.sleep(0.02)\n"
+        "open(out, 'w').write('1 Q0 d 1 1 x\\n')\n")
+    path = _lab(tmp_path, "  - {name: P, command: \"python meet.py {collection}-p "
+                          "{collection}-q {run}\", inputs: [meet.py], timeout: 60}\n"
+                          "  - {name: Q, command: \"python meet.py {collection}-q "
+                          "{collection}-p {run}\", inputs: [meet.py], timeout: 60}\n")
+    argv = ["run", str(path), "--quiet", "--collection", "c1", "--cluster", "local:2"]
+    assert cli.main(argv) in (0, 1)  # the made runs score 0: fine
+    with Store(str(tmp_path / "lab.duckdb"), read_only=True, scope="c1") as store:
+        _, rows = store.query("SELECT system, status, environment FROM commands ORDER BY system")
+    assert [(s, status) for s, status, _ in rows] == [("P", "ok"), ("Q", "ok")]
+    assert all(json.loads(env)["platform"] for _, _, env in rows)
+    starters = {int((tmp_path / f"c1-{x}").read_text()) for x in "pq"}
+    assert os.getpid() not in starters and len(starters) == 2  # two workers, not irbench
+    assert cli.main(argv) in (0, 1)
+    with Store(str(tmp_path / "lab.duckdb"), read_only=True, scope="c1") as store:
+        _, rows = store.query("SELECT count(*) FROM commands")
+    assert rows == [(2,)]

@@ -70,7 +70,7 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
         status = "interrupted"
         try:
             camp.config, report.executed = produce_runs(config, store, runner_id, progress,
-                                                        workers=workers)
+                                                        workers=workers, client=client)
             _run(camp, store, runner_id, report)
             status = "ok" if not camp.findings.failures else "failed"
         except IrbenchError:

@@ -14,22 +14,26 @@ scored like a submitted one.
 
 Commands run ``workers`` at a time (``irbench run --workers N``; default one after the other: a
 command may use every core itself), each in its own process group, from threads of this
-process (the store is written from this one only)."""
+process; with a Dask cluster (``irbench run --cluster``, the config's ``execution:``) each is
+a task on the cluster's workers instead, as many at a time as it has threads (its workers
+must see the config's folder at the same path), and where it ran is what its record says.
+The store is written from this process only."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Any
 
 from ..config import Config
 from ..errors import CommandError
 from ..escaping import terminal
 from ..store import CommandRun, Store
-from .commands import command_key, execute, file_sha256, placeholders_used
+from .commands import CommandOutcome, command_key, execute, file_sha256, placeholders_used
 
 INPUTS = ("topics", "qrels", "documents")  # the collection's files a command may name
 
@@ -46,11 +50,12 @@ def collection_inputs(config: Config) -> dict[str, str]:
 
 
 def produce_runs(config: Config, store: Store, runner_id: int | None = None,
-                 progress: Progress | None = None, workers: int | None = None
-                 ) -> tuple[Config, int]:
+                 progress: Progress | None = None, workers: int | None = None,
+                 client: Any = None) -> tuple[Config, int]:
     """Execute the commands whose key changed (see the module docstring), ``workers`` at a
-    time (default 1: a command may use every core itself); (the config with each system whose
-    command failed among its ``missing_runs``, commands executed)."""
+    time (default 1: a command may use every core itself) or on the Dask cluster of
+    ``client``; (the config with each system whose command failed among its
+    ``missing_runs``, commands executed)."""
     missing = dict(config.missing_runs)
     inputs = collection_inputs(config)
     collection = config.collection().name
@@ -70,20 +75,67 @@ def produce_runs(config: Config, store: Store, runner_id: int | None = None,
         if not _done(store, system.name, key, system.path):
             todo.append((system, key))
     values = {**{k: inputs[k] for k in INPUTS if k in inputs}, "collection": collection}
-    with ThreadPoolExecutor(max_workers=max(1, workers or 1)) as pool:  # subprocesses: threads
-        running = {pool.submit(execute, s.command, values, s.path): (s, key) for s, key in todo}
-        for done, future in enumerate(as_completed(running), 1):
-            system, key = running[future]
-            outcome = future.result()
-            _record(store, system, key, outcome, runner_id)  # the store: this thread only
-            if not outcome.ok:
-                missing[system.name] = _failure(system.name, system.command.timeout, outcome)
-            if progress is not None:
-                progress(done, len(todo), f"{system.name} (command)")
+    executions = (_on_cluster(client, todo, values) if client is not None
+                  else _in_threads(workers, todo, values))
+    for done, (system, key, (outcome, where)) in enumerate(executions, 1):
+        _record(store, system, key, outcome, where, runner_id)  # the store: this thread only
+        if not outcome.ok:
+            missing[system.name] = _failure(system.name, system.command.timeout, outcome)
+        if progress is not None:
+            progress(done, len(todo), f"{system.name} (command)")
     return replace(config, missing_runs=missing), len(todo)
 
 
-def _record(store: Store, system, key: str, outcome, runner_id: int | None) -> None:
+Execution = tuple[CommandOutcome, dict]  # an execution and where it ran (ir_metadata fields)
+
+
+def execute_here(spec, values: dict[str, str], path: str) -> Execution:
+    """:func:`~irbench.runner.commands.execute` and the platform it ran on, in whichever
+    process runs it (a thread here, a Dask worker)."""
+    outcome = execute(spec, values, path)
+    return outcome, outcome.environment()
+
+
+def _in_threads(workers: int | None, todo: list, values: dict[str, str]
+                ) -> Iterator[tuple[Any, str, Execution]]:
+    with ThreadPoolExecutor(max_workers=max(1, workers or 1)) as pool:  # subprocesses: threads
+        running = {pool.submit(execute_here, s.command, values, s.path): (s, key)
+                   for s, key in todo}
+        for future in as_completed(running):
+            yield (*running[future], future.result())
+
+
+def _on_cluster(client: Any, todo: list, values: dict[str, str]
+                ) -> Iterator[tuple[Any, str, Execution]]:
+    """Each command a task of the cluster (never deduplicated: ``pure=False``); a task lost
+    with its worker past Dask's own retries is that command's failure."""
+    from distributed import as_completed as finished
+
+    running = {client.submit(execute_here, s.command, values, s.path, pure=False): (s, key)
+               for s, key in todo}
+    try:
+        for future in finished(list(running)):
+            system, key = running[future]
+            try:
+                yield system, key, future.result()
+            except Exception as exc:  # KilledWorker, a scheduler gone: no execution to show
+                reason = f"irbench: the Dask task running it was lost ({type(exc).__name__})"
+                yield system, key, (CommandOutcome(
+                    status="failed", exit_code=None, wall_seconds=0.0, cpu_seconds=0.0,
+                    peak_rss_bytes=0, stderr_tail=reason, argv=(), started_at=_now()), {})
+    finally:
+        try:
+            client.cancel([f for f in running if not f.done()])
+        except Exception:  # a scheduler already gone: nothing left to cancel
+            pass
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _record(store: Store, system, key: str, outcome: CommandOutcome, where: dict,
+            runner_id: int | None) -> None:
     """One execution, a row of ``commands`` (after its run file is in place)."""
     store.record_command(CommandRun(
         system=system.name, key=key, status=outcome.status, exit_code=outcome.exit_code,
@@ -92,7 +144,7 @@ def _record(store: Store, system, key: str, outcome, runner_id: int | None) -> N
         wall_seconds=outcome.wall_seconds, cpu_seconds=outcome.cpu_seconds,
         peak_rss_bytes=outcome.peak_rss_bytes, stderr_tail=outcome.stderr_tail,
         argv=json.dumps(list(outcome.argv)),
-        environment=json.dumps(outcome.environment(), sort_keys=True, default=str),
+        environment=json.dumps(where, sort_keys=True, default=str),
         started_at=datetime.fromisoformat(outcome.started_at).replace(tzinfo=None),
         finished_at=datetime.now(timezone.utc).replace(tzinfo=None), runner_id=runner_id))
 
