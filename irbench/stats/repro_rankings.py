@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..arrays import block_order, doc_hash, doc_words, lookup_topics
+from ..arrays import block_order, doc_hash, doc_words, index_type, lookup_topics
 from ..trec import Run, display
 
 
@@ -90,19 +90,24 @@ def _block_topics(query_id: np.ndarray) -> np.ndarray:
 
 def _same_hash(hashes: np.ndarray) -> np.ndarray:
     """For each row, a row with the same hash: open addressing in a table at most half full,
-    whole-array probes (one round settles most rows; a row moves on only past another hash)."""
+    whole-array probes. The first round fills the empty table and settles most rows; a row
+    moves on to the next slot only past another hash (rows of one hash move together)."""
+    kind = index_type(2 * len(hashes))  # row numbers: int32, half the memory traffic
     size = 1 << max(4, (2 * len(hashes)).bit_length())
-    table = np.full(size, -1, dtype=np.int64)
-    rep = np.empty(len(hashes), dtype=np.int64)
-    pending = np.arange(len(hashes))
-    slot = (hashes & np.uint64(size - 1)).astype(np.int64)  # doc_hash's bits are mixed
+    table = np.full(size, -1, dtype=kind)
+    slot = (hashes & np.uint64(size - 1)).astype(kind)  # doc_hash's bits are mixed
+    table[slot] = np.arange(len(hashes), dtype=kind)  # one row of a slot's rows stays
+    rep = table[slot]
+    pending = np.flatnonzero(hashes[rep] != hashes).astype(kind)
+    slot = slot[pending]
     while len(pending):
+        slot = (slot + 1) & kind(size - 1)
         free = table[slot] < 0
-        table[slot[free]] = pending[free]  # one row of those after a free slot stays
+        table[slot[free]] = pending[free]
         held = table[slot]
         same = hashes[held] == hashes[pending]
         rep[pending[same]] = held[same]
-        pending, slot = pending[~same], (slot[~same] + 1) & (size - 1)
+        pending, slot = pending[~same], slot[~same]
     return rep
 
 
@@ -172,10 +177,14 @@ def _keys(sparse: np.ndarray, size: int, split: int) -> tuple[np.ndarray, int, b
     if size > 8 * len(sparse) + 4096:
         distinct, dense = np.unique(sparse, return_inverse=True)
         return dense.ravel(), len(distinct), True
-    a = np.bincount(sparse[:split], minlength=size)
-    b = np.bincount(sparse[split:], minlength=size)
-    number = np.cumsum((a + b) > 0) - 1
-    twice = bool(len(sparse)) and (a.max() > 1 or b.max() > 1)
+    seen = np.zeros(size, dtype=bool)
+    seen[sparse] = True
+    number = np.cumsum(seen, dtype=index_type(size)) - 1
+    row = np.full(size, -1, dtype=index_type(len(sparse)))
+    twice = False
+    for part in (sparse[:split], sparse[split:]):  # a key of a side: its last row there
+        row[part] = np.arange(len(part), dtype=row.dtype)
+        twice = twice or bool(np.any(row[part] != np.arange(len(part))))
     return number[sparse], int(number[-1]) + 1 if size else 0, twice
 
 
