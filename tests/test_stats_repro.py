@@ -15,6 +15,7 @@ from scipy import stats
 
 import irbench
 from irbench.errors import StatisticsError
+from irbench.ranked import rank_order
 from irbench.stats import repro
 from irbench.trec import Run
 
@@ -350,3 +351,182 @@ def test_nrmse_by_hand():
     assert got.rmse == pytest.approx(np.sqrt(0.5))
     assert got.nrmse == pytest.approx(np.sqrt(0.5) / 1.0)  # max(x, 1 - x) is 1 on both
     assert got.differences.tolist() == [1.0, 0.0]
+
+
+# rankings and keys: the whole-column paths against straightforward Python ---------------
+
+def _reference_pair(original: Run, reproduced: Run):
+    """(topics, keys of each run, number of keys) as the definition says: trec_eval's order
+    (irbench.ranked.rank_order), a docno's later copies dropped, keys (topic, docno
+    descending) numbered over both runs, in Python."""
+    topics = sorted({bytes(q) for run in (original, reproduced) for q in run.query_id})
+    ranked = []
+    for run in (original, reproduced):
+        topic = np.searchsorted(np.array(topics, dtype="S"), run.query_id) if topics else \
+            np.zeros(0, dtype=np.int64)
+        order = rank_order(topic, run.score, lambda rows, run=run: run.doc_id[rows])
+        rows = range(len(topic)) if order is None else order
+        kept: list[tuple[int, bytes]] = []
+        for row in rows:
+            item = (int(topic[row]), bytes(run.doc_id[row]))
+            if item not in kept:
+                kept.append(item)
+        ranked.append(kept)
+    universe = sorted(set(ranked[0]) | set(ranked[1]), key=lambda x: x[1], reverse=True)
+    universe.sort(key=lambda x: x[0])  # stable: docno descending within each topic
+    number = {item: i for i, item in enumerate(universe)}
+    return ([t.decode() for t in topics], [[number[x] for x in side] for side in ranked],
+            len(universe))
+
+
+def _random_run(rng, topics, vocab, rows: int, decimals: int, layout: str) -> Run:
+    q = rng.choice(topics, rows)
+    d = rng.choice(vocab, rows)  # a docno may come twice for a topic
+    s = np.round(rng.normal(size=rows), decimals)
+    if layout != "shuffled":  # each topic one block, scores descending
+        order = np.lexsort((-s, q))
+        if layout == "blocks moved":
+            block = {t: i for i, t in enumerate(rng.permutation(topics))}
+            order = order[np.argsort([block[t] for t in q[order]], kind="stable")]
+        q, d, s = q[order], d[order], s[order]
+    return Run(name="x", runid="x", query_id=q, doc_id=d, score=s, line=np.arange(1, rows + 1))
+
+
+VOCABULARIES = {
+    "short": [f"d{i}" for i in range(40)],
+    "shared prefix, one varying word": [f"clueweb-{i:07d}" for i in range(40)],
+    "several varying words": [f"clueweb09-en{i % 7:04d}-{i:02d}-{i * 37 % 101:05d}"
+                              for i in range(40)],
+    "mixed lengths": [("x" * (i % 13)) + f"{i}" for i in range(40)],
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("vocabulary", sorted(VOCABULARIES))
+def test_rank_pair_equals_the_definition_on_random_runs(vocabulary):
+    # ties (scores to 0 or 1 decimal), docnos listed twice, topics only one run has, rows
+    # in score order, in moved topic blocks or shuffled, docno columns of other widths
+    rng = np.random.default_rng(sorted(VOCABULARIES).index(vocabulary))
+    vocab = np.array(VOCABULARIES[vocabulary], dtype="S")
+    for trial in range(12):
+        layouts = ("sorted", "blocks moved", "shuffled")
+        runs = [_random_run(rng, np.array([b"t1", b"t2", b"t10", side], dtype="S"),
+                            vocab[: int(rng.integers(2, 40))], int(rng.integers(0, 120)),
+                            trial % 2, layouts[(trial + i) % 3])
+                for i, side in enumerate((b"only_o", b"only_r"))]
+        pair = repro.rank_pair(*runs)
+        topics, keys, num_keys = _reference_pair(*runs)
+        assert list(pair.topics) == topics and pair.original.num_keys == num_keys
+        for side, want in zip((pair.original, pair.reproduced), keys):
+            assert side.keys.tolist() == want, (vocabulary, trial)
+
+
+@pytest.mark.timeout(60)
+def test_rank_pair_with_many_topics_of_their_own_docnos():
+    # 400 topics, each with docnos no other topic has: (topic, docno) keys too sparse for a
+    # bitmap, numbered by a sort instead
+    rng = np.random.default_rng(3)
+    q = np.repeat(np.array([f"q{t:03d}" for t in range(400)], dtype="S"), 12)
+    d = np.array([f"{t:03d}-{i}" for t in range(400) for i in rng.permutation(12)], dtype="S")
+    original = Run(name="o", runid="o", query_id=q, doc_id=d,
+                   score=np.tile(np.arange(12.0, 0, -1), 400), line=np.arange(1, len(q) + 1))
+    reproduced = Run(name="r", runid="r", query_id=q, doc_id=d,
+                     score=np.round(rng.random(len(q)), 1), line=np.arange(1, len(q) + 1))
+    pair = repro.rank_pair(original, reproduced)
+    topics, keys, num_keys = _reference_pair(original, reproduced)
+    assert pair.original.num_keys == num_keys == 4800
+    assert pair.original.keys.tolist() == keys[0] and pair.reproduced.keys.tolist() == keys[1]
+
+
+@pytest.mark.timeout(60)
+def test_docnos_sharing_a_hash_are_told_apart(monkeypatch):
+    # docnos of several varying words are grouped by a hash, then compared: a hash every
+    # docno shares must still give the definition's keys (every docno sorted instead)
+    from irbench.stats import repro_rankings
+    monkeypatch.setattr(repro_rankings, "doc_hash",
+                        lambda doc_id, words=None: np.zeros(len(doc_id), dtype=np.uint64))
+    rng = np.random.default_rng(5)
+    vocab = np.array(VOCABULARIES["several varying words"], dtype="S")
+    runs = [_random_run(rng, np.array([b"a", b"b"]), vocab, 80, 1, "sorted") for _ in "or"]
+    pair = repro.rank_pair(*runs)
+    _, keys, _ = _reference_pair(*runs)
+    assert pair.original.keys.tolist() == keys[0] and pair.reproduced.keys.tolist() == keys[1]
+
+
+def _discordant_before(order: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """repro._discordant before issue 42's speed-up (one pass per bit, np.where), kept as
+    the reference the faster one must equal."""
+    total = int(n.sum())
+    if not total:
+        return np.zeros(len(n))
+    tpos = np.repeat(np.arange(len(n)), n)
+    tstart = np.repeat(np.concatenate(([0], np.cumsum(n)[:-1])), n)
+    tlen = np.repeat(n, n)
+    pos = np.arange(total)
+    found = np.zeros(total, dtype=np.int64)
+    vals = order.astype(np.int64)
+    for b in range(int(order.max()).bit_length() - 1, -1, -1):
+        bit = (vals >> b) & 1
+        first_rank = vals - (vals & ((2 << b) - 1))
+        start = tstart + first_rank
+        ones = np.cumsum(bit) - bit
+        ones_in = ones - ones[start]
+        zero = bit == 0
+        found += np.where(zero, ones_in, 0)
+        zeros = np.clip(tlen - first_rank, 0, 1 << b)
+        new_pos = np.where(zero, pos - ones_in, start + zeros + ones_in)
+        moved = np.empty_like(vals)
+        moved[new_pos] = vals
+        vals = moved
+    return np.bincount(tpos, weights=found, minlength=len(n))
+
+
+@pytest.mark.timeout(60)
+def test_discordant_pairs_equal_the_previous_kernel_and_brute_force():
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        n = rng.integers(0, 80, int(rng.integers(1, 7)))
+        if trial % 5 == 0:
+            n = rng.integers(0, 3, len(n))  # topics of 0, 1, 2 ranks
+        order = np.concatenate([rng.permutation(int(k)) for k in n] + [np.zeros(0, int)])
+        got = repro._discordant(order, n)
+        assert np.array_equal(got, _discordant_before(order, n)), trial
+        start = np.concatenate(([0], np.cumsum(n)))
+        brute = [sum(int(np.sum(order[start[t] + i] > order[start[t] + i + 1:start[t + 1]]))
+                     for i in range(int(n[t]))) for t in range(len(n))]
+        assert got.tolist() == brute, trial
+    big = np.concatenate([rng.permutation(1000) for _ in range(20)] + [rng.permutation(997)])
+    n = np.array([1000] * 20 + [997])
+    assert np.array_equal(repro._discordant(big, n), _discordant_before(big, n))
+
+
+@pytest.mark.timeout(120)
+def test_ktu_of_1000_document_rankings_equals_kendalls_tau():
+    # rankings as deep as repro_eval's default cutoff, with ties and a docno listed twice:
+    # the kernel's high passes and its groups of 16 ranks, against scipy
+    rng = np.random.default_rng(13)
+    vocab = np.array([f"doc-{i:05d}" for i in range(1500)], dtype="S")
+    topics = [f"q{t}" for t in range(4)]
+    runs = []
+    for _ in "or":
+        q, d, s = [], [], []
+        for t in topics:
+            docs = rng.choice(vocab, 1000, replace=False)
+            docs[500] = docs[3]  # listed twice: counts at its first rank only
+            q += [t.encode()] * 1000
+            d += list(docs)
+            s += list(np.round(np.sort(rng.random(1000))[::-1], 2))  # ties
+        runs.append(Run(name="x", runid="x", query_id=np.array(q, dtype="S"),
+                        doc_id=np.array(d, dtype="S"), score=np.array(s),
+                        line=np.arange(1, len(s) + 1)))
+    pair = repro.rank_pair(*runs)
+    _, keys, _ = _reference_pair(*runs)
+    for depth in (1000, 999, 500, 17):
+        got = repro.ktu(pair, depth)
+        for i in range(len(topics)):
+            a = keys[0][i * 999:(i + 1) * 999][:depth]
+            b = keys[1][i * 999:(i + 1) * 999][:depth]
+            # the union by docno: keys descending (a larger key is an earlier docno)
+            union = {k: j for j, k in enumerate(sorted(set(a) | set(b), reverse=True))}
+            want = stats.kendalltau([union[k] for k in a], [union[k] for k in b]).statistic
+            assert got.values[i] == pytest.approx(want, abs=1e-10), (depth, i)
