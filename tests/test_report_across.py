@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import make_dataclass
@@ -182,8 +183,11 @@ def test_links_open_the_collections_reports(lab):
     for link in page.links:
         target = (folder / link).resolve()
         assert target.is_file()
-        assert f"<title>lab: {link.split('/')[0]}: irbench report" in target.read_text(
-            encoding="utf-8")
+        text = target.read_text(encoding="utf-8")
+        assert f"<title>lab: {link.split('/')[0]}: irbench report" in text
+        back = re.findall(r'<a href="([^"]*)">All collections</a>', text)  # and back
+        assert back == ["../index.html"]
+        assert (target.parent / back[0]).resolve() == (folder / "index.html").resolve()
     assert json.loads((folder / ".irbench-report.json").read_text())["config"] == str(lab)
 
 

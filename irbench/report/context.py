@@ -64,6 +64,7 @@ def build_context(config, store, seed: int = 0, progress=None, run_pages: bool =
         title=config.report.title or (f"{config.name}: {config.scope}" if config.several
                                       else config.name),
         campaign=config.name,
+        collection=config.scope if config.several else "",
         links=links,
         toc=tuple((anchor, SECTIONS[anchor]) for anchor, part in shown if part is not None),
         overview=tables,

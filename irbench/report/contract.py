@@ -399,6 +399,8 @@ class ReportContext:
 
     title: str = _f("the campaign's title: report.title, else its name (config text)")
     campaign: str = _f("the campaign's name (config name:, else the config file's name)")
+    collection: str = _f("of a config with several collections: the one this report is of "
+                         "(the page over all of them is ../index.html), else ''")
     links: dict[str, str] = _f("{system: its run page, relative to index.html} when run "
                                "pages are written with the report, else {}")
     toc: tuple[tuple[str, str], ...] = _f("(section id, heading) of every section shown")
