@@ -14,6 +14,7 @@ import pytest
 
 from irbench.stats.diffs import (
     diff,
+    diff_against,
     diff_all_pairs,
     diff_scores,
     dominance,
@@ -226,3 +227,95 @@ def test_hostile_names_are_escaped(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and "\u202e" not in done.stdout
     assert "\\x1b]0;owned\\x07\\u202e" in done.stdout
+
+
+# ---- the prepared codes and the fast paths (issue 42: all pairs of 129 runs in < 10 s) ------
+
+def _random_runs(seed, runs=4, topics=5, pool=60, widths=("d{}", "doc-{:08d}")):
+    rng = random.Random(seed)
+    out = []
+    for r in range(runs):
+        rows = []
+        for t in range(topics):
+            if rng.random() < 0.15:
+                continue  # a topic this run has nothing for
+            docs = rng.sample(range(pool), rng.randint(1, pool))
+            form = widths[r % len(widths)]
+            rows += [(f"q{t}", form.format(d), float(rng.randint(0, 8))) for d in docs]
+        out.append(read_run(rows or [("q0", "d0", 1.0)], name=f"r{r}"))
+    return out
+
+
+def _columns(rankings):
+    return [(r.name, r.offsets.tolist(), r.vocabulary.docs[r.doc].tolist()) for r in rankings]
+
+
+@pytest.mark.timeout(60)
+def test_hashed_codes_equal_sorted_codes_and_a_shared_key_falls_back(monkeypatch):
+    # ties (scores 0..8), docnos of several widths across runs, topics missing from some runs
+    import irbench.stats.diffcodes as codes
+    runs = _random_runs(5)
+    fast = prepare_rankings(runs)
+    assert list(fast[0].vocabulary.docs) == sorted(fast[0].vocabulary.docs)
+    monkeypatch.setattr(codes, "_doc_keys", lambda d: np.zeros(len(d), np.uint64))
+    slow = prepare_rankings(runs)  # every docno one key: the bytes are sorted instead
+    assert _columns(fast) == _columns(slow)
+    assert list(fast[0].vocabulary.docs) == list(slow[0].vocabulary.docs)
+    for x, y in zip(diff_all_pairs(fast), diff_all_pairs(slow)):
+        assert x.topics == y.topics and np.array_equal(x.tau_ap, y.tau_ap)
+        assert np.array_equal(x.rbo, y.rbo) and np.array_equal(x.jaccard, y.jaccard)
+
+
+def test_a_docno_listed_twice_keeps_its_better_rank():
+    a, b = pair([("1", "x", 1.0), ("1", "y", 2.0), ("1", "x", 3.0)], ranked("1", ["x", "y"]))
+    assert a.vocabulary.docs[a.doc].tolist() == [b"x", b"y"]
+    assert diff_scores(a, b).tau_ap[0] == pytest.approx(1.0)
+
+
+def test_no_runs_and_empty_topics():
+    assert prepare_rankings([]) == [] and list(diff_all_pairs([])) == []
+    a, b = pair(ranked("1", ["a"]), ranked("2", ["b"]))
+    s = diff_scores(a, b)
+    assert s.topics == ("1", "2") and s.tau_ap.tolist() == [-1.0, -1.0]
+
+
+@pytest.mark.timeout(120)
+def test_topics_longer_than_a_thousand_documents_against_diffir():
+    rng = random.Random(3)
+    pool = [f"d{i}" for i in range(1500)]
+    a, b = rng.sample(pool, 1300), rng.sample(pool, 1100)
+    b[:400] = a[:400]  # a long shared head: > 6 bitset words of shared documents
+    b = list(dict.fromkeys(b))
+    s = diff_scores(*pair(ranked("t", a), ranked("t", b)), persistence=0.95)
+    assert s.shared[0] > 700
+    assert s.tau_ap[0] == pytest.approx(diffir_mean(a, b), abs=1e-12)
+    assert s.rbo[0] == pytest.approx(rbo_ext(a, b, 0.95), abs=1e-12)
+
+
+def test_dominance_on_groups_of_many_words():
+    rng = np.random.default_rng(8)
+    sizes = [1100, 0, 3, 700, 64, 65]
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    first = np.concatenate([rng.permutation(n) for n in sizes])
+    second = np.concatenate([rng.permutation(n) for n in sizes])
+    expected = np.zeros(len(group), np.int64)
+    at = 0
+    for n in sizes:  # numpy by group: an element's count of those below it in both orders
+        f, s = first[at:at + n], second[at:at + n]
+        expected[at:at + n] = ((f[None, :] < f[:, None]) & (s[None, :] < s[:, None])).sum(1)
+        at += n
+    assert dominance(group, first, second).tolist() == expected.tolist()
+
+
+def test_runs_in_any_order_and_shares_give_the_same_pairs():
+    rankings = prepare_rankings(_random_runs(9, runs=6))
+    a, rest = rankings[0], rankings[1:]
+    scattered = diff_against(a, rest[::-1])  # not prepared next to each other: copied rows
+    alone = [diff_scores(a, b) for b in rest[::-1]]
+    for x, y in zip(scattered, alone):
+        assert x.b == y.b and np.array_equal(x.tau_ap, y.tau_ap)
+        assert np.array_equal(x.rbo, y.rbo) and np.array_equal(x.shared, y.shared)
+    every = [(s.a, s.b, s.tau_ap.tolist()) for s in diff_all_pairs(rankings, batch=2)]
+    shared_out = [(s.a, s.b, s.tau_ap.tolist()) for w in range(3)
+                  for s in diff_all_pairs(rankings, batch=4, share=(w, 3))]
+    assert sorted(shared_out) == sorted(every) and len(every) == 15

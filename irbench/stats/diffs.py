@@ -23,71 +23,15 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from ..arrays import doc_words, lookup_topics
 from ..evaluation import evaluate
-from ..ranked import rank_order
 from ..trec import Qrels, Run, read_qrels, read_run
+from .diffcodes import Rankings, prepare_rankings, rank_type
 
 DEFAULT_PERSISTENCE = 0.9
-
-
-@dataclass(frozen=True, eq=False)
-class Vocabulary:
-    """Topic ids and docnos (bytes, sorted) that prepared rankings' codes index, and how
-    many distinct (topic, docno) pairs the runs rank (``pairs``). ``pair_rows``: every
-    prepared run's (topic, docno) codes, one run after another; ``bounds``: where each
-    (run, topic) starts in it (runs x topics + 1), so that runs prepared next to each other
-    are compared without copying their rows."""
-
-    topics: np.ndarray
-    docs: np.ndarray
-    pairs: int
-    pair_rows: np.ndarray
-    bounds: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class Rankings:
-    """One run's rankings: rows by topic code then rank (trec_eval's order); ``offsets``
-    (len(vocabulary.topics) + 1) bound each topic's rows; ``doc`` the docno codes and
-    ``pair`` the (topic, docno) codes of the rows; ``index`` its place in the runs prepared
-    together."""
-
-    name: str
-    offsets: np.ndarray
-    doc: np.ndarray
-    pair: np.ndarray
-    vocabulary: Vocabulary
-    index: int = 0
-
-    @property
-    def sizes(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    @cached_property
-    def row_topic(self) -> np.ndarray:
-        return np.repeat(np.arange(len(self.offsets) - 1, dtype=np.int32), self.sizes)
-
-    @cached_property
-    def row_rank(self) -> np.ndarray:
-        return (np.arange(len(self.doc)) - self.offsets[:-1][self.row_topic]).astype(np.int32)
-
-    @cached_property
-    def rank_of(self) -> np.ndarray:
-        """Each (topic, docno) code's rank (0-based) in this run, -1 where absent."""
-        out = np.full(self.vocabulary.pairs, -1, _rank_type(self.sizes))
-        out[self.pair] = self.row_rank
-        return out
-
-
-def _rank_type(sizes: np.ndarray):
-    return np.int16 if len(sizes) == 0 or int(sizes.max()) < np.iinfo(np.int16).max \
-        else np.int32
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,143 +52,6 @@ class DiffScores:
     size_b: np.ndarray
     shared: np.ndarray
     shared_top: np.ndarray
-
-
-def prepare_rankings(runs: Sequence[Run]) -> list[Rankings]:
-    """The runs' rankings in trec_eval's order over one shared vocabulary. A docno a run
-    lists twice for a topic keeps its better rank.
-
-    Codes come from hashes of the docnos' bytes (a hash table filled in whole-array rounds),
-    checked against the bytes themselves; only the distinct docnos are sorted (codes in
-    byte order). Should two docnos share a hash, every code comes from sorting the bytes."""
-    topics = np.unique(np.concatenate(
-        [_block_values(np.asarray(r.query_id, dtype=bytes)) for r in runs] or [np.empty(0, bytes)]))
-    topic_code = [lookup_topics(np.asarray(r.query_id, dtype=bytes), topics) for r in runs]
-    codes = _hashed_codes(runs, topic_code) or _sorted_codes(runs, topics)
-    docs, pair_doc, pair_code, pairs = codes
-    out, start, stamp = [], 0, np.full(pairs, -1, np.int32)
-    for run, topic in zip(runs, topic_code):
-        end = start + len(run.score)
-        doc_id = np.asarray(run.doc_id, dtype=bytes)
-        order = rank_order(topic, np.asarray(run.score, dtype=np.float64), doc_id.__getitem__)
-        rows = np.arange(start, end) if order is None else order + start
-        out.append((run.name, topic if order is None else topic[order], pair_code[rows]))
-        start = end
-    return _assemble(out, topics, docs, pair_doc, pairs, stamp)
-
-
-def _assemble(ranked, topics, docs, pair_doc, pairs, stamp) -> list[Rankings]:
-    """Rankings of (name, topic codes, pair codes) in rank order: a (topic, docno) listed
-    twice keeps its first row; the rows of every run in one column."""
-    names, offsets, pair_parts = [], [], []
-    for name, topic, pair in ranked:
-        stamp[pair] = np.arange(len(pair), dtype=np.int32)  # the last row of each pair wins
-        if np.any(stamp[pair] != np.arange(len(pair))):  # rare: a docno listed twice
-            first = np.sort(np.unique(pair, return_index=True)[1])
-            topic, pair = topic[first], pair[first]
-        names.append(name)
-        offsets.append(np.searchsorted(topic, np.arange(len(topics) + 1)))
-        pair_parts.append(pair)
-    starts = np.r_[0, np.cumsum([len(p) for p in pair_parts])]
-    bounds = np.concatenate([o[:-1] + s for o, s in zip(offsets, starts)] + [starts[-1:]])
-    pair_rows = np.concatenate(pair_parts or [np.empty(0, np.int32)]).astype(np.int32)
-    vocabulary = Vocabulary(topics, docs, pairs, pair_rows, bounds.astype(np.int64))
-    doc_rows = pair_doc[pair_rows]
-    return [Rankings(name=n, offsets=o, doc=doc_rows[s:e], pair=pair_rows[s:e],
-                     vocabulary=vocabulary, index=i)
-            for i, (n, o, s, e) in enumerate(zip(names, offsets, starts, starts[1:]))]
-
-
-def _block_values(query_id: np.ndarray) -> np.ndarray:
-    """The topic id of each block of equal consecutive rows."""
-    return query_id[np.r_[0, np.flatnonzero(query_id[1:] != query_id[:-1]) + 1]] \
-        if len(query_id) else query_id
-
-
-_WORD_MUL = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
-_TOPIC_MUL = np.uint64(0xFF51AFD7ED558CCD)
-
-
-def _doc_keys(doc_id: np.ndarray) -> np.ndarray:
-    """A 64-bit key of each docno: its 8-byte words (zero-padded, so any column width gives
-    the same key) times odd constants, summed; equal docnos, equal keys."""
-    words = doc_words(doc_id)
-    key = np.zeros(len(doc_id), np.uint64)
-    for j in range(words.shape[1]):  # loop over the words of the widest docno: <= 129
-        mul = np.uint64(_WORD_MUL[j % 4] + 2 * (j // 4))
-        key += words[:, j] * mul
-    return key
-
-
-def _hashed_codes(runs, topic_code):
-    """(docs, the doc code of each pair code, each row's pair code, pairs) from hashes, or
-    None when two distinct docnos (or pairs) share a key."""
-    if not runs:
-        return None
-    doc_key = np.concatenate([_doc_keys(np.asarray(r.doc_id, dtype=bytes)) for r in runs])
-    topic = np.concatenate(topic_code).astype(np.uint64)
-    pair_code, pair_first = _factorise(doc_key + topic * _TOPIC_MUL)
-    doc_of_pair, doc_first = _factorise(doc_key[pair_first])
-    starts = np.r_[0, np.cumsum([len(r.score) for r in runs])]
-    rows = pair_first[doc_first]
-    which = np.searchsorted(starts, rows, side="right") - 1
-    width = max(np.asarray(r.doc_id, dtype=bytes).dtype.itemsize for r in runs)
-    distinct = np.empty(len(rows), f"S{max(width, 1)}")
-    for i in np.unique(which).tolist():  # the runs that first ranked some docno
-        at = np.flatnonzero(which == i)
-        distinct[at] = np.asarray(runs[i].doc_id, dtype=bytes)[rows[at] - starts[i]]
-    by_bytes = np.lexsort(doc_words(distinct).byteswap().T[::-1])  # big-endian: byte order
-    code = np.empty(len(distinct), np.int32)
-    code[by_bytes] = np.arange(len(distinct), dtype=np.int32)
-    docs = distinct[by_bytes]
-    pair_doc = code[doc_of_pair]
-    if np.any(topic[pair_first][pair_code] != topic):
-        return None
-    for run, s, e in zip(runs, starts, starts[1:]):  # every row's bytes, checked
-        if np.any(docs[pair_doc[pair_code[s:e]]] != np.asarray(run.doc_id, dtype=bytes)):
-            return None
-    return docs, pair_doc, pair_code, len(pair_first)
-
-
-_SLOT_MUL = np.uint64(0x9FB21C651E98DF25)
-
-
-def _factorise(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(code of each key, numbered in order of first appearance; the first row of each
-    code), by a hash table at most half full filled in whole-array rounds (linear probing:
-    rows of one key move together, so one of them claims a free slot and all read it back)."""
-    n = len(keys)
-    bits = max(4, (2 * n).bit_length())
-    mask = (1 << bits) - 1
-    table = np.full(1 << bits, -1, np.int32)
-    slot = ((keys * _SLOT_MUL) >> np.uint64(64 - bits)).astype(np.int64)
-    pending = np.arange(n, dtype=np.int32)
-    owner = np.empty(n, np.int32)
-    while len(pending):
-        free = table[slot] < 0
-        table[slot[free]] = pending[free]
-        found = table[slot]
-        hit = keys[found] == keys[pending]
-        owner[pending[hit]] = found[hit]
-        miss = ~hit
-        pending, slot = pending[miss], (slot[miss] + 1) & mask
-    first = np.flatnonzero(owner == np.arange(n, dtype=np.int32))
-    dense = np.empty(n, np.int32)
-    dense[first] = np.arange(len(first), dtype=np.int32)
-    return dense[owner], first
-
-
-def _sorted_codes(runs, topics):
-    """The codes of :func:`_hashed_codes` by sorting the bytes (exact whatever the hashes)."""
-    empty = [np.empty(0, bytes)]
-    topic_all = np.concatenate([np.asarray(r.query_id, dtype=bytes) for r in runs] or empty)
-    doc_all = np.concatenate([np.asarray(r.doc_id, dtype=bytes) for r in runs] or empty)
-    topic_code = np.searchsorted(topics, topic_all)
-    docs, doc_code = np.unique(doc_all, return_inverse=True)
-    pairs, pair_code = np.unique(topic_code.astype(np.int64) * max(len(docs), 1) + doc_code,
-                                 return_inverse=True)
-    pair_doc = (pairs % max(len(docs), 1)).astype(np.int32)
-    return docs, pair_doc, pair_code.astype(np.int32), len(pairs)
 
 
 @functools.cache
@@ -268,20 +75,24 @@ def diff_scores(a: Rankings, b: Rankings, k: int = 10,
 
 
 def diff_all_pairs(rankings: Sequence[Rankings], k: int = 10,
-                   persistence: float = DEFAULT_PERSISTENCE, batch: int = 64):
+                   persistence: float = DEFAULT_PERSISTENCE, batch: int = 64,
+                   share: tuple[int, int] = (0, 1)):
     """:func:`diff_scores` of every pair (i < j) of ``rankings``, in that order; each run
-    against up to ``batch`` others at once. Each run's rank lookup is written into one table
-    and wiped after its pairs (no table per run)."""
+    against up to ``batch`` others at once. ``share`` (w, n): only the pairs whose first run
+    is every n-th from the w-th (worker w of n). Each run's rank lookup is written into one
+    table and wiped after its pairs (no table per run)."""
     if not rankings:
         return
     _check(rankings[0], rankings[1:], k, persistence)
+    work: dict = {}  # buffers reused from batch to batch
     table = np.full(rankings[0].vocabulary.pairs, -1,
-                    _rank_type(np.concatenate([r.sizes for r in rankings])))
-    for i, a in enumerate(rankings):
+                    rank_type(np.concatenate([r.sizes for r in rankings])))
+    for i in range(share[0], len(rankings), share[1]):
+        a = rankings[i]
         table[a.pair] = a.row_rank
         others = rankings[i + 1:]
         for at in range(0, len(others), batch):
-            yield from _against(a, table, others[at:at + batch], k, persistence)
+            yield from _against(a, table, others[at:at + batch], k, persistence, work)
         table[a.pair] = -1
 
 
@@ -318,7 +129,7 @@ def _rows(bs: Sequence[Rankings]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _against(a: Rankings, rank_of: np.ndarray, bs: Sequence[Rankings], k: int,
-             persistence: float) -> list[DiffScores]:
+             persistence: float, work: dict | None = None) -> list[DiffScores]:
     if not bs:
         return []
     topics_n, runs_n, rows_a = len(a.offsets) - 1, len(bs), len(a.pair)
@@ -335,7 +146,7 @@ def _against(a: Rankings, rank_of: np.ndarray, bs: Sequence[Rankings], k: int,
     size_b = np.diff(bounds)
     start = (np.arange(runs_n)[:, None] * rows_a + a.offsets[:-1]).ravel()  # group in a's rows
     at = start[group] + ra + 1
-    mark = np.zeros(runs_n * rows_a + 1, np.int32)  # the shared documents in a's order
+    mark = _zeros(work, runs_n * rows_a + 1)  # the shared documents in a's order
     mark[at] = 1
     seen = np.cumsum(mark, out=mark)
     v = seen[at] - seen[start][group] - 1  # rank among the shared, in a's order
@@ -348,7 +159,7 @@ def _against(a: Rankings, rank_of: np.ndarray, bs: Sequence[Rankings], k: int,
     tau = np.ones(len(shared))
     np.subtract(1.0, total / np.maximum(n - 1, 1), out=tau, where=n > 1)
     tau[(size_a == 0) | (size_b == 0)] = -1.0
-    rbo = _rbo(group, np.maximum(ra, rb) + 1, size_a, size_b, shared, persistence)
+    rbo = _rbo(group, np.maximum(ra, rb), size_a, size_b, shared, persistence)
     shared_top = np.bincount(group[(ra < k) & (rb < k)], minlength=len(size_a))
     top_union = np.minimum(size_a, k) + np.minimum(size_b, k) - shared_top
     jaccard = shared_top / np.maximum(top_union, 1)
@@ -365,6 +176,18 @@ def _against(a: Rankings, rank_of: np.ndarray, bs: Sequence[Rankings], k: int,
     return out
 
 
+def _zeros(work: dict | None, n: int) -> np.ndarray:
+    """``n`` int32 zeros, in the buffer of ``work`` when there is one (fresh pages cost more
+    than zeroing)."""
+    if work is None:
+        return np.zeros(n, np.int32)
+    if len(work.get("zeros", ())) < n:
+        work["zeros"] = np.empty(n, np.int32)
+    out = work["zeros"][:n]
+    out.fill(0)
+    return out
+
+
 def _tau_sums(group, rank_y, rank_x, place_x, concordant, size_x, size_y, shared):
     """The sum S of tau_AP(x, y) = 1 - 2 S / (n - 1), every group's, from the shared
     documents alone, as (a weight per shared document, a constant per group). Their ranks in
@@ -374,8 +197,7 @@ def _tau_sums(group, rank_y, rank_x, place_x, concordant, size_x, size_y, shared
     (r - concordant) / r; the documents only x ranks (q of them, j = 0..q-1 of them below
     each) add sum (size_y - m + j) / (size_y + j) = q - m (H(size_y + q - 1) - H(size_y - 1)),
     and for each shared document, those above it in x's order add 1 / (size_y + j) each."""
-    weight = np.zeros(len(rank_y))
-    np.divide(rank_y - concordant, rank_y, out=weight, where=rank_y > 0)
+    weight = (rank_y - concordant) / np.maximum(rank_y, 1)  # at rank 0: 0 / 1
     only = size_x - shared
     h = _harmonic(int(max((size_x + size_y).max(initial=0), 1)))  # h[i + 1] = H(i)
     top = h[size_y + only]  # H(size_y + q - 1)
@@ -451,14 +273,14 @@ def _count_block(block, sizes, starts, first, second, bits, count) -> None:
 def _rbo(topic: np.ndarray, depth: np.ndarray, size_a: np.ndarray, size_b: np.ndarray,
          shared: np.ndarray, p: float) -> np.ndarray:
     """Extrapolated RBO (Webber, Moffat and Zobel 2010, eq. 32, lists of any lengths) of
-    every topic from the shared documents: ``depth`` (1-based) is where each joins both
+    every topic from the shared documents: ``depth`` + 1 is where each joins both
     prefixes, so that X_d = how many joined by d and sum_d X_d / d p^d = sum over them of
-    G(l) - G(depth - 1), G(n) = sum_{d<=n} p^d / d."""
+    G(l) - G(depth), G(n) = sum_{d<=n} p^d / d."""
     topics_n = len(size_a)
     short, long = np.minimum(size_a, size_b), np.maximum(size_a, size_b)
     g, pw = _rbo_tables(int(max(long.max(initial=0), 1)), p)
-    first = np.bincount(topic, g[long[topic]] - g[depth - 1], minlength=topics_n)
-    x_s = np.bincount(topic[depth <= short[topic]], minlength=topics_n)
+    first = np.bincount(topic, g[long[topic]] - g[depth], minlength=topics_n)
+    x_s = np.bincount(topic[depth < short[topic]], minlength=topics_n)
     has = short > 0
     rbo = np.zeros(topics_n)
     s, lg, xs = short[has], long[has], x_s[has]
