@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..arrays import block_order, doc_hash, doc_words, index_type, lookup_topics
+from ..arrays import block_order, doc_hash, doc_words, index_type
 from ..trec import Run, display
 
 
@@ -81,11 +81,12 @@ class RankedPair:
         return (self.original.length > 0) & (self.reproduced.length > 0)
 
 
-def _block_topics(query_id: np.ndarray) -> np.ndarray:
+def _blocks(query_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the topic of each block of rows with one topic, the blocks' lengths)."""
     if not len(query_id):
-        return query_id[:0]
+        return query_id[:0], np.zeros(0, dtype=np.int64)
     starts = np.concatenate(([0], np.flatnonzero(query_id[1:] != query_id[:-1]) + 1))
-    return np.unique(query_id[starts])
+    return query_id[starts], np.diff(np.append(starts, len(query_id)))
 
 
 def _same_hash(hashes: np.ndarray) -> np.ndarray:
@@ -129,7 +130,7 @@ def _doc_codes(doc_id: np.ndarray) -> tuple[np.ndarray, int]:
         docnos, code = np.unique(doc_id, return_inverse=True)
         return code.ravel(), len(docnos)
     first = np.flatnonzero(rep == np.arange(len(rep)))
-    order = np.argsort(doc_id[first], kind="stable")
+    order = np.lexsort(words[first].byteswap().T[::-1])  # big-endian: numeric = byte order
     code = np.empty(len(rep), dtype=np.int64)
     code[first[order]] = np.arange(len(first))
     return code[rep], len(first)
@@ -163,10 +164,12 @@ def _rank_rows(topic: np.ndarray, score: np.ndarray, code: np.ndarray) -> np.nda
     return order
 
 
-def _ranked(run: Run, topics: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(topic index, docno code) of ``run``'s rows in trec_eval's order."""
-    topic = lookup_topics(run.query_id, topics).astype(np.int64)
-    order = _rank_rows(topic, run.score, code)
+def _ranked(blocks: tuple[np.ndarray, np.ndarray], score: np.ndarray, topics: np.ndarray,
+            code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(topic index, docno code) of a run's rows (its :func:`_blocks`, scores and codes) in
+    trec_eval's order."""
+    topic = np.repeat(np.searchsorted(topics, blocks[0]), blocks[1])
+    order = _rank_rows(topic, score, code)
     return (topic, code) if order is None else (topic[order], code[order])
 
 
@@ -191,12 +194,13 @@ def _keys(sparse: np.ndarray, size: int, split: int) -> tuple[np.ndarray, int, b
 def rank_pair(original: Run, reproduced: Run) -> RankedPair:
     """Rank both runs and give their docnos shared keys (see :class:`RankedRun`): each
     docno coded once over both runs, keys (topic, docno code descending) made dense."""
-    topics = np.union1d(_block_topics(original.query_id), _block_topics(reproduced.query_id))
+    blocks_o, blocks_r = _blocks(original.query_id), _blocks(reproduced.query_id)
+    topics = np.union1d(blocks_o[0], blocks_r[0])
     code, width = _doc_codes(np.concatenate((original.doc_id, reproduced.doc_id)))
     width = max(width, 1)
     split = len(original.doc_id)
-    t_o, c_o = _ranked(original, topics, code[:split])
-    t_r, c_r = _ranked(reproduced, topics, code[split:])
+    t_o, c_o = _ranked(blocks_o, original.score, topics, code[:split])
+    t_r, c_r = _ranked(blocks_r, reproduced.score, topics, code[split:])
     sparse = np.concatenate((t_o, t_r)) * width + (width - 1 - np.concatenate((c_o, c_r)))
     keys, num_keys, twice = _keys(sparse, len(topics) * width, split)
 
