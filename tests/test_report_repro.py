@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from repro_runs import make_runs
@@ -62,3 +65,48 @@ def test_hostile_names_are_escaped(campaign):
     assert "<script>" not in section and "again <b>" not in section
     assert "base&lt;script&gt;alert(1)&lt;/script&gt;" in section
     assert "again &lt;b&gt;" in section
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium")
+def test_the_section_in_chromium(campaign, tmp_path):
+    """Headless Chromium renders the report with the section and no console message, the
+    hostile names as text; screenshots of the section at 1366 and 1920 pixels (to
+    $IRBENCH_SHOTS when set)."""
+    target = (campaign / "out" / "index.html").as_uri()
+    proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                           "--enable-logging=stderr", "--v=0", "--dump-dom", target],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [line for line in proc.stderr.splitlines() if "CONSOLE" in line] == []
+    dom = proc.stdout
+    assert 'id="reproductions"' in dom and "<script>alert" not in dom
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+
+
+@pytest.mark.timeout(300)
+def test_screenshots_of_the_section(campaign, tmp_path, browser):
+    """The section at 1366 and 1920 pixels wide in Playwright's Chromium: no horizontal
+    overflow, the table and two charts shown; screenshots to $IRBENCH_SHOTS when set."""
+    page = browser.new_page()
+    try:
+        for width in (1366, 1920):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto((campaign / "out" / "index.html").as_uri())
+            section = page.locator("#reproductions")
+            assert section.locator("svg").count() == 2
+            assert section.locator("table tr").count() > 5
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            # a name's bidi override (U+202E) stays inside the name: each is a <bdi>
+            names = section.locator("ul.repro-pairs bdi").all_inner_texts()
+            assert names[0].startswith("base<script>") and "reproduced by" not in names[0]
+            shot = tmp_path / f"repro-{width}.png"
+            section.screenshot(path=str(shot))
+            assert shot.stat().st_size > 10_000
+            if os.environ.get("IRBENCH_SHOTS"):
+                shutil.copy(shot, Path(os.environ["IRBENCH_SHOTS"]) / shot.name)
+    finally:
+        page.close()
