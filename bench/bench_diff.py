@@ -39,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=129)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=24)
     args = parser.parse_args()
     paths = sorted((DATA / "runs").glob("*"))[:args.runs]
     t0 = time.perf_counter()

@@ -108,7 +108,7 @@ def _assemble(ranked, topics, docs, pair_doc) -> list[Rankings]:
         pair_parts.append(pair)
     starts = np.r_[0, np.cumsum([len(p) for p in pair_parts])].astype(np.int64)
     bounds = np.concatenate([o[:-1] + s for o, s in zip(offsets, starts)] + [starts[-1:]])
-    pair_rows = np.concatenate(pair_parts or [np.empty(0, np.int32)]).astype(np.int32)
+    pair_rows = np.concatenate(pair_parts or [np.empty(0, np.intp)]).astype(np.intp)
     vocabulary = Vocabulary(topics, docs, len(pair_doc), pair_rows, bounds.astype(np.int64))
     doc_rows = pair_doc[pair_rows]
     return [Rankings(name=n, offsets=o, doc=doc_rows[s:e], pair=pair_rows[s:e],
@@ -125,6 +125,7 @@ def _block_values(query_id: np.ndarray) -> np.ndarray:
 
 _WORD_MUL = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
 _SLOT_MUL = np.uint64(0x9FB21C651E98DF25)
+_TOPIC_MUL = np.uint64(0xFF51AFD7ED558CCD)
 
 
 def _doc_keys(doc_id: np.ndarray) -> np.ndarray:
@@ -149,9 +150,12 @@ class _Codes:
     def __call__(self, keys: np.ndarray) -> np.ndarray:
         while 2 * (self.n + len(keys)) > len(self.slots):
             self._grow()
-        out = np.empty(len(keys), np.int32)
-        pending = np.arange(len(keys))
         slot = self._slot(keys)
+        out = self.slots[slot]  # most keys are met again at their first slot
+        hit = self.keys[out] == keys  # (a free slot, -1, reads the last key: masked next)
+        hit &= out >= 0
+        pending = np.flatnonzero(~hit)
+        slot = slot[pending]
         while len(pending):
             code = self.slots[slot]
             free = code < 0
@@ -187,31 +191,44 @@ class _Codes:
 
 def _hashed_codes(doc_ids: list[np.ndarray], topic_code: list[np.ndarray]):
     """(docs, the doc code of each pair code, each run's pair codes) from the keys, or None
-    when two distinct docnos share a key."""
+    when two distinct docnos or (topic, docno) pairs share a key. Pairs are looked up by a
+    key of the topic and the docno's key; only a pair met for the first time looks its
+    docno up; every row's topic and bytes are checked against its pair's."""
+    if not doc_ids:
+        return None
     doc_codes, pair_codes = _Codes(), _Codes()
-    doc_rows, pair_rows = [], []
+    pair_rows, pair_topic, pair_doc, distinct = [], [], [], []
     for doc_id, topic in zip(doc_ids, topic_code):
-        doc = doc_codes(_doc_keys(doc_id))
-        pair_rows.append(pair_codes((topic.astype(np.uint64) << np.uint64(32)) |
-                                    doc.astype(np.uint64)))
-        doc_rows.append(doc)
-    keys = pair_codes.keys[:pair_codes.n]
-    by_topic = np.argsort(keys >> np.uint64(32), kind="stable")  # a topic's codes together
-    renumber = np.empty(len(keys), np.int32)
-    renumber[by_topic] = np.arange(len(keys), dtype=np.int32)
-    pair_rows = [renumber[p] for p in pair_rows]
-    pair_doc = (keys[by_topic] & np.uint64(0xFFFFFFFF)).astype(np.int32)
-    width = max((d.dtype.itemsize for d in doc_ids), default=1)
-    distinct = np.zeros(doc_codes.n, f"S{max(width, 1)}")
-    for doc_id, doc in zip(doc_ids, doc_rows):  # every row's bytes, checked
-        distinct[doc] = doc_id
-    for doc_id, doc in zip(doc_ids, doc_rows):
-        if np.any(distinct[doc] != doc_id):
+        key, known = _doc_keys(doc_id), pair_codes.n
+        pair = pair_codes(key + topic.astype(np.uint64) * _TOPIC_MUL)
+        first = _firsts(pair, known, pair_codes.n)  # the row of each new pair
+        known = doc_codes.n
+        doc = doc_codes(key[first])
+        distinct.append(doc_id[first[_firsts(doc, known, doc_codes.n)]])
+        pair_rows.append(pair)
+        pair_topic.append(topic[first])
+        pair_doc.append(doc)
+    topics, docs = np.concatenate(pair_topic), np.concatenate(distinct)
+    pair_of_doc = np.concatenate(pair_doc)
+    for doc_id, topic, pair in zip(doc_ids, topic_code, pair_rows):
+        if np.any(topics[pair] != topic) or np.any(docs[pair_of_doc[pair]] != doc_id):
             return None
-    by_bytes = np.lexsort(doc_words(distinct).byteswap().T[::-1])  # big-endian: byte order
-    code = np.empty(len(distinct), np.int32)
-    code[by_bytes] = np.arange(len(distinct), dtype=np.int32)
-    return distinct[by_bytes], code[pair_doc], pair_rows
+    by_topic = np.argsort(topics.astype(np.int16 if len(topics) and topics.max() < 2**15
+                                        else np.int32), kind="stable")  # radix sort
+    renumber = np.empty(len(topics), np.int32)
+    renumber[by_topic] = np.arange(len(topics), dtype=np.int32)
+    by_bytes = np.lexsort(doc_words(docs).byteswap().T[::-1])  # big-endian: byte order
+    code = np.empty(len(docs), np.int32)
+    code[by_bytes] = np.arange(len(docs), dtype=np.int32)
+    return docs[by_bytes], code[pair_of_doc[by_topic]], [renumber[p] for p in pair_rows]
+
+
+def _firsts(codes: np.ndarray, known: int, n: int) -> np.ndarray:
+    """The first row of each code from ``known`` to ``n`` (codes new in this batch)."""
+    rows = np.flatnonzero(codes >= known)[::-1]
+    out = np.empty(n - known, np.intp)
+    out[codes[rows] - known] = rows  # the last write, the first row, wins
+    return out
 
 
 def _sorted_codes(ids, topics):

@@ -75,7 +75,7 @@ def diff_scores(a: Rankings, b: Rankings, k: int = 10,
 
 
 def diff_all_pairs(rankings: Sequence[Rankings], k: int = 10,
-                   persistence: float = DEFAULT_PERSISTENCE, batch: int = 64,
+                   persistence: float = DEFAULT_PERSISTENCE, batch: int = 24,
                    share: tuple[int, int] = (0, 1)):
     """:func:`diff_scores` of every pair (i < j) of ``rankings``, in that order; each run
     against up to ``batch`` others at once. ``share`` (w, n): only the pairs whose first run
@@ -138,10 +138,10 @@ def _against(a: Rankings, rank_of: np.ndarray, bs: Sequence[Rankings], k: int,
     rows = np.flatnonzero(rank_a_of_b >= 0)  # b's rows a ranks too, by (run, topic), b's rank
     cuts = np.searchsorted(rows, bounds)
     shared = np.diff(cuts)  # per group: (run of bs, topic)
-    group = np.repeat(np.arange(len(shared), dtype=np.int32), shared)
-    rb = (rows - bounds[group]).astype(np.int32)
-    ra = rank_a_of_b[rows].astype(np.int32)
-    u = np.arange(len(rows), dtype=np.int32) - cuts[group].astype(np.int32)  # b's order
+    group = np.repeat(np.arange(len(shared)), shared)  # intp: indices index fastest
+    rb = rows - bounds[group]
+    ra = rank_a_of_b[rows].astype(np.intp)
+    u = np.arange(len(rows)) - cuts[group]  # rank among the shared, in b's order
     size_a = np.tile(a.sizes, runs_n)
     size_b = np.diff(bounds)
     start = (np.arange(runs_n)[:, None] * rows_a + a.offsets[:-1]).ravel()  # group in a's rows
@@ -206,7 +206,7 @@ def _tau_sums(group, rank_y, rank_x, place_x, concordant, size_x, size_y, shared
     return weight, only - shared * (top - h[size_y])
 
 
-BITSET_WORDS = 1 << 20  # 8 MB of uint64 words at most per block of topics
+BITSET_WORDS = 1 << 16  # 512 KB of uint64 words at most per block of topics: in cache
 
 
 def dominance(group: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
