@@ -3,7 +3,8 @@ size (43 groups x 3 runs = 129 runs, 50 topics, depth 100, a depth-20 pool), sco
 `irbench run`; then, each a fresh process timed by wall clock:
 
 - `irbench report` without run pages,
-- `irbench report --participants` (129 HTML run pages),
+- `irbench report --participants` (129 HTML run pages, and their diff pages: each run against
+  the baseline and against the run ranked just above it, issue 42),
 - `irbench report --appendix-pdf FILE` (the run pages printed by headless Chromium, a few at a
   time, and bound after a contents page), with its page count.
 
@@ -24,17 +25,25 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 IRBENCH = [sys.executable, "-m", "irbench"]
+CPU: list[float] = []  # CPU seconds of each timed process, in order
 
 
 def timed(*args: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), os.times()
     proc = subprocess.run([*IRBENCH, *args], capture_output=True, text=True, env=env,
                           timeout=3600)
     seconds = time.perf_counter() - start
+    after = os.times()
+    CPU.append(after.children_user + after.children_system - cpu.children_user
+               - cpu.children_system)
     if proc.returncode != 0:
         sys.exit(f"irbench {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
     return seconds
+
+
+def diff_pages(folder: Path) -> int:
+    return len(list((folder / "systems").glob("diff-*.html")))
 
 
 def pdf_pages(path: Path) -> int:
@@ -56,9 +65,9 @@ def main() -> None:
     rows = [("irbench run (scores, profiles, analyses)", scored, "")]
     rows.append(("irbench report, no run pages",
                  timed("report", str(config), "--out", str(work / "plain")), ""))
-    rows.append(("irbench report --participants (129 HTML run pages)",
+    rows.append(("irbench report --participants (129 HTML run pages and their diff pages)",
                  timed("report", str(config), "--out", str(work / "pages"),
-                       "--participants"), ""))
+                       "--participants"), f"{diff_pages(work / 'pages')} diff pages"))
     appendix = work / "appendix.pdf"
     seconds = timed("report", str(config), "--out", str(work / "pdf"), "--appendix-pdf",
                     str(appendix))
@@ -69,6 +78,9 @@ def main() -> None:
              "(43 groups x 3) x 50 topics, depth 100; wall clock of one fresh process each.",
              "", "| step | seconds | output |", "|---|---:|---|"]
     lines += [f"| {what} | {s:.1f} | {note} |" for what, s, note in rows]
+    lines += ["", "CPU seconds (user + system) of each step, in order: "
+              + ", ".join(f"{c:.1f}" for c in CPU[-len(rows):])
+              + f"; load average at the end {os.getloadavg()[0]:.2f}."]
     text = "\n".join(lines) + "\n"
     (HERE / "results-runpages.md").write_text(text)
     print(text)

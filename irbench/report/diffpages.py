@@ -326,4 +326,31 @@ def _documents(spec, notes: list[str]):
         yield None
         return
     with documents:
-        yield documents
+        yield _Read(documents)
+
+
+class _Read:
+    """Documents looked up once across the report's pages (a run's top k is on several):
+    :meth:`get_many` and ``in`` as :class:`irbench.documents.Documents` has them, the last
+    :data:`KEPT` documents kept."""
+
+    def __init__(self, documents):
+        self.documents, self.kept, self.present = documents, {}, {}
+
+    def __contains__(self, docno) -> bool:
+        if docno not in self.present:
+            self.present[docno] = docno in self.documents
+        return self.present[docno]
+
+    def get_many(self, docnos, limit=None) -> list:
+        docnos = list(docnos)
+        missing = [d for d in dict.fromkeys(docnos) if (d, limit) not in self.kept]
+        if len(self.kept) + len(missing) > KEPT:
+            self.kept.clear()
+            missing = list(dict.fromkeys(docnos))
+        for doc in self.documents.get_many(missing, limit=limit) if missing else ():
+            self.kept[(doc.docno, limit)] = doc
+        return [self.kept[(d, limit)] for d in docnos]
+
+
+KEPT = 4096  # documents (each cut to the snippet's text limit) kept across diff pages
