@@ -145,11 +145,11 @@ def _against(a: Rankings, rank_of: np.ndarray, bs: Sequence[Rankings], k: int,
     size_a = np.tile(a.sizes, runs_n)
     size_b = np.diff(bounds)
     start = (np.arange(runs_n)[:, None] * rows_a + a.offsets[:-1]).ravel()  # group in a's rows
-    at = start[group] + ra + 1
+    in_a = start[group] + ra + 1
     mark = _zeros(work, runs_n * rows_a + 1)  # the shared documents in a's order
-    mark[at] = 1
+    mark[in_a] = 1
     seen = np.cumsum(mark, out=mark)
-    v = seen[at] - seen[start][group] - 1  # rank among the shared, in a's order
+    v = seen[in_a] - seen[start][group] - 1  # rank among the shared, in a's order
     concordant = dominance(group, v, u)  # above in both runs
     w_ab, c_ab = _tau_sums(group, rb, ra, v, concordant, size_a, size_b, shared)
     w_ba, c_ba = _tau_sums(group, ra, rb, u, concordant, size_b, size_a, shared)
@@ -164,13 +164,14 @@ def _against(a: Rankings, rank_of: np.ndarray, bs: Sequence[Rankings], k: int,
     top_union = np.minimum(size_a, k) + np.minimum(size_b, k) - shared_top
     jaccard = shared_top / np.maximum(top_union, 1)
     names = np.array([t.decode("utf-8", "replace") for t in a.vocabulary.topics], object)
-    out = []
+    out, every = [], tuple(names)
     for i, b in enumerate(bs):
         part = slice(i * topics_n, (i + 1) * topics_n)
         present = np.flatnonzero(n[part] > 0)
-        at = present + i * topics_n
+        at = part if len(present) == topics_n else present + i * topics_n  # all: views
         out.append(DiffScores(
-            a=a.name, b=b.name, k=k, persistence=persistence, topics=tuple(names[present]),
+            a=a.name, b=b.name, k=k, persistence=persistence,
+            topics=every if len(present) == topics_n else tuple(names[present]),
             tau_ap=tau[at], rbo=rbo[at], jaccard=jaccard[at], size_a=size_a[at],
             size_b=size_b[at], shared=shared[at], shared_top=shared_top[at]))
     return out
