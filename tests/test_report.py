@@ -186,7 +186,10 @@ def test_participant_pages(tmp_path):
     out = tmp_path / "rep"
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 0
     pages = sorted(p.name for p in (out / "systems").glob("*.html"))
-    assert pages == ["_b_x__b__.._r_1.html", "index.html", "r00.html", "r01.html"]
+    diffs = [p for p in pages if p.startswith("diff-")]  # each run against the one above it
+    assert len(diffs) == 2 and all(p.count("-vs-") == 1 for p in diffs)
+    assert [p for p in pages if p not in diffs] == \
+        ["_b_x__b__.._r_1.html", "index.html", "r00.html", "r01.html"]
     index = (out / "systems" / "index.html").read_text()
     for name in ("r00.html", "r01.html", "_b_x__b__.._r_1.html"):
         assert f'href="{name}"' in index
@@ -237,7 +240,7 @@ def test_participant_pages(tmp_path):
     # the main page links every run to its page, in one click
     index_page = (out / "index.html").read_text()
     for name in pages:
-        if name != "index.html":
+        if name != "index.html" and name not in diffs:  # diffs: linked from run pages
             assert f'href="systems/{name}"' in index_page
     # a report written without run pages leaves no stale ones behind
     assert cli.main(["report", str(path), "--out", str(out)]) == 0
@@ -301,17 +304,17 @@ def test_significance_table_exports(tmp_path, capsys):
 def test_a_report_that_fails_midway_leaves_the_previous_one_whole(tmp_path, monkeypatch):
     """Pages are rendered, written to a temporary folder and renamed into place: a failure
     (or a kill) at any moment leaves the last index.html and systems/ as they were."""
+    import importlib
     import os
-    import sys
     import types
 
-    render = sys.modules["irbench.report.render"]
+    render = importlib.import_module("irbench.report.render")
     path = make_campaign(tmp_path, systems=3, extra_qrels=False)
     assert cli.main(["run", "--workers", "1", "--quiet", str(path)]) == 0
     out = tmp_path / "rep"
     assert cli.main(["report", str(path), "--out", str(out), "--participants"]) == 0
     before = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.html"))}
-    assert len(before) == 5  # index.html, systems/index.html and 3 run pages
+    assert len(before) == 7  # index.html, systems/index.html, 3 run pages, 2 diff pages
 
     def fail(src, dst):
         raise OSError(28, "No space left on device")
