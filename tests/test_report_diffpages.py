@@ -210,6 +210,28 @@ def test_no_baseline_no_baseline_link(demo, tmp_path):
     assert not [p for p in written if "against the baseline" in p.read_text()]
 
 
+@pytest.mark.timeout(300)
+def test_a_run_file_changed_since_irbench_run_gets_no_diff_pages(demo, tmp_path):
+    """The diff pages read the run files: one that changed since the scores were stored would
+    show rankings that disagree with the report's numbers, so its pages are left out, with a
+    note saying why; the other runs' pages are written."""
+    config, _ = demo
+    copy = config.with_name("changed.yaml")
+    runs = config.parent.parent / "runs" / "demo" / "runs"
+    shutil.copy(runs / "groupC-1.txt", runs / "changed.txt")
+    copy.write_text(config.read_text().replace("name: demo", "name: changed", 1).replace(
+        "  - {glob: ../runs/demo/runs/groupD-*.txt, group: groupD}\n",
+        "  - {glob: ../runs/demo/runs/groupD-*.txt, group: groupD}\n"
+        "  - {name: changed, run: ../runs/demo/runs/changed.txt, group: groupF}\n"))
+    irbench("run", "--quiet", "--workers", "1", copy)
+    with open(runs / "changed.txt", "a") as fh:
+        fh.write("401 Q0 SIM-99999999 999 -50 late\n")
+    done = irbench("report", copy, "--participants", "--out", tmp_path / "rep")
+    assert "run 'changed': no diff pages (its run file changed since 'irbench run'" in done.stderr
+    written = [p.name for p in (tmp_path / "rep" / "systems").glob("diff-*.html")]
+    assert written and not [n for n in written if "changed" in n]
+
+
 def hostile_files(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     """qrels, runs A and B (B named by hostile text) and documents whose docnos, titles and
     texts are markup."""

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..documents import open_documents
+from ..documents.hashing import sha256_file
 from ..errors import IrbenchError
 from ..stats.diffs import BY, RunDiff, TopicDiff, diff_against, move, prepare_rankings
 from ..topics import read_topics
@@ -207,7 +208,8 @@ def report_diffs(config, store, participants, *, title: str = "",
                 pairs[(a, p.system)] = (BASELINE,)
         if p.previous:
             pairs[(p.previous, p.system)] = (*pairs.get((p.previous, p.system), ()), ABOVE)
-    runs, notes = _read_runs(sorted({n for pair in pairs for n in pair}), declared)
+    runs, notes = _read_runs(sorted({n for pair in pairs for n in pair}), declared,
+                             store.system_hashes())
     pairs = {pair: why for pair, why in pairs.items() if pair[0] in runs and pair[1] in runs}
     if not pairs:
         return DiffPages((), {}, tuple(notes))
@@ -287,11 +289,18 @@ def _links(pages: Sequence[DiffPage]) -> dict[str, tuple[tuple[str, str], ...]]:
     return {name: tuple(links) for name, links in out.items()}
 
 
-def _read_runs(names, declared) -> tuple[dict, list[str]]:
+def _read_runs(names, declared, scored: Mapping[str, str]) -> tuple[dict, list[str]]:
+    """The runs ``names`` whose files are still those ``irbench run`` scored (``scored``:
+    their sha256); a note for each other (its pages would not match the report's numbers)."""
     runs, notes = {}, []
     for name in names:
         try:
-            runs[name] = read_run(declared[name].path, name=name)
+            path = declared[name].path
+            if sha256_file(path) != scored.get(name):
+                notes.append(f"run '{name}': no diff pages (its run file changed since "
+                             "'irbench run' scored it: run it again)")
+                continue
+            runs[name] = read_run(path, name=name)
         except (OSError, IrbenchError, KeyError) as exc:
             notes.append(f"run '{name}': no diff pages (its run file cannot be read: "
                          f"{getattr(exc, 'strerror', None) or exc})")
