@@ -196,7 +196,8 @@ def _hashed_codes(doc_ids: list[np.ndarray], topic_code: list[np.ndarray]):
     docno up; every row's topic and bytes are checked against its pair's."""
     if not doc_ids:
         return None
-    doc_codes, pair_codes = _Codes(), _Codes()
+    rows = sum(len(d) for d in doc_ids)  # pairs: at most one a row, most seen again
+    doc_codes, pair_codes = _Codes(), _Codes(max(16, rows.bit_length()))
     pair_rows, pair_topic, pair_doc, distinct = [], [], [], []
     for doc_id, topic in zip(doc_ids, topic_code):
         key, known = _doc_keys(doc_id), pair_codes.n
