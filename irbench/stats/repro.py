@@ -235,11 +235,13 @@ def _overlap(pair: RankedPair, depth: int, p: float) -> Overlap:
     num_topics = len(pair.topics)
     longest = int(max(o.length.max(initial=0), r.length.max(initial=0), 1))
     width = min(depth, longest)
-    top = o.rank < width
-    both = np.maximum(o.rank[top], r.rank_of_key[o.keys[top]])  # first d - 1 in both
+    rank, keys, topic = o.rank, o.keys, o.topic
+    if width < longest:  # else every rank is above the cutoff: no copies
+        top = rank < width
+        rank, keys, topic = rank[top], keys[top], topic[top]
+    both = np.maximum(rank, r.rank_of_key[keys])  # first d - 1 in both
     shared = both < width
-    cells = np.bincount(o.topic[top][shared] * width + both[shared],
-                        minlength=num_topics * width)
+    cells = np.bincount(topic[shared] * width + both[shared], minlength=num_topics * width)
     counts = np.cumsum(cells.reshape(num_topics, width), axis=1)
     d = np.arange(1, width + 1)
     weighted = (counts / d) @ p ** (d - 1.0)
