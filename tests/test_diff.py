@@ -319,3 +319,13 @@ def test_runs_in_any_order_and_shares_give_the_same_pairs():
     shared_out = [(s.a, s.b, s.tau_ap.tolist()) for w in range(3)
                   for s in diff_all_pairs(rankings, batch=4, share=(w, 3))]
     assert sorted(shared_out) == sorted(every) and len(every) == 15
+
+
+def test_rankings_deeper_than_an_int16():
+    n = 40_000  # counts past 32,767: the running popcounts must not wrap
+    group = np.zeros(n, np.int64)
+    assert dominance(group, np.arange(n), np.arange(n)).tolist() == list(range(n))
+    assert not dominance(group, np.arange(n), np.arange(n)[::-1].copy()).any()
+    run = ranked("t", [f"d{i}" for i in range(n)])
+    s = diff_scores(*pair(run, run))
+    assert (s.tau_ap[0], s.rbo[0], s.jaccard[0]) == pytest.approx((1.0, 1.0, 1.0))

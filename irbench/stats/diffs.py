@@ -263,7 +263,7 @@ def _count_block(block, sizes, starts, first, second, bits, count) -> None:
     total = np.bitwise_count(one).astype(np.int32)
     if words > 1:  # and the whole words before the element's: a running popcount
         ones = np.bitwise_count(bits[:, :-1])
-        before = np.zeros(bits.shape, np.int16)
+        before = np.zeros(bits.shape, np.int16 if rows_n < 2**15 else np.int32)
         before[:, 1] = ones[:, 0]
         for w in range(2, words):  # a loop over words (<= 16), each a slab of every group
             np.add(before[:, w - 1], ones[:, w - 1], out=before[:, w])
