@@ -131,12 +131,13 @@ def test_screens(campaign, width):
 def test_every_run_page_is_one_click_away(campaign):
     _, _, out = campaign
     index = links(out / "index.html")
-    pages = sorted(p.name for p in (out / "systems").glob("*.html") if p.name != "index.html")
-    assert pages and {f"systems/{p}" for p in pages} <= set(index.hrefs)
+    pages = sorted(p.name for p in (out / "systems").glob("*.html")
+                   if p.name != "index.html" and not p.name.startswith("diff-"))
+    assert pages and {f"systems/{p}" for p in pages} <= set(index.hrefs)  # diff pages: from
     assert "systems/index.html" in index.hrefs
     toc = [h for h in index.hrefs if h.startswith("#")]
     assert toc and all(h[1:] in index.ids for h in toc)  # the table of contents resolves
-    first = links(out / "systems" / pages[0])
+    first = links(out / "systems" / pages[0])  # run pages (and they link their diffs)
     assert "../index.html" in first.hrefs and "index.html" in first.hrefs
     assert all(h.startswith(("../index.html", "index.html", "#")) or h.endswith(".html")
                for h in first.hrefs)
@@ -185,7 +186,7 @@ def test_print_keeps_figures_whole_and_every_measure(campaign):
     for m in measures:
         assert m in text, m
     assert "1. Leaderboard" in pages[0]  # page 1 holds more than the title
-    first = re.search(r'<tbody>\s*<tr[^>]*><td>1</td><td class="text"><a [^>]*>([^<]+)</a>',
+    first = re.search(r'<tbody>\s*<tr[^>]*><td>1</td><td class="text"><bdi><a [^>]*>([^<]+)</a>',
                       board + html.split(board, 1)[1]).group(1)
     assert first in pages[0]
     for k, page in enumerate(pages):  # no page holding only a heading
@@ -207,7 +208,8 @@ def test_run_pages_print_to_pdf(tmp_path):
     assert cli.main(["run", "--quiet", "--workers", "1", str(config)]) == 0
     out = tmp_path / "report"
     assert cli.main(["report", str(config), "--out", str(out), "--participants-pdf"]) == 0
-    html = sorted(p for p in (out / "systems").glob("*.html") if p.name != "index.html")
+    html = sorted(p for p in (out / "systems").glob("*.html")
+                  if p.name != "index.html" and not p.name.startswith("diff-"))  # run pages
     pdfs = sorted((out / "systems").glob("*.pdf"))
     assert [p.stem for p in pdfs] == [p.stem for p in html]
     text = "".join(page.extract_text() for page in pypdf.PdfReader(str(pdfs[0])).pages)
