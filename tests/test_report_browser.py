@@ -34,6 +34,8 @@ def test_report_renders_without_console_errors(tmp_path):
     assert console == []
     dom = proc.stdout
     assert 'id="leaderboard"' in dom and "&lt;img src=x onerror=alert(1)&gt;" in dom
+    # a run name is isolated for bidi: an override in it cannot reorder the text after it
+    assert "<bdi>&lt;img src=x onerror=alert(1)&gt;</bdi>" in dom
     assert "<img" not in dom
 
 
