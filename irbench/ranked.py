@@ -196,10 +196,14 @@ class PreparedQrels:
 
 
 def rank_order(topic: np.ndarray, score: np.ndarray,
-                take: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
+                take: Callable[[np.ndarray], np.ndarray],
+                ties: Callable[[np.ndarray, np.ndarray], None] | None = None
+                ) -> np.ndarray | None:
     """Permutation sorting by topic, score descending, docno descending (bytes); None when
     the rows are in that order already. ``take(rows)``: the docnos of those rows (read only
-    for tied rows).
+    for tied rows); or ``ties(order, tie)`` sorts the tied rows of ``order`` in place by
+    docno descending (``tie[i]``: ``order[i]`` and ``order[i + 1]`` are tied), e.g. by
+    integer codes in the docnos' byte order.
 
     Runs usually list each topic once with scores already descending: then only blocks move
     and only tied rows are sorted. Otherwise one stable (topic, -score) sort comes first.
@@ -219,7 +223,10 @@ def rank_order(topic: np.ndarray, score: np.ndarray,
         else:  # blocks moved whole: a tie stays inside its block
             tie = np.append(tie, False)[order[:-1]]
     if tie.any():
-        sort_ties(order, tie, take)
+        if ties is None:
+            sort_ties(order, tie, take)
+        else:
+            ties(order, tie)
     return order
 
 

@@ -15,7 +15,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..arrays import block_order, doc_hash, doc_words, index_type
+from ..arrays import doc_hash, doc_words, index_type
+from ..ranked import rank_order
 from ..trec import Run, display
 
 
@@ -139,21 +140,7 @@ def _doc_codes(doc_id: np.ndarray) -> tuple[np.ndarray, int]:
 def _rank_rows(topic: np.ndarray, score: np.ndarray, code: np.ndarray) -> np.ndarray | None:
     """:func:`irbench.ranked.rank_order` with the docnos as byte-ordered codes: tied rows are
     sorted by one integer key, (tie group, code descending), instead of by their bytes."""
-    order = block_order(topic)
-    same_topic = topic[1:] == topic[:-1]
-    if order is False or np.any(same_topic & (score[1:] > score[:-1])):
-        order = np.lexsort((-score, topic))
-        t, s = topic[order], score[order]
-        tie = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
-    else:
-        tie = same_topic & (score[1:] == score[:-1])
-        if not tie.any():
-            return order
-        if order is None:
-            order = np.arange(len(topic))
-        else:  # blocks moved whole: a tie stays inside its block
-            tie = np.append(tie, False)[order[:-1]]
-    if tie.any():
+    def by_code(order: np.ndarray, tie: np.ndarray) -> None:
         in_run = np.zeros(len(tie) + 1, dtype=bool)
         in_run[1:] |= tie
         in_run[:-1] |= tie
@@ -161,7 +148,8 @@ def _rank_rows(topic: np.ndarray, score: np.ndarray, code: np.ndarray) -> np.nda
         group = np.cumsum(np.concatenate(([True], ~tie)))[pos]
         rows = order[pos]  # stable: timsort finds the groups' runs
         order[pos] = rows[np.argsort(group * (int(code.max()) + 1) - code[rows], kind="stable")]
-    return order
+
+    return rank_order(topic, score, lambda rows: code[rows], ties=by_code)
 
 
 def _ranked(blocks: tuple[np.ndarray, np.ndarray], score: np.ndarray, topics: np.ndarray,
