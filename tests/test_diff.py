@@ -329,3 +329,31 @@ def test_rankings_deeper_than_an_int16():
     run = ranked("t", [f"d{i}" for i in range(n)])
     s = diff_scores(*pair(run, run))
     assert (s.tau_ap[0], s.rbo[0], s.jaccard[0]) == pytest.approx((1.0, 1.0, 1.0))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_every_pair_in_range_and_equal_to_diffir_on_tied_random_runs(seed):
+    """All pairs of runs with tied scores, topics one run lacks and docnos of two widths:
+    every score within its range, and tau_AP and RBO equal the straightforward versions on
+    the rankings in trec_eval's order (score, then docno, descending)."""
+    runs = _random_runs(seed, runs=5, topics=6, pool=40)
+    lists = {}
+    for run in runs:
+        by_topic: dict[str, list] = {}
+        for q, d, s in zip(run.query_id, run.doc_id, run.score):
+            by_topic.setdefault(q.decode(), []).append((float(s), d.decode()))
+        lists[run.name] = {q: [d for _, d in sorted(rows, key=lambda r: (r[0], r[1]),
+                                                      reverse=True)]
+                           for q, rows in by_topic.items()}
+    for s in diff_all_pairs(prepare_rankings(runs), batch=3):
+        assert np.all((-1 <= s.tau_ap) & (s.tau_ap <= 1))
+        assert np.all((0 <= s.rbo) & (s.rbo <= 1 + 1e-12))
+        assert np.all((0 <= s.jaccard) & (s.jaccard <= 1))
+        for i, topic in enumerate(s.topics):
+            a, b = lists[s.a].get(topic, []), lists[s.b].get(topic, [])
+            if a and b:
+                assert s.tau_ap[i] == pytest.approx(diffir_mean(a, b), abs=1e-12), topic
+                assert s.rbo[i] == pytest.approx(rbo_ext(a, b, 0.9), abs=1e-12), topic
+            else:
+                assert s.tau_ap[i] == -1 and s.rbo[i] == 0
