@@ -171,9 +171,7 @@ def cmd_run(args) -> int:
         if problem:
             raise UsageError(f"--cluster: {problem}")
     views = load_configs(args.config, collection=args.collection, strict=False)
-    from ..store import create_soon  # here: building the parser imports no DuckDB
-
-    ready = create_soon(views[0].store)  # beside the runner's imports: one store file
+    ready = _store_soon(args, views[0])
     stamp.forget(args.config)
     failed, stamps = False, []
     for config in views:
@@ -186,6 +184,17 @@ def cmd_run(args) -> int:
             len(stamps) == len(views):  # every collection's stamp, once all are done
         stamp.write_collections(args.config, stamps)
     return 1 if failed else 0
+
+
+def _store_soon(args, config: Config):
+    """A new store made in a thread beside the runner's imports (one file for every
+    collection), unless the run goes to a Dask cluster: an address that is refused leaves
+    no store behind. Returns the wait for it."""
+    from ..store import create_soon  # here: building the parser imports no DuckDB
+
+    if args.cluster is not None or config.cluster is not None:
+        return lambda: None
+    return create_soon(config.store)
 
 
 def _run_one(args, config: Config, checked: int, ready=lambda: None
