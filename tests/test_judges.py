@@ -359,7 +359,7 @@ def test_the_report_compares_qrels_sets_and_warns_of_one_llm_judge(campaign, ser
     marked = data["systems"][1]["name"]
     # the legend, and each suite's leaderboard on screen and in print
     assert page.count("◆") == 1 + 2 * len(data["suites"])
-    assert f"{marked} <span title=\"its metadata names the LLM judge's model\">◆" in page
+    assert f"{marked}</bdi> <span title=\"its metadata names the LLM judge's model\">◆" in page
     assert "<script>x</script>" not in page
 
 
