@@ -163,20 +163,33 @@ def test_a_run_killed_while_a_command_runs_leaves_the_store_as_it_was(tmp_path):
     assert rows == [("ok",)]  # executed again, once
 
 
+MEET = """import os, sys, time
+me, other, out = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(f"/proc/{os.getppid()}/stat") as f:  # the process that started its supervisor
+    starter = int(f.read().rsplit(")", 1)[1].split()[1])
+open(me, "w").write(str(starter))
+while not os.path.exists(other):
+    time.sleep(0.02)
+open(out, "w").write("1 Q0 d 1 1 x\\n")
+"""
+
+
+def _meeting(folder: Path) -> Path:
+    """A lab whose systems P and Q each wait for the other to have started (a rendezvous),
+    each leaving in {collection}-p / -q the pid of the process that started it."""
+    (folder / "meet.py").write_text(MEET)
+    return _lab(folder, "  - {name: P, command: \"python meet.py {collection}-p "
+                        "{collection}-q {run}\", inputs: [meet.py], timeout: 60}\n"
+                        "  - {name: Q, command: \"python meet.py {collection}-q "
+                        "{collection}-p {run}\", inputs: [meet.py], timeout: 60}\n")
+
+
 @pytest.mark.timeout(300)
 def test_commands_run_side_by_side_with_workers(tmp_path):
     """Two commands that each wait for the other to have started (a rendezvous): they can
     only both finish when they run at the same time (--workers 2); one after the other, the
     first waits out its timeout."""
-    (tmp_path / "meet.py").write_text(
-        "import os, sys, time\nme, other, out = sys.argv[1], sys.argv[2], sys.argv[3]\n"
-        "open(me, 'w').close()\n"
-        "while not os.path.exists(other):\n    time.sleep(0.02)\n"
-        "open(out, 'w').write('1 Q0 d 1 1 x\\n')\n")
-    path = _lab(tmp_path, "  - {name: P, command: \"python meet.py {collection}-p "
-                          "{collection}-q {run}\", inputs: [meet.py], timeout: 60}\n"
-                          "  - {name: Q, command: \"python meet.py {collection}-q "
-                          "{collection}-p {run}\", inputs: [meet.py], timeout: 60}\n")
+    path = _meeting(tmp_path)
     assert cli.main(["run", str(path), "--quiet", "--collection", "c1", "--workers", "2"]) \
         in (0, 1)  # the made runs score 0: fine
     with Store(str(tmp_path / "lab.duckdb"), read_only=True, scope="c1") as store:
@@ -191,18 +204,7 @@ def test_commands_run_as_tasks_of_a_dask_cluster(tmp_path):
     both finish, each was started by a worker process (not by irbench's), and a rerun executes
     nothing."""
     pytest.importorskip("distributed")
-    (tmp_path / "meet.py").write_text(
-        "import os, sys, time\nme, other, out = sys.argv[1], sys.argv[2], sys.argv[3]\n"
-        "supervisor = os.getppid()\n"
-        "with open(f'/proc/{supervisor}/stat') as f:\n"
-        "    starter = int(f.read().rsplit(')', 1)[1].split()[1])\n"
-        "open(me, 'w').write(str(starter))\n"
-        "while not os.path.exists(other):\n    time.sleep(0.02)\n"
-        "open(out, 'w').write('1 Q0 d 1 1 x\\n')\n")
-    path = _lab(tmp_path, "  - {name: P, command: \"python meet.py {collection}-p "
-                          "{collection}-q {run}\", inputs: [meet.py], timeout: 60}\n"
-                          "  - {name: Q, command: \"python meet.py {collection}-q "
-                          "{collection}-p {run}\", inputs: [meet.py], timeout: 60}\n")
+    path = _meeting(tmp_path)
     argv = ["run", str(path), "--quiet", "--collection", "c1", "--cluster", "local:2"]
     assert cli.main(argv) in (0, 1)  # the made runs score 0: fine
     with Store(str(tmp_path / "lab.duckdb"), read_only=True, scope="c1") as store:
