@@ -28,7 +28,7 @@ import numpy as np
 from ..documents import open_documents
 from ..documents.hashing import sha256_file
 from ..errors import IrbenchError
-from ..stats.diffs import BY, RunDiff, TopicDiff, diff_against, move, prepare_rankings
+from ..stats.diffs import RunDiff, TopicDiff, diff_against, move, prepare_rankings, run_diff
 from ..topics import read_topics
 from ..trec import read_run
 from .choices import focus_measure
@@ -226,8 +226,9 @@ def report_diffs(config, store, participants, *, title: str = "",
         for a in dict.fromkeys(a for a, _ in pairs):
             bs = [b for x, b in pairs if x == a]
             for b, scores in zip(bs, diff_against(rankings[a], [rankings[b] for b in bs])):
-                result = run_diff(scores, (rankings[a], rankings[b]), measure,
-                                  (values.get(a, {}), values.get(b, {})), judged)
+                result = run_diff(scores, (rankings[a], rankings[b]),
+                                  *(_aligned(values.get(r, {}), scores.topics) for r in (a, b)),
+                                  measure=measure, qrels=judged)
                 out.append(diff_page(result, documents=documents, queries=queries,
                                      file=page_files[(a, b)], against=pairs[(a, b)],
                                      pages=(files[a], files[b]), title=title,
@@ -235,32 +236,10 @@ def report_diffs(config, store, participants, *, title: str = "",
     return DiffPages(tuple(out), _links(out), tuple(notes))
 
 
-def run_diff(scores, rankings, measure: str | None, values, qrels, by: str = "tauap"
-             ) -> RunDiff:
-    """A :class:`RunDiff` from :func:`diff_against`'s ``scores`` of ``rankings`` (A, B) and
-    the measure's per-topic ``values`` of A and B ({topic: value}), sorted by ``by`` as
-    :func:`irbench.stats.diffs.diff` sorts."""
-    rows = []
-    for i, t in enumerate(scores.topics):
-        va, vb = values[0].get(t, math.nan), values[1].get(t, math.nan)
-        rows.append(TopicDiff(
-            topic=t, tau_ap=float(scores.tau_ap[i]), rbo=float(scores.rbo[i]),
-            jaccard=float(scores.jaccard[i]), measure_a=va, measure_b=vb, delta=vb - va,
-            size_a=int(scores.size_a[i]), size_b=int(scores.size_b[i]),
-            shared=int(scores.shared[i])))
-    rows.sort(key=lambda t: (SORT_KEYS[by](t), t.topic))
-    return RunDiff(a=scores.a, b=scores.b, by=by, measure=measure, k=scores.k,
-                   persistence=scores.persistence, topics=tuple(rows),
-                   rankings=tuple(rankings), qrels=qrels)
-
-
-SORT_KEYS = {  # as irbench.stats.diffs sorts: the most different first
-    "tauap": lambda t: t.tau_ap,
-    "rbo": lambda t: t.rbo,
-    "jaccard": lambda t: t.jaccard,
-    "measure": lambda t: -abs(t.delta) if not math.isnan(t.delta) else math.inf,
-}
-assert set(SORT_KEYS) == set(BY)
+def _aligned(values: Mapping[str, float], topics: Sequence[str]) -> np.ndarray:
+    """A run's stored per-topic values ({topic: value}) in the order of ``topics`` (NaN:
+    none stored)."""
+    return np.array([values.get(t, math.nan) for t in topics], dtype=np.float64)
 
 
 def diff_file_names(pairs: Sequence[tuple[str, str]], taken: set[str]) -> dict:

@@ -441,16 +441,25 @@ def diff(qrels, run_a, run_b, *, measure: str | None = None, by: str = "tauap", 
     if measure is not None and qrels is not None:
         values = [_per_topic(evaluate(qrels, run, [measure]), measure, scores.topics)
                   for run in runs]
-    delta = values[1] - values[0]
+    return run_diff(scores, (a, b), values[0], values[1], measure=measure, qrels=qrels, by=by)
+
+
+def run_diff(scores: DiffScores, rankings: tuple[Rankings, Rankings], measure_a: np.ndarray,
+             measure_b: np.ndarray, *, measure: str | None = None, qrels=None,
+             by: str = "tauap") -> RunDiff:
+    """The :class:`RunDiff` of ``scores`` (of ``rankings``, A and B) with each run's value of
+    ``measure`` per topic (aligned to ``scores.topics``; NaN: none), topics sorted by ``by``."""
+    delta = measure_b - measure_a
     rows = [TopicDiff(topic=t, tau_ap=float(scores.tau_ap[i]), rbo=float(scores.rbo[i]),
-                      jaccard=float(scores.jaccard[i]), measure_a=float(values[0][i]),
-                      measure_b=float(values[1][i]), delta=float(delta[i]),
+                      jaccard=float(scores.jaccard[i]), measure_a=float(measure_a[i]),
+                      measure_b=float(measure_b[i]), delta=float(delta[i]),
                       size_a=int(scores.size_a[i]), size_b=int(scores.size_b[i]),
                       shared=int(scores.shared[i]))
             for i, t in enumerate(scores.topics)]
     rows.sort(key=_SORT[by])
-    return RunDiff(a=runs[0].name, b=runs[1].name, by=by, measure=measure, k=k,
-                   persistence=persistence, topics=tuple(rows), rankings=(a, b), qrels=qrels)
+    return RunDiff(a=scores.a, b=scores.b, by=by, measure=measure, k=scores.k,
+                   persistence=scores.persistence, topics=tuple(rows),
+                   rankings=(rankings[0], rankings[1]), qrels=qrels)
 
 
 def _per_topic(evaluation, measure: str, topics: tuple[str, ...]) -> np.ndarray:
