@@ -18,6 +18,7 @@ In the report the diffs are computed in batches: the runs needed are read and pr
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -26,11 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..documents import open_documents
-from ..documents.hashing import sha256_file
 from ..errors import IrbenchError
 from ..stats.diffs import RunDiff, TopicDiff, diff_against, move, prepare_rankings, run_diff
+from ..system import source_of
 from ..topics import read_topics
-from ..trec import read_run
+from ..trec import Loaded, read_run
 from .choices import focus_measure
 from .fields import documented
 from .numbers import num, signed
@@ -275,11 +276,12 @@ def _read_runs(names, declared, scored: Mapping[str, str]) -> tuple[dict, list[s
     for name in names:
         try:
             path = declared[name].path
-            if sha256_file(path) != scored.get(name):
+            data = source_of(path).read(path)  # once: hashed, then read (a file or a URL)
+            if hashlib.sha256(data).hexdigest() != scored.get(name):
                 notes.append(f"run '{name}': no diff pages (its run file changed since "
                              "'irbench run' scored it: run it again)")
                 continue
-            runs[name] = read_run(path, name=name)
+            runs[name] = read_run(Loaded(path, data), name=name)
         except (OSError, IrbenchError, KeyError) as exc:
             notes.append(f"run '{name}': no diff pages (its run file cannot be read: "
                          f"{getattr(exc, 'strerror', None) or exc})")
