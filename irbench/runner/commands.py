@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from string import Formatter
 
+from ..documents.hashing import sha256_file
 from ..errors import CommandError
 from .command_usage import (
     PACKAGES,
@@ -50,7 +51,6 @@ MAX_FOLDER_FILES = 100_000  # an input folder with more files is refused
 MAX_FOLDER_BYTES = 64 << 30  # an input folder bigger than this is refused (64 GiB)
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL of a command past its timeout
 STDERR_TAIL = 4096  # bytes of a command's stderr kept: the last ones
-_CHUNK = 1 << 20
 
 
 # ---- the command and its placeholders ------------------------------------------------------
@@ -134,13 +134,7 @@ class CommandSpec:
 # ---- the key -------------------------------------------------------------------------------
 
 
-def file_sha256(path: str) -> str:
-    """The sha256 of a file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+file_sha256 = sha256_file  # the sha256 of a file's bytes, read in chunks
 
 
 def _folder_entries(root: str, max_files: int, max_bytes: int) -> list[tuple[str, str, int]]:
