@@ -10,7 +10,8 @@ import os
 import pytest
 
 from irbench.errors import StoreError
-from irbench.store import MIGRATIONS, Store, create_soon
+from irbench.store import MIGRATIONS, Store
+from irbench.store.creation import create_soon
 
 
 def test_a_new_store_is_made_beside_the_caller(tmp_path):

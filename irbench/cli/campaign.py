@@ -190,7 +190,7 @@ def _store_soon(args, config: Config):
     """A new store made in a thread beside the runner's imports (one file for every
     collection), unless the run goes to a Dask cluster: an address that is refused leaves
     no store behind. Returns the wait for it."""
-    from ..store import create_soon  # here: building the parser imports no DuckDB
+    from ..store.creation import create_soon  # here: building the parser imports no DuckDB
 
     if args.cluster is not None or config.cluster is not None:
         return lambda: None
@@ -202,7 +202,7 @@ def _run_one(args, config: Config, checked: int, ready=lambda: None
     """``irbench run`` on one collection: scores, the stamp (written here for a config with
     one collection, else returned to be written after the last collection), what it tells;
     whether something failed, and the stamp (None: none to write). ``ready`` waits for the
-    store being made (irbench.store.create_soon)."""
+    store being made (irbench.store.creation.create_soon)."""
     from ..runner import run_campaign
 
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}

@@ -15,7 +15,9 @@ from .inputs import listed
 from .results import Findings
 from .score import Outcome
 
-FLUSH_SYSTEMS, FLUSH_SECONDS = 32, 2.0  # write the store at least this often
+# write the store at least this often: every 2 s, or once the pending records hold 1,000,000
+# per-topic values (a flush costs ~40 ms whatever its size below that, and converts them all)
+FLUSH_SECONDS, FLUSH_VALUES, FLUSH_SYSTEMS = 2.0, 1_000_000, 1024
 
 
 class Writes:
@@ -26,23 +28,27 @@ class Writes:
     def __init__(self, store: Store):
         self.store = store
         self.pending: list[SystemRecord] = []
+        self.values = 0  # per-topic values (and topic names) in ``pending``
         self.since = time.monotonic()
 
     def add(self, record: SystemRecord) -> None:
         self.pending.append(record)
-        if len(self.pending) >= FLUSH_SYSTEMS or time.monotonic() - self.since > FLUSH_SECONDS:
+        self.values += len(record.answered or ()) + sum(
+            len(r.topics) * (len(r.values) + 1) for r in record.results)
+        if (self.values >= FLUSH_VALUES or len(self.pending) >= FLUSH_SYSTEMS
+                or time.monotonic() - self.since > FLUSH_SECONDS):
             self.flush()
 
     def flush(self) -> None:
         if self.pending:
             # freed heap handed back first: the writes convert big columns (a 1,000,000-topic
-            # run's peak fell from 895 to 787 MiB), and a flush is at most every 32 systems
+            # run's peak fell from 895 to 787 MiB), and a flush is at most every 2 s
             release_freed_memory()
             with self.store.transaction():
                 for record in self.pending:
                     self.store.record_system(record)
             self.pending.clear()
-        self.since = time.monotonic()
+        self.values, self.since = 0, time.monotonic()
 
 
 def outcome_record(outcome: Outcome, options: str, runner_id: int, shas: dict[str, str],

@@ -25,8 +25,8 @@ import copy
 import json
 import os
 import re
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict
 from typing import Any
 
@@ -166,12 +166,14 @@ class Store(Reads, Judging, Nuggets, Commands, Assessing,
         if applied > len(MIGRATIONS):
             raise StoreError(f"{self.path}: made by a newer irbench (schema {applied}, this "
                              f"one knows {len(MIGRATIONS)}); upgrade irbench to use it")
-        for version, (name, sql) in enumerate(MIGRATIONS, 1):
-            if version <= applied:
-                continue
-            with self.transaction():
-                self.con.execute(sql)
-                self.con.execute("INSERT INTO migrations VALUES (?, ?, now())", [version, name])
+        # new: one transaction (0.03 s less); else each migration kept once it is committed
+        with self.transaction() if applied == 0 else nullcontext():
+            for version, (name, sql) in enumerate(MIGRATIONS, 1):
+                if version > applied:
+                    with self.transaction():
+                        self.con.execute(sql)
+                        self.con.execute("INSERT INTO migrations VALUES (?, ?, now())",
+                                         [version, name])
 
     def _check_version(self) -> None:
         if "migrations" not in self._tables():
@@ -549,23 +551,6 @@ class Store(Reads, Judging, Nuggets, Commands, Assessing,
                     self.con.execute(f"DELETE FROM {table} WHERE evaluation_id NOT IN "
                                      "(SELECT evaluation_id FROM current)")
         return gone
-
-
-def create_soon(path: str) -> Callable[[], None]:
-    """Begin making the store at ``path`` (if there is none) in a thread; returns the wait for
-    it. DuckDB works without the GIL, so the caller's imports and reads go on beside it (0.1-0.2
-    s of a new store); a failure is left for ``Store(path)`` to meet again and report."""
-    def make() -> None:
-        try:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            create(path)
-        except (StoreError, OSError):
-            pass
-
-    thread = threading.Thread(target=make, name="irbench-new-store", daemon=True)
-    if not os.path.exists(path):
-        thread.start()
-    return lambda: thread.join() if thread.ident is not None else None
 
 
 def create(path: str) -> None:

@@ -72,16 +72,22 @@ _INT_RE = re.compile(rb"[+-]?\d+\Z")
 
 def _chunks(data: bytes) -> Iterable[tuple[int, bytes]]:
     """Split ``data`` at line ends into pieces of about ``CHUNK`` bytes: (first line no, piece)."""
-    start, line = 0, 1
-    n = len(data)
+    line = 1
+    for piece in _cut(data):
+        yield line, piece
+        line += piece.count(b"\n")
+
+
+def _cut(data: bytes) -> Iterator[bytes]:
+    """``data`` in consecutive whole-line pieces of about ``CHUNK`` bytes (no line counted:
+    that took 0.9 ms of a 2 MB run's 25 ms)."""
+    start, n = 0, len(data)
     while start < n:
         end = min(start + CHUNK, n)
         if end < n:
             cut = data.rfind(b"\n", start, end)
             end = cut + 1 if cut >= start else (data.find(b"\n", end) + 1 or n)
-        piece = data[start:end]
-        yield line, piece
-        line += piece.count(b"\n")
+        yield data[start:end]
         start = end
 
 
@@ -191,12 +197,6 @@ def _file_pieces(path: str) -> Iterator[bytes]:
         raise FormatError([f"{path}: is a directory, not a file"]) from None
     except OSError as exc:
         raise FormatError([f"{path}: cannot read ({exc.strerror})"]) from None
-
-
-def _cut(data: bytes) -> Iterator[bytes]:
-    """``data`` in consecutive whole-line pieces of about ``CHUNK`` bytes."""
-    for _, piece in _chunks(data):
-        yield piece
 
 
 def read_run(source: Source | Mapping | Iterable, name: str | None = None) -> Run:
