@@ -191,6 +191,8 @@ LAZY_IMPORTS = {
     "jinja2": "15 ms of every command that reads a config; only a config with model judges "
               "compiles their prompts",
     "httpx": "model judges only (the judge extra)",
+    "irbench.judges.spec": "22 ms of irbench run's start-up (certifi, the prompts); only a "
+                           "config with judges: builds them",
     "uvicorn": "the assessment server only (the assess extra)",
     "statsmodels": "the meta-analysis across collections only (the stats extra)",
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",

@@ -138,24 +138,53 @@ def _pid_or_double(item: int, shared: None) -> tuple[int, int]:
     return os.getpid(), item * 2
 
 
+def _killed(pid: int) -> None:
+    """SIGKILL ``pid`` and wait until the kernel has ended it (a zombie until joined)."""
+    os.kill(pid, signal.SIGKILL)
+    while Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z":
+        pass
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_worker_killed_while_idle_costs_nothing():
+def test_a_worker_killed_while_idle_costs_nothing(monkeypatch):
     """A worker killed between two items (the OOM killer picks an idle one too): its next
     item goes to a new worker, and every item is computed (review of the engine)."""
+    from irbench.runner import engine
+
+    give = engine._Worker.give
+    killed = []
+
+    def give_to_a_dead_worker(worker, item):
+        if item == 1 and not killed:  # the worker that answered item 0 dies before item 1
+            killed.append(worker.process.pid)
+            _killed(worker.process.pid)
+        return give(worker, item)
+
+    monkeypatch.setattr(engine._Worker, "give", give_to_a_dead_worker)
+    got = {}
+    engine.Processes(1).map(_pid_or_double, list(range(6)), None,
+                            lambda item, result: got.__setitem__(item, result[1]))
+    assert killed and got == {i: 2 * i for i in range(6)}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_next_item_is_out_before_a_result_is_handled():
+    """A worker is given its next item before the result it sent is handled here (the
+    runner's writes do not hold it up): a worker killed while the result is handled loses that
+    next item only (to ``on_lost``), and every other item is computed."""
     from irbench.runner.engine import Processes
 
-    got = {}
+    got, lost = {}, []
 
     def on_result(item, result):
-        pid, value = result
-        if item == 0:  # the worker that answered first is killed before its next item
-            os.kill(pid, signal.SIGKILL)
-            while Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z":
-                pass  # until the kernel has ended it (a zombie until the engine joins it)
-        got[item] = value
+        if item == 0:  # its worker has item 1 by now
+            _killed(result[0])
+        got[item] = result[1]
 
-    Processes(1).map(_pid_or_double, list(range(6)), None, on_result)
-    assert got == {i: 2 * i for i in range(6)}
+    Processes(1).map(_pid_or_double, list(range(6)), None, on_result,
+                     lambda item, exc: (lost.append(item), (0, None))[1])
+    assert lost == [1]
+    assert got == {0: 0, 1: None, 2: 4, 3: 6, 4: 8, 5: 10}
 
 
 def _fail_on_two(item: int, shared: None) -> int:

@@ -7,11 +7,10 @@ import hashlib
 import os
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import judgments
 from ..errors import ConfigError, IrbenchError
-from ..judges.spec import JudgeSpec, build_judge
 from ..measures import Measure, parse_measure
 from ..submissions import Rules, build_rules, load_rules
 from ..yamlfile import parse_yaml, read_text, yaml_path
@@ -34,6 +33,9 @@ from .types import (
     cluster_address_problem,
     default_store,
 )
+
+if TYPE_CHECKING:  # imported by _judges when a config has judges
+    from ..judges.spec import JudgeSpec
 
 
 def file_name(name: str) -> str:
@@ -184,6 +186,7 @@ class Builder(SystemsBuilder):
         value = self.data.get("judges")
         if value is None:
             return {}
+        from ..judges.spec import build_judge  # 22 ms (certifi, the prompts): judges' configs
         if not isinstance(value, dict):
             self.problem(("judges",), "a mapping of judge name: {base_url, model, ...}")
             return {}

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from .. import judgments
 from ..documents.spec import DocumentsSpec
 from ..errors import ConfigError, MissingRunsError, UnknownQrelsSetError
-from ..judges.spec import JudgeSpec
 from ..measures import Measure
 from ..ranked import EvalOptions
 from ..system import System, read_system_run
@@ -22,6 +21,7 @@ from .report import ReportSpec
 from .reproductions import Reproduction
 
 if TYPE_CHECKING:
+    from ..judges.spec import JudgeSpec
     from ..pooling import RunTable
 
 TOPIC_MODES = ("qrels", "intersection")

@@ -95,18 +95,22 @@ class Processes:
             return _Worker.start(context, fn, shared, ours if context.get_start_method()
                                  == "fork" else None)
 
+        def give() -> None:
+            while idle and pending:
+                worker = idle.pop()
+                if not worker.give(pending[0]):  # it died while idle: it did nothing
+                    worker.stop()
+                    idle.append(start())
+                    continue
+                pending.popleft()
+                busy[worker.pipe] = busy[worker.process.sentinel] = worker
+
         try:
             for _ in range(count):
                 idle.append(start())
             while pending or busy:
-                while idle and pending:
-                    worker = idle.pop()
-                    if not worker.give(pending[0]):  # it died while idle: it did nothing
-                        worker.stop()
-                        idle.append(start())
-                        continue
-                    pending.popleft()
-                    busy[worker.pipe] = busy[worker.process.sentinel] = worker
+                give()
+                arrived, failed = [], None
                 for ready in wait(list(busy)):
                     done = busy.get(ready)
                     if done is None:
@@ -120,13 +124,20 @@ class Processes:
                             idle.append(start())
                     elif not ok:
                         idle.append(done)  # stopped below, with the others
-                        raise result
+                        failed = result
+                        break
                     elif done.process.is_alive():
                         idle.append(done)
                     elif pending:  # it answered, then died: a new one takes its place
                         done.stop()
                         idle.append(start())
+                    arrived.append((item, result))
+                if failed is None:
+                    give()  # the next items out before the results are handled here
+                for item, result in arrived:
                     on_result(item, result)
+                if failed is not None:
+                    raise failed
         finally:
             for worker in idle + list({id(w): w for w in busy.values()}.values()):
                 worker.stop()
