@@ -6,7 +6,8 @@ with its own qrels and its 129 runs holding only its topics. A lab config names 
 ``collections:`` (systems: ``glob: "{collection}/runs/*.txt"``); each collection also has its
 own one-collection config over the same files. Every config scores the 10-measure core suite.
 
-Times, as whole fresh processes (median of --reps):
+Times, as whole fresh processes (median of --reps; (3)'s two commands in turns, each first
+every other repetition, and their ratio per repetition too):
 
 1. ``irbench run LAB.yaml`` from scratch (a new store) against the sum of ``irbench run`` of the
    5 one-collection configs, each from scratch (5 x one collection's time; target <= 1.1x);
@@ -119,7 +120,7 @@ def load() -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=HERE / "data" / "full" / "campaign")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", type=Path, default=HERE / "results-collections.md")
     args = ap.parse_args(argv)
     runs = sorted((args.data / "runs").iterdir()) if (args.data / "runs").is_dir() else []
@@ -151,9 +152,10 @@ def main(argv=None) -> int:
             fresh(folder / "lab.duckdb")
             times["lab"].append(timed([*run, str(folder / "lab.yaml")], env, cpu["lab"]))
             times["rerun"].append(timed([*run, str(folder / "lab.yaml")], env, cpu["rerun"]))
-            times["eval"].append(timed(eval_cmd, env, cpu["eval"]))
-            fresh(folder / "whole.duckdb")
-            times["whole"].append(timed([*run, str(whole)], env, cpu["whole"]))
+            for key in (("eval", "whole") if len(times["eval"]) % 2 else ("whole", "eval")):
+                fresh(folder / "whole.duckdb")  # (3) in turns: first eval, then run first
+                times[key].append(timed(eval_cmd if key == "eval" else [*run, str(whole)],
+                                        env, cpu[key]))
             for k in keys:
                 cpus[k].append(cpu[k][0])
             loads.append(load())
@@ -181,6 +183,9 @@ files. All configs score the 10-measure core suite ({', '.join(CORE)}).
 
 CPU seconds: user + system of the command and its worker processes (less sensitive than wall
 time to other processes on the machine). Each ratio is of the medians.
+(3) paired (run / eval of the same repetition, the two run one after the other): median wall
+{statistics.median(w / e for w, e in zip(times['whole'], times['eval'])):.2f} x, median CPU
+{statistics.median(w / e for w, e in zip(cpus['whole'], cpus['eval'])):.2f} x.
 Wall times: {', '.join(f"{k} {[round(x, 3) for x in v]}" for k, v in times.items())}.
 CPU times: {', '.join(f"{k} {[round(x, 2) for x in v]}" for k, v in cpus.items())}.
 """
