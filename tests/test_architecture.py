@@ -191,6 +191,8 @@ LAZY_IMPORTS = {
     "jinja2": "15 ms of every command that reads a config; only a config with model judges "
               "compiles their prompts",
     "httpx": "model judges only (the judge extra)",
+    "concurrent.futures": "9 ms of irbench run's start-up (with logging); only systems given "
+                          "as commands run in its threads",
     "irbench.judges.spec": "22 ms of irbench run's start-up (certifi, the prompts); only a "
                            "config with judges: builds them",
     "uvicorn": "the assessment server only (the assess extra)",

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -98,6 +97,8 @@ def execute_here(spec, values: dict[str, str], path: str) -> Execution:
 
 def _in_threads(workers: int | None, todo: list, values: dict[str, str]
                 ) -> Iterator[tuple[Any, str, Execution]]:
+    from concurrent.futures import ThreadPoolExecutor, as_completed  # 9 ms: commands only
+
     with ThreadPoolExecutor(max_workers=max(1, workers or 1)) as pool:  # subprocesses: threads
         running = {pool.submit(execute_here, s.command, values, s.path): (s, key)
                    for s, key in todo}
