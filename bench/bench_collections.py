@@ -141,6 +141,7 @@ def main(argv=None) -> int:
         env["IRBENCH_CACHE_DIR"] = str(folder / "cache")  # run stamps of this benchmark only
         names = split(args.data, folder)
         whole = whole_config(folder, args.data)
+        os.sync()  # the split copies (250 MB) on disk: no store's fsync waits for them
         run = [*irbench, "run", "--quiet"]
         for _ in range(args.reps):
             cpu = {k: [0.0] for k in keys}
