@@ -31,3 +31,14 @@ def test_distinct_does_not_import_numpy_ma():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "False"
+
+
+def test_scoring_the_core_measures_does_not_import_numpy_ma():
+    """Nor does any measure of the core suite (nDCG's gain set-up used numpy's unique)."""
+    code = ("import sys, irbench; irbench.evaluate({'q1': {'d1': 2, 'd2': 0, 'd3': 1}}, "
+            "{'q1': {'d1': 1.0, 'd3': 0.5, 'd4': 0.2}}, ['nDCG', 'nDCG@10', 'AP', 'GMAP', "
+            "'P@10', 'Bpref', 'infAP', 'Rprec', 'RR', 'R@1000']); "
+            "print('numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import segment_cumsum
+from ..arrays import distinct, segment_cumsum
 from ..errors import MeasureParameterError
 from .base import Family, Param, format_value, register
 from .extra import condense
@@ -83,7 +83,7 @@ class GainSetup:
         pieces_topic: list[np.ndarray] = []
         level_gain = {int(k): g for k, g in pairs if _valid_int(k)}
         self.doc_gain = self._doc_gains(r.level, level_gain)
-        for nl in np.unique(num_levels):  # a loop over distinct highest levels, not topics
+        for nl in distinct(num_levels):  # a loop over distinct highest levels, not topics
             topics = np.flatnonzero(num_levels == nl)
             table = gain_table(pairs, int(nl))
             gains = np.array([g for _, g in table])[::-1]
