@@ -154,7 +154,7 @@ def lookup_topics(query_id: np.ndarray, topics: np.ndarray) -> np.ndarray:
     n = len(query_id)
     if n == 0 or len(topics) == 0:
         return np.full(n, -1, dtype=np.int32)
-    starts = np.concatenate(([0], np.flatnonzero(query_id[1:] != query_id[:-1]) + 1))
+    starts = block_starts(query_id)
     block_qid = query_id[starts]
     pos = np.minimum(np.searchsorted(topics, block_qid), len(topics) - 1)
     block_topic = np.where(topics[pos] == block_qid, pos, -1).astype(np.int32)
@@ -165,11 +165,15 @@ def distinct(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)``, sorting only the first of each block of equal neighbours: a
     run's topic ids come topic after topic, so a few dozen are sorted instead of every row
     (and numpy's unique, which imports numpy.ma: 15 ms in each worker, is not called)."""
-    firsts = np.sort(values[_block_starts(values)] if len(values) > 1 else values)
-    return firsts[_block_starts(firsts)] if len(firsts) > 1 else firsts
+    if len(values) == 0:
+        return np.sort(values)
+    firsts = np.sort(values[block_starts(values)])
+    return firsts[block_starts(firsts)]
 
 
-def _block_starts(values: np.ndarray) -> np.ndarray:
+def block_starts(values: np.ndarray) -> np.ndarray:
+    """The index of the first row of each block of equal neighbours in ``values`` (not
+    empty)."""
     return np.r_[0, np.flatnonzero(values[1:] != values[:-1]) + 1]
 
 
@@ -179,7 +183,7 @@ def block_order(topic: np.ndarray) -> np.ndarray | Literal[False] | None:
     n = len(topic)
     if n == 0:
         return None
-    starts = np.concatenate(([0], np.flatnonzero(topic[1:] != topic[:-1]) + 1))
+    starts = block_starts(topic)
     block_topic = topic[starts]
     by_topic = np.argsort(block_topic, kind="stable")
     sorted_topic = block_topic[by_topic]
