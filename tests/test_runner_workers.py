@@ -7,6 +7,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,19 @@ def test_a_worker_killed_while_idle_costs_nothing(monkeypatch):
     assert killed and got == {i: 2 * i for i in range(6)}
 
 
+_SERVED_ZERO: list[int] = []  # in a worker: its pid once it has computed item 0
+
+
+def _zero_then_held(item: int, shared: None) -> tuple[int, int]:
+    """Item 0 answered; item 1 held in the worker that computed item 0 until it is killed
+    (so its answer cannot come first, whatever the machine's speed); the rest doubled."""
+    if item == 0:
+        _SERVED_ZERO.append(os.getpid())
+    elif item == 1 and _SERVED_ZERO == [os.getpid()]:
+        threading.Event().wait()  # until SIGKILL
+    return os.getpid(), item * 2
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_the_next_item_is_out_before_a_result_is_handled():
     """A worker is given its next item before the result it sent is handled here (the
@@ -177,11 +191,11 @@ def test_the_next_item_is_out_before_a_result_is_handled():
     got, lost = {}, []
 
     def on_result(item, result):
-        if item == 0:  # its worker has item 1 by now
+        if item == 0:  # its worker holds item 1 by now
             _killed(result[0])
         got[item] = result[1]
 
-    Processes(1).map(_pid_or_double, list(range(6)), None, on_result,
+    Processes(1).map(_zero_then_held, list(range(6)), None, on_result,
                      lambda item, exc: (lost.append(item), (0, None))[1])
     assert lost == [1]
     assert got == {0: 0, 1: None, 2: 4, 3: 6, 4: 8, 5: 10}
