@@ -195,6 +195,8 @@ LAZY_IMPORTS = {
                           "as commands run in its threads",
     "irbench.judges.spec": "22 ms of irbench run's start-up (certifi, the prompts); only a "
                            "config with judges: builds them",
+    "irbench.judgments.agreement": "8 ms of irbench run's start-up; of the analyses, only the "
+                                   "agreement between qrels sets needs it",
     "uvicorn": "the assessment server only (the assess extra)",
     "statsmodels": "the meta-analysis across collections only (the stats extra)",
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from .. import __version__, judgments
 from ..config import pooled_systems, priority_order
 from ..errors import AnalysisError, EvaluationError
-from ..judgments.agreement import agreement
 from ..system import System, run_of
 from ..trec import Loaded, is_url, read_url
 
@@ -197,6 +196,8 @@ def _qrels_agreement(config, store, spec: Spec) -> dict:
     """{"sets": [{"name", "pairs", "only_reference", "only_other", "agreed", "kappa",
     "kappa_linear", "kappa_quadratic", "kappa_binary", "alpha_ordinal"}]} of each other set
     against the first (NaN as None; pairs 0 when none were judged by both)."""
+    from ..judgments.agreement import agreement  # here: 8 ms of every irbench run's start-up
+
     index = {q.name: i for i, q in enumerate(config.qrels)}
     read = [_read_scored_qrels(config, store, index[name]) for name in spec.params["sets"]]
     out = []

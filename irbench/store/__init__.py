@@ -53,6 +53,7 @@ from .records import (
     SystemRecord,
 )
 from .schema import MIGRATIONS
+from .template import copy_empty, keep_empty
 
 __all__ = ["ASSESSED", "JUDGMENT_FIELDS", "MIGRATIONS", "PROFILE_PREFIX", "READER_WAIT",
            "AnswerLabel", "Assessor", "Click", "CommandRun", "Evaluated", "FileFacts", "Judgment",
@@ -564,8 +565,10 @@ def create(path: str) -> None:
         if os.path.exists(leftover):
             os.unlink(leftover)
     try:
-        with Store(new, _in_place=True):
-            pass  # migrations applied, closed (checkpointed)
+        if not copy_empty(new):  # the empty store, kept from the first made (template.py)
+            with Store(new, _in_place=True):
+                pass  # migrations applied, closed (checkpointed)
+            keep_empty(new)
         try:
             os.link(new, path)  # fails if the store appeared meanwhile: never replaces one
         except FileExistsError:
