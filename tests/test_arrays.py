@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from irbench.arrays import distinct
+from irbench.arrays import distinct, segment_reverse_cummax
 
 
 @pytest.mark.parametrize("kind", ["int64", "bytes", "object"])
@@ -42,3 +42,14 @@ def test_scoring_the_core_measures_does_not_import_numpy_ma():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "False"
+
+
+def test_segment_reverse_cummax_is_each_suffix_maximum():
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 6, 40)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    values = rng.integers(1, 8, offsets[-1]) / rng.integers(1, 9, offsets[-1])
+    got = segment_reverse_cummax(values, offsets)
+    want = [max(values[i:offsets[np.searchsorted(offsets, i, side="right")]])
+            for i in range(len(values))]
+    assert got.tolist() == want

@@ -115,26 +115,39 @@ def iprec_trec(r, x: float) -> np.ndarray:
     the rank of the c-th relevant retrieved document (the first when c = 0); 0 if c exceeds the
     relevant retrieved. A topic with nothing retrieved gives 0/0 = NaN when c = 0 (trec_eval
     prints -nan)."""
-    c = lround(x * r.num_rel.astype(np.float64)).astype(np.int64)
+    return iprec_curve(r, (x,))[0]
+
+
+def iprec_curve(r, points: tuple[float, ...]) -> np.ndarray:
+    """:func:`iprec_trec` at each of ``points`` at once: an array (points, topics)."""
+    c = lround(np.asarray(points, dtype=np.float64)[:, None]
+               * r.num_rel.astype(np.float64)[None, :]).astype(np.int64)
     best, offsets = _best_precision_from_rel(r)
     nrr = r.num_rel_ret.astype(np.int64)
-    ok = c <= nrr
-    has = ok & (nrr > 0)
+    has = (c <= nrr) & (nrr > 0)
     index = offsets[:-1] + np.maximum(c, 1) - 1
-    value = np.zeros(r.num_topics)
+    value = np.zeros(c.shape)
     value[has] = best[index[has]]
     return np.where((c == 0) & (r.num_ret == 0), np.nan, value)
 
 
+STANDARD_RECALL = tuple(i / 10 for i in range(11))  # trec_eval's iprec_at_recall_0.00 ... 1.00
+
+
 def _iprec(r, m):
-    return iprec_trec(r, m.get("recall"))
+    x = m.get("recall")
+    if x not in STANDARD_RECALL:
+        return iprec_trec(r, x)
+    curve = r.cached("iprec_standard", lambda: iprec_curve(r, STANDARD_RECALL))
+    return curve[STANDARD_RECALL.index(x)].copy()  # the 11 points in one pass, each its own
 
 
 def _eleven_pt(r, m):
     points = parse_float_list(m.get("values"))
+    curve = iprec_curve(r, tuple(points))
     total = np.zeros(r.num_topics)
-    for x in points:  # a loop over the (few) recall points, not over topics
-        total = total + iprec_trec(r, x)
+    for row in curve:  # added point by point, in order, as trec_eval adds them
+        total = total + row
     return total / len(points)
 
 

@@ -43,6 +43,8 @@ class Wanted:
 
     def missing(self, have: set[str] | frozenset[str]) -> Wanted:
         """These measures less those the store ``have`` (by canonical name)."""
+        if not have:
+            return self
         return Wanted(tuple(m for m in self.suite if str(m) not in have),
                       tuple(m for m in self.profile if PROFILE_PREFIX + str(m) not in have))
 
