@@ -171,13 +171,14 @@ def cmd_run(args) -> int:
         if problem:
             raise UsageError(f"--cluster: {problem}")
     views = load_configs(args.config, collection=args.collection, strict=False)
+    fresh = not os.path.exists(views[0].store)  # so nothing is stored: scoring starts first
     ready = _store_soon(args, views[0])
     stamp.forget(args.config)
     failed, stamps = False, []
     for config in views:
         if config.several:
             print(f"irbench run: collection '{terminal(config.scope)}'", file=sys.stderr)
-        one_failed, made = _run_one(args, config, checked, ready)
+        one_failed, made = _run_one(args, config, checked, ready, fresh)
         failed |= one_failed
         stamps += [made] if made is not None else []
     if views[0].several and args.collection is None and not failed and \
@@ -197,12 +198,13 @@ def _store_soon(args, config: Config):
     return create_soon(config.store)
 
 
-def _run_one(args, config: Config, checked: int, ready=lambda: None
+def _run_one(args, config: Config, checked: int, ready=lambda: None, fresh: bool = False
              ) -> tuple[bool, stamp.Stamp | None]:
     """``irbench run`` on one collection: scores, the stamp (written here for a config with
     one collection, else returned to be written after the last collection), what it tells;
     whether something failed, and the stamp (None: none to write). ``ready`` waits for the
-    store being made (irbench.store.creation.create_soon)."""
+    store being made (irbench.store.creation.create_soon); ``fresh``: there was no store
+    when the command began (see irbench.runner.run_campaign)."""
     from ..runner import run_campaign
 
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
@@ -211,7 +213,7 @@ def _run_one(args, config: Config, checked: int, ready=lambda: None
     with progress_bar("system", shown=not args.quiet) as bar:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
                               progress=bar, wait=args.wait, rehash=args.rehash,
-                              cluster=args.cluster)
+                              cluster=args.cluster, fresh=fresh)
     leaderboard = None if args.quiet else _leaderboard(config, max(args.wait, READER_WAIT_S))
     made = None  # a command's inputs and environment: only the long way checks them
     if not report.failures and not any(s.command is not None for s in config.systems):

@@ -6,7 +6,10 @@ set, measure) results the store lacks (:mod:`.score`) on an engine (:mod:`.engin
 process, worker processes when there is enough work, or a Dask cluster), and writes each
 system's results in one transaction as they arrive (:mod:`.record`). Problems with one system
 or qrels set become :class:`Failure` entries; everything else is still scored (``fail_fast``
-stops at the first instead). :func:`check_campaign` runs the same functions without a store.
+stops at the first instead). A store that did not exist when the command began holds nothing
+to plan from, so its runs are being scored while it is opened and told the campaign (the
+workers fork before this process opens DuckDB). :func:`check_campaign` runs the same functions
+without a store.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from typing import Any
 
 import duckdb
@@ -49,29 +52,44 @@ Progress = Callable[[int, int, str], None]
 
 def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = False,
                  progress: Progress | None = None, wait: float = 0.0,
-                 rehash: bool = False, cluster: str | None = None) -> RunReport:
+                 rehash: bool = False, cluster: str | None = None,
+                 fresh: bool = False) -> RunReport:
     """Score ``config`` into its store; see the module docstring. Returns a :class:`RunReport`.
 
     ``cluster`` (else the config's ``execution:`` address): score the runs on that Dask
-    cluster (a scheduler's address, or ``local`` / ``local:N``); the store is written here."""
+    cluster (a scheduler's address, or ``local`` / ``local:N``); the store is written here.
+    ``fresh``: the store did not exist when this ``irbench run`` began, so it holds nothing
+    of the campaign: the runs of a config without commands are planned and being scored
+    before the store is opened (in this process, while they are)."""
     address = cluster or config.cluster
     started = time.perf_counter()
     shards.sweep_spills()  # what a killed run left in the temporary folder
+    early = fresh and address is None and all(s.command is None for s in config.systems)
     with (dask_client(address) if address is not None else nullcontext()) as client, \
-            Store(config.store, scope=config.scope, wait=wait) as store:
-        store.claim(config.name, os.path.abspath(config.path))
-        camp = _Campaign(config, store, Findings(fail_fast), workers=workers,
+            ExitStack() as stack:
+        camp = _Campaign(config, None, Findings(fail_fast), workers=workers,
                          progress=progress, rehash=rehash,
                          cluster=Cluster(client, address or "") if client is not None else None)
-        runner_id = store.start_runner(os.path.abspath(config.path), config.sha256, __version__,
-                                       camp.options_key, _environment(camp))
-        report = RunReport(config.store, runner_id, len(config.systems), len(config.qrels),
+        report = RunReport(config.store, 0, len(config.systems), len(config.qrels),
                            len(config.measures))
+
+        def open_store() -> Store:
+            if camp.store is None:
+                store = stack.enter_context(Store(config.store, scope=config.scope, wait=wait))
+                store.claim(config.name, os.path.abspath(config.path))
+                report.runner_id = store.start_runner(
+                    os.path.abspath(config.path), config.sha256, __version__,
+                    camp.options_key, _environment(camp))
+                camp.store = camp.inputs.store = store
+            return camp.store
+
         status = "interrupted"
         try:
-            camp.config, report.executed = produce_runs(config, store, runner_id, progress,
-                                                        workers=workers, client=client)
-            _run(camp, store, runner_id, report)
+            if not early:
+                camp.config, report.executed = produce_runs(
+                    config, open_store(), report.runner_id, progress, workers=workers,
+                    client=client)
+            _run(camp, open_store, report)
             status = "ok" if not camp.findings.failures else "failed"
         except IrbenchError:
             status = "failed"
@@ -79,9 +97,9 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
         finally:
             report.failures, report.warnings = camp.findings.failures, camp.findings.warnings
             in_flight = sys.exc_info()[0] is not None
-            try:
-                store.finish_runner(runner_id, status, report.evaluated, report.reused,
-                                    len(camp.findings.failures))
+            try:  # a fresh store is opened now if the run ended before it was
+                open_store().finish_runner(report.runner_id, status, report.evaluated,
+                                           report.reused, len(camp.findings.failures))
             except StoreError:
                 if not in_flight:
                     raise  # else the error in flight is what happened (a full disk ...)
@@ -214,52 +232,48 @@ def _environment(camp: _Campaign) -> dict:
             "engine": engine}
 
 
-def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> None:
+def _run(camp: _Campaign, open_store: Callable[[], Store], report: RunReport) -> None:
+    """Read the inputs, plan, score and record. A store not open yet (``camp.store`` None:
+    a fresh one) is opened and told the campaign when the first outcome is to be written."""
     config, findings = camp.config, camp.findings
-    cache = store.cached_hashes()
+    cache = camp.store.cached_hashes() if camp.store is not None else {}
     topics, topic_set, topics_sha, topics_obj = camp.inputs.read_topics()
     camp.inputs.hash_tables()
     prepared, shas, records = camp.inputs.read_qrels(topic_set, topics_sha, cache)
     measures = camp.inputs.measures_for(records, shas)
-    store.sync_declarations(
-        topics,
-        [(str(m), m.family, m.definition.aggregate, m.definition.description)
-         for m in config.measures],
-        [(suite, str(m), i) for suite, ms in config.suites.items() for i, m in enumerate(ms)],
-        [system_row(s, i) for i, s in enumerate(config.systems)],
-        records)
-    for record in records:
-        ok = record.name in shas
-        failure = findings.failure_of(f"qrels '{record.name}'")
-        store.set_status("qrels_sets", record.name, "ok" if ok else "failed", failure,
-                         runner_id)
-        # a failed set keeps its last good results (reported as stale): they are replaced
-        # only once the set reads again, never deleted by a typo in the topics or options
     qrels_names = [record.name for record in records]
-    del records  # their topic lists (1,000,000 names: 65 MB) are in the store now
-    store.release_memory()  # and DuckDB's cache of them is not needed while scoring
-    for name, message in config.missing_runs.items():
-        store.record_system(SystemRecord(name=name, status="failed", error=message,
-                                         options=camp.options_key, version=__version__,
-                                         runner_id=runner_id, keep_current=True))
-        findings.fail(f"system '{name}'", message)
-    done = store.done_measures(camp.options_key, __version__)
+    untold = [(topics, records, shas)]  # the declarations, until the store has them
+
+    def told() -> Store:
+        store = open_store()
+        if untold:
+            _declare(camp, store, report.runner_id, *untold.pop())
+        return store
+
+    done = {}
+    if camp.store is not None:
+        done = told().done_measures(camp.options_key, __version__)
+    del topics, records  # their topic lists (1,000,000 names: 65 MB) go to the store
     tasks, reuse = plan(config, wanted_by_set(config, measures), shas, cache, done,
                         camp.rehash)
-    store.point_many(reuse, camp.options_key, __version__, runner_id)
+    if reuse:
+        told().point_many(reuse, camp.options_key, __version__, report.runner_id)
     report.reused = len(reuse)
     finished = 0
-    writes = Writes(store)
+    writes: list[Writes] = []
 
     def on_outcome(outcome: Outcome) -> None:
         nonlocal finished
         finished += 1
+        if not writes:
+            writes.append(Writes(told()))
         if outcome.facts is not None:
             camp.inputs.new_hashes.append(outcome.facts)
         findings.warnings.extend(validation_warnings(outcome))
-        writes.add(outcome_record(outcome, camp.options_key, runner_id, shas, cache))
+        writes[0].add(outcome_record(outcome, camp.options_key, report.runner_id, shas,
+                                     cache))
         if outcome.error is not None:
-            writes.flush()
+            writes[0].flush()
             findings.fail(f"system '{outcome.system}'", outcome.error)
         else:
             report.evaluated += len(outcome.results)
@@ -275,12 +289,40 @@ def _run(camp: _Campaign, store: Store, runner_id: int, report: RunReport) -> No
         try:
             camp.execute(tasks, context, on_outcome)
         finally:
-            writes.flush()  # what is complete is kept, even on an interrupt
+            if writes:
+                writes[0].flush()  # what is complete is kept, even on an interrupt
+    store = told()
     store.remember_hashes(camp.inputs.new_hashes)
     store.release_memory()  # the results written: DuckDB's cache of them is not read again
     check_unanswered(findings, config, store, qrels_names, shas)
     store.collect_garbage()
     report.analysed = _analyse(camp, store)
+
+
+def _declare(camp: _Campaign, store: Store, runner_id: int, topics: list, records: list,
+             shas: dict[str, str]) -> None:
+    """The campaign told to the store: its topics, measures, suites, systems and qrels sets,
+    each set's status, and each system whose run file is missing as failed."""
+    config, findings = camp.config, camp.findings
+    store.sync_declarations(
+        topics,
+        [(str(m), m.family, m.definition.aggregate, m.definition.description)
+         for m in config.measures],
+        [(suite, str(m), i) for suite, ms in config.suites.items() for i, m in enumerate(ms)],
+        [system_row(s, i) for i, s in enumerate(config.systems)],
+        records)
+    for record in records:
+        failure = findings.failure_of(f"qrels '{record.name}'")
+        store.set_status("qrels_sets", record.name, "ok" if record.name in shas else "failed",
+                         failure, runner_id)
+        # a failed set keeps its last good results (reported as stale): they are replaced
+        # only once the set reads again, never deleted by a typo in the topics or options
+    store.release_memory()  # DuckDB's cache of the declarations is not needed while scoring
+    for name, message in config.missing_runs.items():
+        store.record_system(SystemRecord(name=name, status="failed", error=message,
+                                         options=camp.options_key, version=__version__,
+                                         runner_id=runner_id, keep_current=True))
+        findings.fail(f"system '{name}'", message)
 
 
 def _analyse(camp: _Campaign, store: Store) -> list[str]:
