@@ -1,16 +1,16 @@
-"""A fresh store (none when ``irbench run`` began): the runs are planned and being scored before
-the store is opened, and what is stored is what the usual order stores."""
+"""A fresh store (none when ``irbench run`` began) is opened in a thread while the inputs are
+read, and what is stored is what the usual order stores."""
 
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
 from campaigns import make_campaign
 
 from irbench.config import load_config
-from irbench.runner import campaign as runner
-from irbench.runner import run_campaign
+from irbench.runner import inputs, run_campaign
 from irbench.store import Store
 
 VIEWS = ("per_query", "means", "systems", "qrels_sets", "topics", "suites", "measures")
@@ -28,47 +28,43 @@ def _contents(store_path: str) -> dict:
     return out
 
 
-def _events(monkeypatch) -> list[str]:
-    events: list[str] = []
-    opened, scored = Store.__init__, runner.score_safely
+def test_a_fresh_store_is_opened_while_the_inputs_are_read(tmp_path, monkeypatch):
+    config = load_config(make_campaign(tmp_path / "c", systems=3))
+    read, seen = threading.Event(), []
+    opened, read_qrels = Store.__init__, inputs.Inputs.read_qrels
 
     def open_store(self, *args, **kwargs):
-        events.append("store")
+        if not seen:  # the store opened in a thread of its own, the qrels read meanwhile
+            seen.append((threading.current_thread() is threading.main_thread(),
+                         read.wait(60)))
         opened(self, *args, **kwargs)
 
-    def score(task, ctx):
-        events.append("score")
-        return scored(task, ctx)
+    def reading(self, *args, **kwargs):
+        read.set()
+        return read_qrels(self, *args, **kwargs)
 
     monkeypatch.setattr(Store, "__init__", open_store)
-    monkeypatch.setattr(runner, "score_safely", score)
-    return events
-
-
-def test_scoring_starts_before_a_fresh_store_is_opened(tmp_path, monkeypatch):
-    config = load_config(make_campaign(tmp_path / "c", systems=3))
-    events = _events(monkeypatch)
+    monkeypatch.setattr(inputs.Inputs, "read_qrels", reading)
     report = run_campaign(config, workers=1, fresh=True)
-    assert events[:2] == ["score", "store"], events
+    assert seen == [(False, True)]
     assert report.failures == [] and report.evaluated == 6
+    monkeypatch.undo()
     fresh = _contents(config.store)
     os.remove(config.store)
-    events.clear()
     assert run_campaign(config, workers=1).evaluated == 6
-    assert events[0] == "store"
     assert _contents(config.store) == fresh
 
 
-def test_a_store_that_appeared_meanwhile_is_written_as_usual(tmp_path):
-    """Another run made the store between this run's check and its opening: everything is
-    scored again and the store holds each result once."""
+def test_a_store_that_appeared_meanwhile_is_used_as_usual(tmp_path):
+    """Another run made the store between this run's look and its opening: what it stored
+    is reused, as it would be had the store been there."""
     config = load_config(make_campaign(tmp_path / "c", systems=3))
     run_campaign(config, workers=1)
     before = _contents(config.store)
     again = run_campaign(config, workers=1, fresh=True)
-    assert again.evaluated == 6 and again.failures == []
+    assert (again.evaluated, again.reused, again.failures) == (0, 6, [])
     after = _contents(config.store)
-    assert after.pop("runners")[-1] == ("ok", 6, 0, 0)
+    assert after.pop("runners")[-1] == ("ok", 0, 6, 0)
     before.pop("runners")
     assert after == before
 

@@ -6,10 +6,9 @@ set, measure) results the store lacks (:mod:`.score`) on an engine (:mod:`.engin
 process, worker processes when there is enough work, or a Dask cluster), and writes each
 system's results in one transaction as they arrive (:mod:`.record`). Problems with one system
 or qrels set become :class:`Failure` entries; everything else is still scored (``fail_fast``
-stops at the first instead). A store that did not exist when the command began holds nothing
-to plan from, so its runs are being scored while it is opened and told the campaign (the
-workers fork before this process opens DuckDB). :func:`check_campaign` runs the same functions
-without a store.
+stops at the first instead). A store that did not exist when the command began is opened in
+a thread while the inputs are read. :func:`check_campaign` runs the same functions without a
+store.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack, nullcontext
@@ -59,8 +59,8 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
     ``cluster`` (else the config's ``execution:`` address): score the runs on that Dask
     cluster (a scheduler's address, or ``local`` / ``local:N``); the store is written here.
     ``fresh``: the store did not exist when this ``irbench run`` began, so it holds nothing
-    of the campaign: the runs of a config without commands are planned and being scored
-    before the store is opened (in this process, while they are)."""
+    to plan from yet: for a config without commands it is opened in a thread while the
+    inputs are read."""
     address = cluster or config.cluster
     started = time.perf_counter()
     shards.sweep_spills()  # what a killed run left in the temporary folder
@@ -74,22 +74,22 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
                            len(config.measures))
 
         def open_store() -> Store:
-            if camp.store is None:
-                store = stack.enter_context(Store(config.store, scope=config.scope, wait=wait))
-                store.claim(config.name, os.path.abspath(config.path))
-                report.runner_id = store.start_runner(
-                    os.path.abspath(config.path), config.sha256, __version__,
-                    camp.options_key, _environment(camp))
-                camp.store = camp.inputs.store = store
-            return camp.store
+            store = stack.enter_context(Store(config.store, scope=config.scope, wait=wait))
+            store.claim(config.name, os.path.abspath(config.path))
+            report.runner_id = store.start_runner(os.path.abspath(config.path),
+                                                  config.sha256, __version__,
+                                                  camp.options_key, _environment(camp))
+            return store
 
+        opened = _soon(open_store) if early else _now(open_store)
         status = "interrupted"
         try:
-            if not early:
+            if not early:  # the store's facts first: an unchanged qrels file is not read
+                camp.store = camp.inputs.store = opened()
                 camp.config, report.executed = produce_runs(
-                    config, open_store(), report.runner_id, progress, workers=workers,
+                    config, camp.store, report.runner_id, progress, workers=workers,
                     client=client)
-            _run(camp, open_store, report)
+            _run(camp, opened, report)
             status = "ok" if not camp.findings.failures else "failed"
         except IrbenchError:
             status = "failed"
@@ -97,14 +97,41 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
         finally:
             report.failures, report.warnings = camp.findings.failures, camp.findings.warnings
             in_flight = sys.exc_info()[0] is not None
-            try:  # a fresh store is opened now if the run ended before it was
-                open_store().finish_runner(report.runner_id, status, report.evaluated,
-                                           report.reused, len(camp.findings.failures))
+            try:
+                opened().finish_runner(report.runner_id, status, report.evaluated,
+                                       report.reused, len(camp.findings.failures))
             except StoreError:
                 if not in_flight:
                     raise  # else the error in flight is what happened (a full disk ...)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _now(open_store: Callable[[], Store]) -> Callable[[], Store]:
+    store = open_store()
+    return lambda: store
+
+
+def _soon(open_store: Callable[[], Store]) -> Callable[[], Store]:
+    """``open_store`` begun in a thread (DuckDB works without the GIL); returns the wait for
+    the store, which raises what opening it raised."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["store"] = open_store()
+        except BaseException as exc:  # raised again in the thread that waits
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="irbench-open-store", daemon=True)
+    thread.start()
+
+    def wait() -> Store:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["store"]
+    return wait
 
 
 def check_campaign(config: Config, workers: int | None = None
@@ -232,48 +259,36 @@ def _environment(camp: _Campaign) -> dict:
             "engine": engine}
 
 
-def _run(camp: _Campaign, open_store: Callable[[], Store], report: RunReport) -> None:
-    """Read the inputs, plan, score and record. A store not open yet (``camp.store`` None:
-    a fresh one) is opened and told the campaign when the first outcome is to be written."""
+def _run(camp: _Campaign, opened: Callable[[], Store], report: RunReport) -> None:
+    """Read the inputs (while a fresh store is being opened: ``camp.store`` None), tell the
+    store the campaign, plan, score and record."""
     config, findings = camp.config, camp.findings
     cache = camp.store.cached_hashes() if camp.store is not None else {}
     topics, topic_set, topics_sha, topics_obj = camp.inputs.read_topics()
     camp.inputs.hash_tables()
     prepared, shas, records = camp.inputs.read_qrels(topic_set, topics_sha, cache)
     measures = camp.inputs.measures_for(records, shas)
+    store = camp.store = camp.inputs.store = opened()
+    _declare(camp, store, report.runner_id, topics, records, shas)
     qrels_names = [record.name for record in records]
-    untold = [(topics, records, shas)]  # the declarations, until the store has them
-
-    def told() -> Store:
-        store = open_store()
-        if untold:
-            _declare(camp, store, report.runner_id, *untold.pop())
-        return store
-
-    done = {}
-    if camp.store is not None:
-        done = told().done_measures(camp.options_key, __version__)
-    del topics, records  # their topic lists (1,000,000 names: 65 MB) go to the store
+    del topics, records  # their topic lists (1,000,000 names: 65 MB) are in the store now
+    done = store.done_measures(camp.options_key, __version__)
     tasks, reuse = plan(config, wanted_by_set(config, measures), shas, cache, done,
                         camp.rehash)
-    if reuse:
-        told().point_many(reuse, camp.options_key, __version__, report.runner_id)
+    store.point_many(reuse, camp.options_key, __version__, report.runner_id)
     report.reused = len(reuse)
     finished = 0
-    writes: list[Writes] = []
+    writes = Writes(store)
 
     def on_outcome(outcome: Outcome) -> None:
         nonlocal finished
         finished += 1
-        if not writes:
-            writes.append(Writes(told()))
         if outcome.facts is not None:
             camp.inputs.new_hashes.append(outcome.facts)
         findings.warnings.extend(validation_warnings(outcome))
-        writes[0].add(outcome_record(outcome, camp.options_key, report.runner_id, shas,
-                                     cache))
+        writes.add(outcome_record(outcome, camp.options_key, report.runner_id, shas, cache))
         if outcome.error is not None:
-            writes[0].flush()
+            writes.flush()
             findings.fail(f"system '{outcome.system}'", outcome.error)
         else:
             report.evaluated += len(outcome.results)
@@ -289,9 +304,7 @@ def _run(camp: _Campaign, open_store: Callable[[], Store], report: RunReport) ->
         try:
             camp.execute(tasks, context, on_outcome)
         finally:
-            if writes:
-                writes[0].flush()  # what is complete is kept, even on an interrupt
-    store = told()
+            writes.flush()  # what is complete is kept, even on an interrupt
     store.remember_hashes(camp.inputs.new_hashes)
     store.release_memory()  # the results written: DuckDB's cache of them is not read again
     check_unanswered(findings, config, store, qrels_names, shas)
