@@ -171,7 +171,7 @@ def cmd_run(args) -> int:
         if problem:
             raise UsageError(f"--cluster: {problem}")
     views = load_configs(args.config, collection=args.collection, strict=False)
-    fresh = not os.path.exists(views[0].store)  # so nothing is stored: scoring starts first
+    fresh = not os.path.exists(views[0].store)  # then opened beside the reading of inputs
     ready = _store_soon(args, views[0])
     stamp.forget(args.config)
     failed, stamps = False, []

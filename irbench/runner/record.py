@@ -17,8 +17,8 @@ from .score import Outcome
 
 # write the store at least this often: every 5 s, or once the pending records hold 1,000,000
 # per-topic values (a flush costs ~40-60 ms whatever its size below that, and converts them all;
-# while it runs, a worker that finishes waits for its next run: 2 s cost 129 runs of 2 s a
-# second flush half the time). A kill loses at most the last 5 s of scoring.
+# while it runs, a worker that finishes waits for its next run, so every 2 s gave a campaign
+# scored in 2-3 s a second flush half the time). A kill loses at most the last 5 s of scoring.
 FLUSH_SECONDS, FLUSH_VALUES, FLUSH_SYSTEMS = 5.0, 1_000_000, 1024
 
 

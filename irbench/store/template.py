@@ -19,6 +19,7 @@ import os
 import duckdb
 
 from ..cache import cache_folder
+from ..files import write_file
 from .schema import MIGRATIONS
 
 MAX_BYTES = 16 << 20  # an empty store is ~0.8 MB; anything bigger is not one
@@ -65,14 +66,12 @@ def keep_empty(made: str) -> None:
     if data is None:
         return
     folder = _folder()
-    final = os.path.join(folder, f"empty-{_key()}-{hashlib.sha256(data).hexdigest()}.duckdb")
-    partial = os.path.join(folder, f".partial-{os.getpid()}")
     try:
         os.makedirs(folder, exist_ok=True)
-        _write(partial, data, exclusive=False)
-        os.replace(partial, final)
+        write_file(os.path.join(
+            folder, f"empty-{_key()}-{hashlib.sha256(data).hexdigest()}.duckdb"), data)
     except OSError:
-        _remove(partial)
+        pass
 
 
 def _read(path: str) -> bytes | None:
@@ -84,10 +83,10 @@ def _read(path: str) -> bytes | None:
     return data if 0 < len(data) <= MAX_BYTES else None
 
 
-def _write(path: str, data: bytes, exclusive: bool = True) -> None:
-    """``data`` as the file ``path`` (a new one if ``exclusive``), synced to disk; a file
-    this call made and could not write whole is removed."""
-    with open(path, "xb" if exclusive else "wb") as fh:
+def _write(path: str, data: bytes) -> None:
+    """``data`` as the new file ``path``, synced to disk; removed if it could not be written
+    whole."""
+    with open(path, "xb") as fh:
         try:
             fh.write(data)
             fh.flush()
