@@ -173,6 +173,8 @@ MAX_POSITIONAL = 5  # a constructor called with more positional arguments: use k
 # command modules import what their command needs when it runs): what would make start-up or a
 # run slow for those that do not use it. Each with its reason.
 LAZY_IMPORTS = {
+    "duckdb": "90 ms; irbench run forks its workers first and opens a new store while they "
+              "score (irbench.store.connection); irbench eval never needs it",
     "scipy": "0.3-1 s to import; only the statistics and the report's intervals need it",
     "matplotlib": "the report's charts (the report extra)",
     "distributed": "the Dask engine (the cluster extra)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,19 @@ def test_building_the_parser_imports_no_heavy_module():
                          text=True, timeout=100)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.timeout(120)
+def test_the_runner_and_the_store_modules_import_no_duckdb():
+    """DuckDB (90 ms) is imported when a store is first opened: ``irbench run`` on a new store
+    has its workers scoring by then (irbench.runner.campaign, the engine's ``meanwhile``)."""
+    probe = ("import sys\nimport irbench.cli.campaign, irbench.runner.campaign, irbench.store, "
+             "irbench.config\nprint('duckdb' in sys.modules)\n"
+             "from irbench.store import Store\nStore(sys.argv[1]).close()\n"
+             "print('duckdb' in sys.modules)\n")
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ, PYTHONPATH=str(REPO), IRBENCH_CACHE_DIR=folder)
+        out = subprocess.run([sys.executable, "-c", probe, os.path.join(folder, "s.duckdb")],
+                             env=env, capture_output=True, text=True, timeout=100)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]

@@ -215,3 +215,70 @@ def test_an_error_in_a_worker_leaves_no_worker_behind():
     with pytest.raises(ValueError, match="two"):
         Processes(2).map(_fail_on_two, [0, 1, 2, 3, 4], None, lambda *a: None)
     assert multiprocessing.active_children() == []
+
+
+def _released(item: int, done) -> int:
+    done.release()
+    return item
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks")
+def test_meanwhile_runs_while_the_workers_score_the_items_given_ahead():
+    """``meanwhile`` (irbench run opening a new store) runs once each worker has AHEAD items
+    to do, and before any result is handled: it sees the first 2 x AHEAD items computed (a
+    semaphore released by the workers: no timing involved)."""
+    import multiprocessing
+
+    from irbench.runner.engine import AHEAD, Processes
+
+    done = multiprocessing.get_context("fork").Semaphore(0)
+    items = list(range(8 * AHEAD))
+    got: list[int] = []
+    seen: list = []
+
+    def meanwhile():
+        seen.append(all(done.acquire(timeout=60) for _ in range(2 * AHEAD)))
+        seen.append(list(got))
+
+    Processes(2).map(_released, items, done, lambda item, result: got.append(result),
+                     meanwhile=meanwhile)
+    assert seen == [True, []]
+    assert sorted(got) == items
+
+
+def test_a_worker_killed_with_items_ahead_loses_only_the_one_it_computed():
+    """A worker dies on its second item of those given ahead: that item goes to ``on_lost``,
+    the ones it had not begun are given to the new worker, and each other item is computed
+    once."""
+    from irbench.runner.engine import Processes, WorkerDied
+
+    got, lost, calls = {}, [], []
+
+    def on_result(item, result):
+        assert item not in got
+        got[item] = result
+
+    def on_lost(item, error):
+        lost.append((item, error))
+        return None
+
+    Processes(2).map(_square_or_die, list(range(16)), 3, on_result, on_lost,
+                     meanwhile=lambda: calls.append(len(got)))
+    assert calls == [0]
+    assert got == {i: (None if i == 3 else i * i) for i in range(16)}
+    assert [item for item, _ in lost] == [3] and isinstance(lost[0][1], WorkerDied)
+
+
+def test_meanwhile_raising_stops_the_workers():
+    import multiprocessing
+
+    from irbench.runner.engine import Processes
+
+    def meanwhile():
+        raise RuntimeError("the store is held")
+
+    got: list = []
+    with pytest.raises(RuntimeError, match="held"):
+        Processes(2).map(_square_or_die, list(range(40)), -1,
+                         lambda item, result: got.append(item), meanwhile=meanwhile)
+    assert got == [] and multiprocessing.active_children() == []

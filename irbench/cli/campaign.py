@@ -171,14 +171,13 @@ def cmd_run(args) -> int:
         if problem:
             raise UsageError(f"--cluster: {problem}")
     views = load_configs(args.config, collection=args.collection, strict=False)
-    fresh = not os.path.exists(views[0].store)  # then opened beside the reading of inputs
-    ready = _store_soon(args, views[0])
+    fresh = not os.path.exists(views[0].store)  # then opened while the first runs are scored
     stamp.forget(args.config)
     failed, stamps = False, []
     for config in views:
         if config.several:
             print(f"irbench run: collection '{terminal(config.scope)}'", file=sys.stderr)
-        one_failed, made = _run_one(args, config, checked, ready, fresh)
+        one_failed, made = _run_one(args, config, checked, fresh)
         failed |= one_failed
         stamps += [made] if made is not None else []
     if views[0].several and args.collection is None and not failed and \
@@ -187,29 +186,16 @@ def cmd_run(args) -> int:
     return 1 if failed else 0
 
 
-def _store_soon(args, config: Config):
-    """A new store made in a thread beside the runner's imports (one file for every
-    collection), unless the run goes to a Dask cluster: an address that is refused leaves
-    no store behind. Returns the wait for it."""
-    from ..store.creation import create_soon  # here: building the parser imports no DuckDB
-
-    if args.cluster is not None or config.cluster is not None:
-        return lambda: None
-    return create_soon(config.store)
-
-
-def _run_one(args, config: Config, checked: int, ready=lambda: None, fresh: bool = False
+def _run_one(args, config: Config, checked: int, fresh: bool = False
              ) -> tuple[bool, stamp.Stamp | None]:
     """``irbench run`` on one collection: scores, the stamp (written here for a config with
     one collection, else returned to be written after the last collection), what it tells;
-    whether something failed, and the stamp (None: none to write). ``ready`` waits for the
-    store being made (irbench.store.creation.create_soon); ``fresh``: there was no store
-    when the command began (see irbench.runner.run_campaign)."""
+    whether something failed, and the stamp (None: none to write). ``fresh``: there was no
+    store when the command began (see irbench.runner.run_campaign)."""
     from ..runner import run_campaign
 
     before = {os.path.abspath(p): stamp.file_facts(p) for p in config.inputs()}
     globs = {pattern: list(matched) for pattern, matched in config.globs}
-    ready()
     with progress_bar("system", shown=not args.quiet) as bar:
         report = run_campaign(config, workers=args.workers, fail_fast=args.fail_fast,
                               progress=bar, wait=args.wait, rehash=args.rehash,

@@ -6,9 +6,10 @@ set, measure) results the store lacks (:mod:`.score`) on an engine (:mod:`.engin
 process, worker processes when there is enough work, or a Dask cluster), and writes each
 system's results in one transaction as they arrive (:mod:`.record`). Problems with one system
 or qrels set become :class:`Failure` entries; everything else is still scored (``fail_fast``
-stops at the first instead). A store that did not exist when the command began is opened in
-a thread while the inputs are read. :func:`check_campaign` runs the same functions without a
-store.
+stops at the first instead). A store that did not exist when the command began has nothing to
+plan from: it is opened and told the campaign while the first runs are scored (the engine's
+``meanwhile``; DuckDB is imported then too). :func:`check_campaign` runs the same functions
+without a store.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from __future__ import annotations
 import os
 import platform
 import sys
-import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack, nullcontext
 from typing import Any
 
-import duckdb
 import numpy as np
 
 from .. import __version__, analyses
@@ -59,8 +58,9 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
     ``cluster`` (else the config's ``execution:`` address): score the runs on that Dask
     cluster (a scheduler's address, or ``local`` / ``local:N``); the store is written here.
     ``fresh``: the store did not exist when this ``irbench run`` began, so it holds nothing
-    to plan from yet: for a config without commands it is opened in a thread while the
-    inputs are read."""
+    to plan from: for a config without commands scored on this machine, every run is
+    planned, and the store is opened while the first runs are scored (should another process
+    have made it meanwhile, its results are computed again, and are the same)."""
     address = cluster or config.cluster
     started = time.perf_counter()
     shards.sweep_spills()  # what a killed run left in the temporary folder
@@ -81,7 +81,7 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
                                                   camp.options_key, _environment(camp))
             return store
 
-        opened = _soon(open_store) if early else _now(open_store)
+        opened = _once(open_store) if early else _now(open_store)
         status = "interrupted"
         try:
             if not early:  # the store's facts first: an unchanged qrels file is not read
@@ -89,7 +89,7 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
                 camp.config, report.executed = produce_runs(
                     config, camp.store, report.runner_id, progress, workers=workers,
                     client=client)
-            _run(camp, opened, report)
+            _run(camp, opened, report, early)
             status = "ok" if not camp.findings.failures else "failed"
         except IrbenchError:
             status = "failed"
@@ -112,26 +112,22 @@ def _now(open_store: Callable[[], Store]) -> Callable[[], Store]:
     return lambda: store
 
 
-def _soon(open_store: Callable[[], Store]) -> Callable[[], Store]:
-    """``open_store`` begun in a thread (DuckDB works without the GIL); returns the wait for
-    the store, which raises what opening it raised."""
-    box: dict[str, Any] = {}
+def _once(open_store: Callable[[], Store]) -> Callable[[], Store]:
+    """``open_store`` called when the store is first asked for; then its store, or what it
+    raised, again (a store another process holds is waited for once)."""
+    box: list = []
 
-    def work() -> None:
-        try:
-            box["store"] = open_store()
-        except BaseException as exc:  # raised again in the thread that waits
-            box["error"] = exc
-
-    thread = threading.Thread(target=work, name="irbench-open-store", daemon=True)
-    thread.start()
-
-    def wait() -> Store:
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["store"]
-    return wait
+    def opened() -> Store:
+        if not box:
+            try:
+                box.append(open_store())
+            except BaseException as exc:
+                box.append(exc)
+                raise
+        if isinstance(box[0], BaseException):
+            raise box[0]
+        return box[0]
+    return opened
 
 
 def check_campaign(config: Config, workers: int | None = None
@@ -214,8 +210,10 @@ class _Campaign:
         return Processes(workers)
 
     def execute(self, tasks: list[Task], context: Context,
-                on_outcome: Callable[[Outcome], None]) -> None:
-        """Score every task on the engine; ``on_outcome`` runs here as each finishes."""
+                on_outcome: Callable[[Outcome], None],
+                meanwhile: Callable[[], None] | None = None) -> None:
+        """Score every task on the engine; ``on_outcome`` runs here as each finishes;
+        ``meanwhile()`` once the first tasks are under way, before any ``on_outcome``."""
         engine = self.engine(tasks)
         if not isinstance(engine, InProcess):
             whole = any(not os.path.exists(t.path)
@@ -226,7 +224,7 @@ class _Campaign:
                 if whole and isinstance(engine, Processes):  # forked: its table is shared
                     prepared.adhoc.ready()
         engine.map(score_safely, tasks, context, lambda task, outcome: on_outcome(outcome),
-                   lambda task, exc: _lost(task, exc, engine))
+                   lambda task, exc: _lost(task, exc, engine), meanwhile)
 
 
 def _lost(task: Task, exc: BaseException, engine: Engine) -> Outcome:
@@ -251,6 +249,8 @@ def _memory_note() -> str:
 
 
 def _environment(camp: _Campaign) -> dict:
+    import duckdb  # opened by then: the store was (see irbench.store.connection)
+
     engine: dict[str, Any] = ({"name": "local", "workers": camp.workers} if camp.cluster is None
                               else camp.cluster.describe())
     return {"python": platform.python_version(), "numpy": np.__version__,
@@ -259,26 +259,39 @@ def _environment(camp: _Campaign) -> dict:
             "engine": engine}
 
 
-def _run(camp: _Campaign, opened: Callable[[], Store], report: RunReport) -> None:
-    """Read the inputs (while a fresh store is being opened: ``camp.store`` None), tell the
-    store the campaign, plan, score and record."""
+def _run(camp: _Campaign, opened: Callable[[], Store], report: RunReport,
+         early: bool = False) -> None:
+    """Read the inputs, tell the store the campaign, plan, score and record. ``early``: the
+    store is new (``camp.store`` None), so it has nothing to plan from: it is opened and told
+    the campaign while the first runs are scored."""
     config, findings = camp.config, camp.findings
     cache = camp.store.cached_hashes() if camp.store is not None else {}
     topics, topic_set, topics_sha, topics_obj = camp.inputs.read_topics()
     camp.inputs.hash_tables()
     prepared, shas, records = camp.inputs.read_qrels(topic_set, topics_sha, cache)
     measures = camp.inputs.measures_for(records, shas)
-    store = camp.store = camp.inputs.store = opened()
-    _declare(camp, store, report.runner_id, topics, records, shas)
     qrels_names = [record.name for record in records]
-    del topics, records  # their topic lists (1,000,000 names: 65 MB) are in the store now
-    done = store.done_measures(camp.options_key, __version__)
+    declared: dict[str, list] = {"topics": topics, "records": records}
+    del topics, records  # their topic lists (1,000,000 names: 65 MB) go to the store, then
+
+    def declare() -> None:
+        store = camp.store = camp.inputs.store = opened()
+        _declare(camp, store, report.runner_id, declared.pop("topics"),
+                 declared.pop("records"), shas)
+
+    done: dict = {}  # a new store has nothing
+    if not early:
+        declare()
+        done = opened().done_measures(camp.options_key, __version__)
     tasks, reuse = plan(config, wanted_by_set(config, measures), shas, cache, done,
                         camp.rehash)
-    store.point_many(reuse, camp.options_key, __version__, report.runner_id)
+    if not early:
+        opened().point_many(reuse, camp.options_key, __version__, report.runner_id)
+    elif not tasks:
+        declare()
     report.reused = len(reuse)
     finished = 0
-    writes = Writes(store)
+    writes = Writes(opened)
 
     def on_outcome(outcome: Outcome) -> None:
         nonlocal finished
@@ -302,9 +315,12 @@ def _run(camp: _Campaign, opened: Callable[[], Store], report: RunReport) -> Non
                           validation=config.validation, shard_bytes=shards.shard_bytes(),
                           documents=answer_documents(config, findings, tasks))
         try:
-            camp.execute(tasks, context, on_outcome)
+            camp.execute(tasks, context, on_outcome,
+                         meanwhile=declare if camp.store is None else None)
         finally:
-            writes.flush()  # what is complete is kept, even on an interrupt
+            if camp.store is not None:
+                writes.flush()  # what is complete is kept, even on an interrupt
+    store = opened()
     store.remember_hashes(camp.inputs.new_hashes)
     store.release_memory()  # the results written: DuckDB's cache of them is not read again
     check_unanswered(findings, config, store, qrels_names, shas)

@@ -41,8 +41,11 @@ class WorkerDied(Exception):
 
 class Engine(Protocol):
     def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
-            on_lost: OnLost | None = None) -> None:
-        """``on_result(item, fn(item, shared))`` for every item (see the module docstring)."""
+            on_lost: OnLost | None = None, meanwhile: Callable[[], None] | None = None
+            ) -> None:
+        """``on_result(item, fn(item, shared))`` for every item (see the module docstring);
+        ``meanwhile()`` runs here once the first items are under way, before any
+        ``on_result`` (a new store opened while the workers score)."""
 
 
 def _raise(item: Any, error: BaseException) -> Any:
@@ -57,7 +60,10 @@ class InProcess:
     """Every item computed here, in order."""
 
     def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
-            on_lost: OnLost | None = None) -> None:
+            on_lost: OnLost | None = None, meanwhile: Callable[[], None] | None = None
+            ) -> None:
+        if meanwhile is not None:
+            meanwhile()
         for item in items:
             on_result(item, fn(item, shared))
 
@@ -67,9 +73,11 @@ class Processes:
 
     Workers are forked where the platform can (they inherit ``shared`` without a copy until
     written), else spawned with ``shared`` pickled once per worker; each has its own pipe, so
-    a worker that dies takes nothing but its own item with it, and a new worker takes its
-    place while items remain. An exception raised by ``fn`` is raised here (``fn`` is expected
-    to turn a user's mistakes into results)."""
+    a worker that dies takes nothing but the item it was computing with it (the items it was
+    given to do next are given again), and a new worker takes its place while items remain.
+    An exception raised by ``fn`` is raised here (``fn`` is expected to turn a user's mistakes
+    into results). Each worker is given one item at a time, except while ``meanwhile`` runs:
+    then up to :data:`AHEAD` each, so no worker waits for this process."""
 
     def __init__(self, workers: int):
         self.workers = workers
@@ -78,76 +86,117 @@ class Processes:
         return f"Processes({self.workers})"
 
     def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
-            on_lost: OnLost | None = None) -> None:
+            on_lost: OnLost | None = None, meanwhile: Callable[[], None] | None = None
+            ) -> None:
         import multiprocessing  # here: 8 ms of start-up that one run in-process never needs
-        from multiprocessing.connection import wait
 
-        on_lost = on_lost or _raise
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         pending = deque(items)
-        idle: list[_Worker] = []
-        busy: dict[Any, _Worker] = {}  # a busy worker's pipe and sentinel -> the worker
+        workers: list[_Worker] = []
         count = max(1, min(self.workers, len(pending)))
+        # while ``meanwhile`` runs, at most half of the items are handed out ahead
+        ahead = max(1, min(AHEAD, len(pending) // (2 * count))) if meanwhile else 1
 
         def start() -> _Worker:  # a forked worker closes the pipe ends of this process
-            ours = [w.pipe for w in idle] + [w.pipe for w in busy.values()]
-            return _Worker.start(context, fn, shared, ours if context.get_start_method()
-                                 == "fork" else None)
-
-        def give() -> None:
-            while idle and pending:
-                worker = idle.pop()
-                if not worker.give(pending[0]):  # it died while idle: it did nothing
-                    worker.stop()
-                    idle.append(start())
-                    continue
-                pending.popleft()
-                busy[worker.pipe] = busy[worker.process.sentinel] = worker
+            ours = [w.pipe for w in workers]
+            worker = _Worker.start(context, fn, shared, ours if context.get_start_method()
+                                   == "fork" else None)
+            workers.append(worker)
+            return worker
 
         try:
             for _ in range(count):
-                idle.append(start())
-            while pending or busy:
-                give()
-                arrived, failed = [], None
-                for ready in wait(list(busy)):
-                    done = busy.get(ready)
-                    if done is None:
-                        continue  # its pipe and sentinel were both ready: handled
-                    del busy[done.pipe], busy[done.process.sentinel]
-                    item, (ok, result) = done.item, done.take()
-                    if ok is None:  # the worker died: replaced if items remain
-                        done.stop()
-                        result = on_lost(item, result)
-                        if pending:
-                            idle.append(start())
-                    elif not ok:
-                        idle.append(done)  # stopped below, with the others
-                        failed = result
-                        break
-                    elif done.process.is_alive():
-                        idle.append(done)
-                    elif pending:  # it answered, then died: a new one takes its place
-                        done.stop()
-                        idle.append(start())
-                    arrived.append((item, result))
+                start()
+            _give(workers, pending, ahead, start)
+            if meanwhile is not None:
+                meanwhile()
+            while pending or any(w.items for w in workers):
+                _give(workers, pending, 1, start)
+                arrived, failed = _collect(workers, pending, start, on_lost or _raise)
                 if failed is None:
-                    give()  # the next items out before the results are handled here
-                for item, result in arrived:
+                    _give(workers, pending, 1, start)  # the next items out before the
+                for item, result in arrived:  # results are handled here
                     on_result(item, result)
                 if failed is not None:
                     raise failed
         finally:
-            for worker in idle + list({id(w): w for w in busy.values()}.values()):
+            for worker in workers:
                 worker.stop()
 
 
+AHEAD = 8  # items a worker is given ahead while ``meanwhile`` runs (a run: ~20-30 ms)
+
+
+def _give(workers: list[_Worker], pending: deque, depth: int, start: Callable) -> None:
+    """Hand out ``pending`` items in turns until each worker has ``depth`` to do (a worker
+    found gone while it had nothing to do is replaced; one gone while it had items is left
+    for :func:`_collect` to see)."""
+    while pending:
+        given = False
+        for worker in sorted(workers, key=lambda w: len(w.items)):
+            if not pending or len(worker.items) >= depth or worker.gone:
+                continue
+            if worker.give(pending[0]):
+                pending.popleft()
+                given = True
+            elif not worker.items:  # killed while it had nothing to do: it did nothing
+                workers.remove(worker)
+                worker.stop()
+                start()
+                given = True
+        if not given:
+            return
+
+
+def _collect(workers: list[_Worker], pending: deque, start: Callable, on_lost: OnLost
+             ) -> tuple[list, BaseException | None]:
+    """Wait for results: ([(item, result)] that arrived, the exception a worker's ``fn``
+    raised, if one did). A worker that died loses the item it was computing (its result is
+    ``on_lost``'s) and its other items go back to ``pending``; a new worker takes its place
+    while items remain."""
+    from multiprocessing.connection import wait
+
+    busy: dict[Any, _Worker] = {}
+    for worker in workers:
+        if worker.items:
+            busy[worker.pipe] = busy[worker.process.sentinel] = worker
+    arrived: list = []
+    seen: set[int] = set()
+    for ready in wait(list(busy)):
+        worker = busy[ready]
+        if id(worker) in seen:
+            continue  # its pipe and sentinel were both ready: one result taken per wait
+        seen.add(id(worker))
+        ok, result = worker.take()
+        item = worker.items.popleft()
+        if ok is None:  # the worker died: its next items are given again
+            pending.extendleft(reversed(worker.items))
+            worker.items.clear()
+            workers.remove(worker)
+            worker.stop()
+            result = on_lost(item, result)
+            if pending:
+                start()
+        elif not ok:
+            return arrived, result  # stopped with the others
+        elif not worker.items and not worker.process.is_alive():
+            workers.remove(worker)  # it answered, then died: another takes its place
+            worker.stop()
+            if pending:
+                start()
+        arrived.append((item, result))
+    return arrived, None
+
+
 class _Worker:
-    """A worker process, the pipe to it, and the item it was last given."""
+    """A worker process, the pipe to it, and the items it was given and has not answered
+    (the first is the one it computes)."""
 
     def __init__(self, process: Any, pipe: Connection):
-        self.process, self.pipe, self.item = process, pipe, None
+        self.process, self.pipe = process, pipe
+        self.items: deque = deque()
+        self.gone = False  # a give found its pipe broken: it died
 
     @classmethod
     def start(cls, context, fn: Fn, shared: Any, ours: list | None) -> _Worker:
@@ -165,12 +214,13 @@ class _Worker:
         return cls(process, here)
 
     def give(self, item: Any) -> bool:
-        """Hand the worker ``item``; False when it is gone (killed while idle)."""
-        self.item = item
+        """Hand the worker ``item`` (after those it has); False when it is gone."""
         try:
             self.pipe.send(item)
         except OSError:  # BrokenPipeError: nothing reads the pipe any more
+            self.gone = True
             return False
+        self.items.append(item)
         return True
 
     def take(self) -> tuple[bool | None, Any]:
@@ -361,7 +411,8 @@ class Cluster:
         self.client, self.address = client, address
 
     def map(self, fn: Fn, items: Sequence, shared: Any, on_result: OnResult,
-            on_lost: OnLost | None = None) -> None:
+            on_lost: OnLost | None = None, meanwhile: Callable[[], None] | None = None
+            ) -> None:
         from distributed import as_completed
         from distributed.client import FutureCancelledError
         from distributed.scheduler import KilledWorker
@@ -404,6 +455,8 @@ class Cluster:
         finished = as_completed([submit(b) for b in
                                  islice(batches, threads * IN_FLIGHT_PER_THREAD)])
         try:
+            if meanwhile is not None:
+                meanwhile()
             for future in finished:
                 batch = items_of.pop(future)
                 results = outcome(future, batch, alone=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 from .. import __version__
 from ..config import Config
@@ -25,9 +26,10 @@ FLUSH_SECONDS, FLUSH_VALUES, FLUSH_SYSTEMS = 5.0, 1_000_000, 1024
 class Writes:
     """Systems' outcomes written a few at a time: each flush is one transaction holding whole
     systems, so a kill loses at most the systems since the last flush (scored again next time)
-    and never half a system."""
+    and never half a system. ``store``: the store, asked for at the first write (a new one
+    is opened while the first systems are scored)."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Callable[[], Store]):
         self.store = store
         self.pending: list[SystemRecord] = []
         self.values = 0  # per-topic values (and topic names) in ``pending``
@@ -44,11 +46,12 @@ class Writes:
     def flush(self) -> None:
         if self.pending:
             # freed heap handed back first: the writes convert big columns (a 1,000,000-topic
-            # run's peak fell from 895 to 787 MiB), and a flush is at most every 2 s
+            # run's peak fell from 895 to 787 MiB), and a flush is at most every 5 s
             release_freed_memory()
-            with self.store.transaction():
+            store = self.store()
+            with store.transaction():
                 for record in self.pending:
-                    self.store.record_system(record)
+                    store.record_system(record)
             self.pending.clear()
         self.values, self.since = 0, time.monotonic()
 

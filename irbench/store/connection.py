@@ -9,8 +9,6 @@ import os
 import time
 from typing import Any
 
-import duckdb
-
 from ..cache import alive
 from ..errors import OutputError, StoreError, StoreValueError
 from ..files import replacing_name
@@ -53,7 +51,7 @@ class Transaction:
         self.store._ids, self.store._created = None, set()  # ids made inside are gone
         try:
             self.store.con.execute("ROLLBACK")
-        except (StoreError, duckdb.Error):
+        except (StoreError, _duckdb().Error):
             pass
 
 
@@ -64,14 +62,34 @@ NO_EXTENSIONS: dict[str, str | bool | int | float | list[str]] = {
     "autoload_known_extensions": False, "autoinstall_known_extensions": False}
 
 
-DAMAGE = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationException,
-          duckdb.InvalidInputException, duckdb.FatalException, duckdb.CatalogException,
-          duckdb.TransactionException, duckdb.OutOfMemoryException)
+def _duckdb():
+    """DuckDB, imported when a store is first opened (90 ms: ``irbench run`` forks its workers
+    and has them scoring before it opens a new store)."""
+    import duckdb
+
+    return duckdb
 
 
-# a write refused for a value it was given: the store is fine (not damage)
-VALUE_ERRORS = (duckdb.ConversionException, duckdb.ConstraintException,
-                duckdb.OutOfRangeException, duckdb.TypeMismatchException)
+_CAUGHT: list[tuple] = []
+
+
+def _caught() -> tuple:
+    """DuckDB's errors that :class:`Connection` turns into a StoreError: damage (an I/O,
+    internal, serialization, invalid input, fatal, catalog, transaction or out-of-memory
+    error) and :func:`value_errors`."""
+    if not _CAUGHT:
+        d = _duckdb()
+        _CAUGHT.append((d.IOException, d.InternalException, d.SerializationException,
+                        d.InvalidInputException, d.FatalException, d.CatalogException,
+                        d.TransactionException, d.OutOfMemoryException, *value_errors()))
+    return _CAUGHT[0]
+
+
+def value_errors() -> tuple:
+    """A write refused for a value it was given: the store is fine (not damage)."""
+    d = _duckdb()
+    return (d.ConversionException, d.ConstraintException, d.OutOfRangeException,
+            d.TypeMismatchException)
 
 # DuckDB's InvalidInputException also covers a value Python could not hand over (a str with a
 # lone surrogate: "Python Conversion Failure: cannot encode str as UTF-8"), told by its words
@@ -126,6 +144,7 @@ def check_file(path: str) -> None:
 
 
 def connect(path: str, read_only: bool, wait: float):
+    duckdb = _duckdb()
     check_file(path)
     deadline = time.monotonic() + max(wait, 0.0)
     while True:
@@ -163,7 +182,7 @@ def storage_error(path: str, exc: BaseException) -> StoreError:
     store is intact), a database DuckDB stopped using after such a failure, part of the
     schema dropped, or a truly damaged file. A value a write could not store (a conversion,
     encoding, range or constraint error) is a :class:`StoreValueError`, never damage."""
-    text = first_line(exc)
+    duckdb, text = _duckdb(), first_line(exc)
     if is_value_error(exc):
         return StoreValueError(f"{path}: a write to the score store was refused: a value "
                                f"could not be stored ({text}); {INTACT}")
@@ -185,9 +204,9 @@ def storage_error(path: str, exc: BaseException) -> StoreError:
 
 def is_value_error(exc: BaseException) -> bool:
     """Whether a DuckDB error is a value a write could not store, not the file's fault."""
-    if isinstance(exc, VALUE_ERRORS):
+    if isinstance(exc, value_errors()):
         return True
-    return (isinstance(exc, duckdb.InvalidInputException)
+    return (isinstance(exc, _duckdb().InvalidInputException)
             and any(word in str(exc) for word in VALUE_WORDS))
 
 
@@ -201,6 +220,7 @@ def rescue_judgments(path: str) -> str:
         target = f"{path}.judgments-{k}.tsv"
     unreadable = ("its judgments could not be read ({}): keep the file, a backup of it may "
                   "still hold them")
+    duckdb = _duckdb()
     try:
         con = duckdb.connect(path, read_only=True, config=NO_EXTENSIONS)
     except duckdb.Error as exc:
@@ -242,7 +262,7 @@ class Connection:
     def _call(self, method: str, *args):
         try:
             return getattr(self._con, method)(*args)
-        except (*DAMAGE, *VALUE_ERRORS) as exc:
+        except _caught() as exc:
             raise storage_error(self._path, exc) from None
 
     def execute(self, sql: str, params=None) -> Connection:
@@ -254,7 +274,7 @@ class Connection:
         file and its cause (an :class:`OutputError`), not the store."""
         try:
             self._con.execute(sql, params)
-        except duckdb.Error as exc:
+        except _duckdb().Error as exc:
             found = cause(str(exc))
             why = (f"{found[0]} ({first_line(exc)}); {found[1]}" if found is not None
                    else first_line(exc))

@@ -16,8 +16,6 @@ import hashlib
 import json
 import os
 
-import duckdb
-
 from ..cache import cache_folder
 from ..files import write_file
 from .schema import MIGRATIONS
@@ -26,6 +24,8 @@ MAX_BYTES = 16 << 20  # an empty store is ~0.8 MB; anything bigger is not one
 
 
 def _key() -> str:
+    import duckdb  # as the store's connection does: when a store is first made
+
     text = json.dumps([duckdb.__version__, MIGRATIONS])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
