@@ -64,7 +64,8 @@ def _judged(r, m):
     k = m.get("cutoff")
     if k is None or k <= 0:
         raise MeasureParameterError("judged needs a positive cutoff, e.g. judged@10")
-    count = r.per_topic_count(r.judged & (r.rank <= k))
+    count = r.cached(("extra", "judged", k),  # judged@k and judged(retrieved)@k: one count
+                     lambda: r.per_topic_count(r.judged & (r.rank <= k)))
     if m.get("of") == "retrieved":
         return ratio(count, np.minimum(r.num_ret, k))
     return count / k

@@ -195,6 +195,7 @@ class _Campaign:
         self.progress = progress
         self.rehash = rehash
         self.cluster = cluster
+        self.width = 1  # worker processes scoring (see execute)
         self.options_key, known = options_key(config)
         self.inputs = Inputs(config, store, findings, rehash, known)
 
@@ -215,6 +216,7 @@ class _Campaign:
         """Score every task on the engine; ``on_outcome`` runs here as each finishes;
         ``meanwhile()`` once the first tasks are under way, before any ``on_outcome``."""
         engine = self.engine(tasks)
+        self.width = engine.workers if isinstance(engine, Processes) else 1
         if not isinstance(engine, InProcess):
             whole = any(not os.path.exists(t.path)
                         or not in_shards(os.path.getsize(t.path), context.shard_bytes)
@@ -306,6 +308,8 @@ def _run(camp: _Campaign, opened: Callable[[], Store], report: RunReport,
         else:
             report.evaluated += len(outcome.results)
             report.reused += len(outcome.reused)
+        if len(tasks) - finished == camp.width - 1 > 0:  # a worker has no more to do: the
+            writes.flush()  # writes so far use its core, the last write is short
         if camp.progress is not None:
             camp.progress(finished, len(tasks), outcome.system)
 
@@ -317,13 +321,22 @@ def _run(camp: _Campaign, opened: Callable[[], Store], report: RunReport,
         try:
             camp.execute(tasks, context, on_outcome,
                          meanwhile=declare if camp.store is None else None)
-        finally:
+        except BaseException:
             if camp.store is not None:
                 writes.flush()  # what is complete is kept, even on an interrupt
-    store = opened()
-    store.remember_hashes(camp.inputs.new_hashes)
+            raise
+    _conclude(camp, opened(), writes, qrels_names, shas, report)
+
+
+def _conclude(camp: _Campaign, store: Store, writes: Writes, qrels_names: list[str],
+              shas: dict[str, str], report: RunReport) -> None:
+    """Once every system is scored: the last systems and the files' hashes written (one
+    commit), the checks of the whole, the garbage collected, the report's analyses."""
+    with store.transaction():
+        writes.flush()
+        store.remember_hashes(camp.inputs.new_hashes)
     store.release_memory()  # the results written: DuckDB's cache of them is not read again
-    check_unanswered(findings, config, store, qrels_names, shas)
+    check_unanswered(camp.findings, camp.config, store, qrels_names, shas)
     store.collect_garbage()
     report.analysed = _analyse(camp, store)
 

@@ -1,0 +1,58 @@
+"""When ``irbench run`` writes the store (irbench.runner.record.Writes): whole systems per
+transaction, at least every FLUSH_SECONDS, at once after a failure, and once a worker has no
+more runs to score (the writes so far then use its core, and the last write, after every run
+is scored, holds only the last few systems) with the files' hashes in the same commit."""
+
+from __future__ import annotations
+
+from campaigns import make_campaign
+
+from irbench.config import load_config
+from irbench.runner import campaign, record, run_campaign
+from irbench.store import Store
+
+
+def _flushes(monkeypatch) -> list[int]:
+    sizes: list[int] = []
+    flush = record.Writes.flush
+
+    def counted(self):
+        if self.pending:
+            sizes.append(len(self.pending))
+        flush(self)
+
+    monkeypatch.setattr(record.Writes, "flush", counted)
+    return sizes
+
+
+def test_the_systems_are_written_once_a_worker_has_no_more_to_do(tmp_path, monkeypatch):
+    monkeypatch.setattr(campaign, "PARALLEL_MIN_BYTES", 0)  # worker processes, however small
+    monkeypatch.setattr(record, "FLUSH_SECONDS", 1e9)  # none on time
+    sizes = _flushes(monkeypatch)
+    config = load_config(make_campaign(tmp_path / "c", systems=12))
+    report = run_campaign(config, workers=3)
+    assert report.failures == [] and report.evaluated == 24
+    assert sizes == [10, 2]  # when 2 runs were left to 3 workers, then the last two
+    with Store(config.store, read_only=True) as store:
+        assert store.query("SELECT count(*) FROM systems WHERE status = 'ok'")[1] == [(12,)]
+        assert store.query("SELECT count(*) FROM files WHERE path LIKE '%/runs/r%.txt'")[1] == [(12,)]
+
+
+def test_in_this_process_the_systems_are_written_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(record, "FLUSH_SECONDS", 1e9)
+    sizes = _flushes(monkeypatch)
+    config = load_config(make_campaign(tmp_path / "c", systems=5))
+    assert run_campaign(config, workers=1).evaluated == 10
+    assert sizes == [5]
+
+
+def test_a_failed_system_is_written_at_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(record, "FLUSH_SECONDS", 1e9)
+    sizes = _flushes(monkeypatch)
+    (tmp_path / "c").mkdir()
+    path = make_campaign(tmp_path / "c", systems=4)
+    (tmp_path / "c" / "runs" / "r01.txt").write_text("not a run\n")
+    config = load_config(path, strict=False)
+    report = run_campaign(config, workers=1)
+    assert [f.subject for f in report.failures] == ["system 'r01'"]
+    assert sizes == [2, 2]  # r00 and the failed r01, then r02 and r03
