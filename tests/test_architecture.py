@@ -173,6 +173,9 @@ MAX_POSITIONAL = 5  # a constructor called with more positional arguments: use k
 # command modules import what their command needs when it runs): what would make start-up or a
 # run slow for those that do not use it. Each with its reason.
 LAZY_IMPORTS = {
+    "importlib.metadata": "12 ms of irbench run's start-up (email, zipfile); only the "
+                          "package versions recorded for systems given as commands",
+    "subprocess": "5 ms of irbench run's start-up; only systems given as commands run one",
     "duckdb": "90 ms; irbench run forks its workers first and opens a new store while they "
               "score (irbench.store.connection); irbench eval never needs it",
     "scipy": "0.3-1 s to import; only the statistics and the report's intervals need it",

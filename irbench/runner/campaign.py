@@ -195,7 +195,6 @@ class _Campaign:
         self.progress = progress
         self.rehash = rehash
         self.cluster = cluster
-        self.width = 1  # worker processes scoring (see execute)
         self.options_key, known = options_key(config)
         self.inputs = Inputs(config, store, findings, rehash, known)
 
@@ -216,7 +215,6 @@ class _Campaign:
         """Score every task on the engine; ``on_outcome`` runs here as each finishes;
         ``meanwhile()`` once the first tasks are under way, before any ``on_outcome``."""
         engine = self.engine(tasks)
-        self.width = engine.workers if isinstance(engine, Processes) else 1
         if not isinstance(engine, InProcess):
             whole = any(not os.path.exists(t.path)
                         or not in_shards(os.path.getsize(t.path), context.shard_bytes)
@@ -308,8 +306,6 @@ def _run(camp: _Campaign, opened: Callable[[], Store], report: RunReport,
         else:
             report.evaluated += len(outcome.results)
             report.reused += len(outcome.reused)
-        if len(tasks) - finished == camp.width - 1 > 0:  # a worker has no more to do: the
-            writes.flush()  # writes so far use its core, the last write is short
         if camp.progress is not None:
             camp.progress(finished, len(tasks), outcome.system)
 

@@ -24,7 +24,6 @@ import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
 
 from .. import __version__
 
@@ -159,11 +158,13 @@ def _hardware_and_os() -> tuple[dict, dict]:
 def package_versions(packages: Sequence[str]) -> list[str]:
     """``name==version`` of each package installed (``name`` alone for one that is not), in
     the order given."""
+    import importlib.metadata  # 12 ms (email, zipfile): only systems given as commands
+
     found = []
     for name in packages:
         try:
-            found.append(f"{name}=={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
+            found.append(f"{name}=={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
             found.append(name)
     return found
 

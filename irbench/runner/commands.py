@@ -23,7 +23,6 @@ import select
 import shlex
 import signal
 import stat
-import subprocess
 import sys
 import threading
 import time
@@ -267,6 +266,8 @@ class _Supervised:
     def __init__(self, tmp: str, argv: list[str], cwd: str, tail: int):
         self.lifeline_read, self.lifeline = os.pipe()
         try:
+            import subprocess  # 5 ms: only a system given as a command runs one
+
             self.proc = subprocess.Popen(
                 supervisor_argv(tmp, argv), stdin=self.lifeline_read, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=cwd, start_new_session=True)

@@ -125,7 +125,8 @@ class Processes:
                 worker.stop()
 
 
-AHEAD = 8  # items a worker is given ahead while ``meanwhile`` runs (a run: ~20-30 ms)
+AHEAD = 12  # items a worker is given ahead while ``meanwhile`` runs (a run: ~20-30 ms; a new
+# store opened and told a campaign of 129 systems: 0.3 s)
 
 
 def _give(workers: list[_Worker], pending: deque, depth: int, start: Callable) -> None:
