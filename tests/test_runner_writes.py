@@ -56,3 +56,23 @@ def test_a_failed_system_is_written_at_once(tmp_path, monkeypatch):
     report = run_campaign(config, workers=1)
     assert [f.subject for f in report.failures] == ["system 'r01'"]
     assert sizes == [2, 2]  # r00 and the failed r01, then r02 and r03
+
+
+def test_two_systems_with_the_same_file_share_its_evaluation(tmp_path):
+    """Their results are one evaluation's, written once in the same write (the summaries and
+    profiles of an evaluation met twice are replaced, not inserted twice)."""
+    import shutil
+
+    path = make_campaign(tmp_path / "c", systems=3)
+    runs = tmp_path / "c" / "runs"
+    shutil.copy(runs / "r00.txt", runs / "r03.txt")
+    config = load_config(path)
+    report = run_campaign(config, workers=1)
+    assert report.failures == [] and report.evaluated == 8
+    with Store(config.store, read_only=True) as store:
+        shown = dict(store.query("SELECT system, evaluation_id FROM current "
+                                 "WHERE qrels = 'official'")[1])
+        counts = store.query("SELECT count(*), count(DISTINCT (evaluation_id, measure)) "
+                             "FROM summaries")[1]
+    assert shown["r00"] == shown["r03"] and len(set(shown.values())) == 3
+    assert counts[0][0] == counts[0][1]

@@ -35,6 +35,7 @@ from .inputs import Inputs, options_key
 from .plan import for_system, plan, task_of, wanted_by_set
 from .produced import produce_runs, unproduced
 from .record import (
+    FLUSH_VALUES,
     Writes,
     check_unanswered,
     outcome_record,
@@ -331,7 +332,8 @@ def _conclude(camp: _Campaign, store: Store, writes: Writes, qrels_names: list[s
     with store.transaction():
         writes.flush()
         store.remember_hashes(camp.inputs.new_hashes)
-    store.release_memory()  # the results written: DuckDB's cache of them is not read again
+    if writes.written >= FLUSH_VALUES:  # DuckDB's cache of the results is not read again: a
+        store.release_memory()  # big one handed back (a small one costs more to hand back)
     check_unanswered(camp.findings, camp.config, store, qrels_names, shas)
     store.collect_garbage()
     report.analysed = _analyse(camp, store)

@@ -33,6 +33,7 @@ class Writes:
         self.store = store
         self.pending: list[SystemRecord] = []
         self.values = 0  # per-topic values (and topic names) in ``pending``
+        self.written = 0  # per-topic values written so far
         self.since = time.monotonic()
 
     def add(self, record: SystemRecord) -> None:
@@ -53,6 +54,7 @@ class Writes:
                 for record in self.pending:
                     store.record_system(record)
             self.pending.clear()
+        self.written += self.values
         self.values, self.since = 0, time.monotonic()
 
 

@@ -292,10 +292,11 @@ class Store(Reads, Judging, Nuggets, Commands, Assessing,
             # many rows (a first run): one statement from columns of Python values
             data = {c: np.array([row[c] for row in changed] + [None], dtype=object)[:-1]
                     for c in columns}
-            self.con.register("irbench_rows", data)
+            upsert = f" ON CONFLICT ({key}) DO UPDATE SET {updates}" if stored else ""
+            self.con.register("irbench_rows", data)  # (into an empty table: no upsert)
             try:
                 self.con.execute(f"INSERT INTO {table} ({quoted}) SELECT {quoted} FROM "
-                                 f"irbench_rows ON CONFLICT ({key}) DO UPDATE SET {updates}")
+                                 f"irbench_rows{upsert}")
             finally:
                 self.con.unregister("irbench_rows")
             return
@@ -461,13 +462,16 @@ class Store(Reads, Judging, Nuggets, Commands, Assessing,
                                dtype=np.int64 if name.endswith("_id") else object)
                 for i, name in enumerate(names)})
         self._insert_scores(self._pending["scores"])
-        for table, verb in (("summaries", "INSERT OR REPLACE INTO"),
-                            ("profiles", "INSERT OR REPLACE INTO")):
+        for table in ("summaries", "profiles"):
             parts = self._pending[table]
             if parts:
                 rows = parts[0] if len(parts) == 1 else \
                     {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
-                self._insert_columns(verb, table, rows)
+                eids = [int(p["evaluation_id"][0]) for p in parts]  # one evaluation a part
+                new = len(set(eids)) == len(eids) and self._created.issuperset(eids)
+                # rows of evaluations made here, once each: nothing to replace (3 x faster)
+                self._insert_columns("INSERT INTO" if new else "INSERT OR REPLACE INTO",
+                                     table, rows)
         current = self._pending["current"]
         if current:
             rows = {"system": np.array([c[0] for c in current], dtype=object),
