@@ -316,8 +316,7 @@ def _run(camp: _Campaign, opened: Callable[[], Store], report: RunReport,
                           validation=config.validation, shard_bytes=shards.shard_bytes(),
                           documents=answer_documents(config, findings, tasks))
         try:
-            camp.execute(tasks, context, on_outcome,
-                         meanwhile=declare if camp.store is None else None)
+            camp.execute(tasks, context, on_outcome, meanwhile=declare if early else None)
         except BaseException:
             if camp.store is not None:
                 writes.flush()  # what is complete is kept, even on an interrupt

@@ -5,6 +5,7 @@ earlier, or a truly damaged file), each saying what happened and what to do."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from typing import Any
@@ -70,19 +71,15 @@ def _duckdb():
     return duckdb
 
 
-_CAUGHT: list[tuple] = []
-
-
+@functools.cache
 def _caught() -> tuple:
     """DuckDB's errors that :class:`Connection` turns into a StoreError: damage (an I/O,
     internal, serialization, invalid input, fatal, catalog, transaction or out-of-memory
     error) and :func:`value_errors`."""
-    if not _CAUGHT:
-        d = _duckdb()
-        _CAUGHT.append((d.IOException, d.InternalException, d.SerializationException,
-                        d.InvalidInputException, d.FatalException, d.CatalogException,
-                        d.TransactionException, d.OutOfMemoryException, *value_errors()))
-    return _CAUGHT[0]
+    d = _duckdb()
+    return (d.IOException, d.InternalException, d.SerializationException,
+            d.InvalidInputException, d.FatalException, d.CatalogException,
+            d.TransactionException, d.OutOfMemoryException, *value_errors())
 
 
 def value_errors() -> tuple:
