@@ -262,22 +262,20 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def segment_reverse_cummax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """For each position, the maximum of ``values`` from there to its segment's end.
-
-    Exact for any floats: values are replaced by their order codes, and earlier segments are
-    lifted above later ones, so one running maximum over the reversed integer codes never
-    carries a value across a segment boundary.
-    """
-    n = len(values)
-    if n == 0:
-        return values.astype(np.float64)
-    distinct, code = np.unique(values, return_inverse=True)
-    counts = np.diff(offsets)
-    width = np.int64(len(distinct))
-    lift = np.repeat(np.arange(len(counts), 0, -1, dtype=np.int64), counts) * width
-    best = np.maximum.accumulate((code + lift)[::-1])[::-1] - lift
-    return distinct[best]
+def suffix_max_at(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each segment ``t`` (ending at ``ends[t]``) and each of its ``starts[t, j]`` (a row
+    nondecreasing, each within the segment): the maximum of ``values[starts[t, j]:ends[t]]``,
+    0 where that is empty (``values`` are >= 0). One reduction over the pieces between
+    consecutive starts, then a running maximum over each row's few pieces from its end: no
+    sort, exact for any floats."""
+    segments, width = starts.shape
+    if segments == 0 or width == 0:
+        return np.zeros(starts.shape)
+    bounds = np.concatenate((starts, ends[:, None]), axis=1).astype(np.intp)
+    padded = np.concatenate((values.astype(np.float64, copy=False), [0.0]))
+    pieces = np.maximum.reduceat(padded, bounds.ravel()).reshape(segments, width + 1)[:, :-1]
+    pieces[bounds[:, :-1] == bounds[:, 1:]] = 0.0  # reduceat gives an empty piece its start
+    return np.maximum.accumulate(pieces[:, ::-1], axis=1)[:, ::-1]
 
 
 def sort_ties(order: np.ndarray, tie: np.ndarray,

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from irbench.arrays import distinct, segment_reverse_cummax
+from irbench.arrays import distinct, suffix_max_at
 
 
 @pytest.mark.parametrize("kind", ["int64", "bytes", "object"])
@@ -44,12 +44,16 @@ def test_scoring_the_core_measures_does_not_import_numpy_ma():
     assert out == "False"
 
 
-def test_segment_reverse_cummax_is_each_suffix_maximum():
+def test_suffix_max_at_is_each_suffix_maximum():
     rng = np.random.default_rng(7)
     counts = rng.integers(0, 6, 40)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     values = rng.integers(1, 8, offsets[-1]) / rng.integers(1, 9, offsets[-1])
-    got = segment_reverse_cummax(values, offsets)
-    want = [max(values[i:offsets[np.searchsorted(offsets, i, side="right")]])
-            for i in range(len(values))]
+    # each segment asked at 5 nondecreasing starts within it (its end: nothing)
+    starts = np.sort(rng.integers(0, counts[:, None] + 1, (40, 5)), axis=1) + offsets[:-1, None]
+    got = suffix_max_at(values, starts, offsets[1:])
+    want = [[max(values[s:end], default=0.0) for s in row]
+            for row, end in zip(starts.tolist(), offsets[1:].tolist())]
     assert got.tolist() == want
+    assert suffix_max_at(values, np.zeros((0, 3), dtype=np.int64),
+                         np.zeros(0, dtype=np.int64)).shape == (0, 3)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import segment_cumsum, segment_reverse_cummax
+from ..arrays import segment_cumsum, suffix_max_at
 from ..errors import MeasureParameterError
 from ..ranked import Ranked
 from .base import Family, Param, register
@@ -84,25 +84,23 @@ def _iprec(r, m):
     if x is None or not 0.0 <= x <= 1.0:
         raise MeasureParameterError("IPrec needs a recall level in [0, 1], e.g. IPrec@0.5")
     c = np.maximum(np.ceil(x * r.num_rel - IPREC_SLACK), 0).astype(np.int64)
-    best, offsets = _best_precision(r)
-    found = r.num_rel_ret.astype(np.int64)
-    has = (c <= found) & (found > 0)
-    index = offsets[:-1] + np.maximum(c, 1) - 1
-    value = np.zeros(r.num_topics)
-    value[has] = best[index[has]]
-    return value
+    return best_precision_from(r, c[:, None])[:, 0]
 
 
-def _best_precision(r):
-    """For the i-th relevant retrieved document of each topic: the highest precision at its
-    rank or below; and the offsets of each topic's relevant documents in that array."""
-
+def best_precision_from(r, c: np.ndarray) -> np.ndarray:
+    """Per topic (a row) and each count in its row of ``c`` (nondecreasing along it): the
+    highest precision at or below the rank of the c-th relevant retrieved document (the first
+    for c = 0), 0 where fewer than c are retrieved. Precision peaks at relevant documents, so
+    they are the only candidates: a maximum over the suffix of theirs from the c-th."""
     def compute():
-        precision = (r.cum_rel / r.rank)[r.rel]
-        offsets = np.concatenate(([0], np.cumsum(r.num_rel_ret))).astype(np.int64)
-        return segment_reverse_cummax(precision, offsets), offsets
+        where, starts = r.rel_starts
+        nth = np.arange(1, len(where) + 1) - np.repeat(starts[:-1], np.diff(starts))
+        return nth / r.rank[where], starts  # as cum_rel / rank there
 
-    return r.cached(("extra", "best_precision"), compute)
+    precision, starts = r.cached(("extra", "precision_at_relevant"), compute)
+    first, end = starts[:-1, None], starts[1:]
+    return suffix_max_at(precision, first + np.minimum(np.maximum(c, 1) - 1, end[:, None] - first),
+                         end)
 
 
 def _auc(r, m):

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import segment_reverse_cummax
 from ..ranked import UNJUDGED
 from .base import Family, Param, register, register_spelling
-from .extra import bpref_ten, condense
+from .extra import best_precision_from, bpref_ten, condense
 from .precision import REL, parse_float_list, safe_div
 
 INFAP_EPSILON = 1e-5
@@ -98,18 +97,6 @@ def lround(values: np.ndarray) -> np.ndarray:
     return k + (values - k >= 0.5)
 
 
-def _best_precision_from_rel(r):
-    """For the i-th relevant retrieved document of each topic: the highest precision at its
-    rank or below. Precision peaks at relevant documents, so they are the only candidates."""
-
-    def compute():
-        precision = (r.cum_rel / r.rank)[r.rel]
-        offsets = np.concatenate(([0], np.cumsum(r.num_rel_ret))).astype(np.int64)
-        return segment_reverse_cummax(precision, offsets), offsets
-
-    return r.cached("best_precision_from_rel", compute)
-
-
 def iprec_trec(r, x: float) -> np.ndarray:
     """trec_eval 10.0 ``iprec_at_recall``: c = lround(x*R); the highest precision at or below
     the rank of the c-th relevant retrieved document (the first when c = 0); 0 if c exceeds the
@@ -120,14 +107,11 @@ def iprec_trec(r, x: float) -> np.ndarray:
 
 def iprec_curve(r, points: tuple[float, ...]) -> np.ndarray:
     """:func:`iprec_trec` at each of ``points`` at once: an array (points, topics)."""
-    c = lround(np.asarray(points, dtype=np.float64)[:, None]
-               * r.num_rel.astype(np.float64)[None, :]).astype(np.int64)
-    best, offsets = _best_precision_from_rel(r)
-    nrr = r.num_rel_ret.astype(np.int64)
-    has = (c <= nrr) & (nrr > 0)
-    index = offsets[:-1] + np.maximum(c, 1) - 1
-    value = np.zeros(c.shape)
-    value[has] = best[index[has]]
+    x = np.asarray(points, dtype=np.float64)
+    c = lround(x[:, None] * r.num_rel.astype(np.float64)[None, :]).astype(np.int64)
+    order = np.argsort(x, kind="stable")  # so each topic's counts are nondecreasing
+    value = np.empty(c.shape)
+    value[order] = best_precision_from(r, c[order].T).T
     return np.where((c == 0) & (r.num_ret == 0), np.nan, value)
 
 
