@@ -149,25 +149,28 @@ def duplicate_rows(topic: np.ndarray, doc_id: np.ndarray, order_key: np.ndarray)
     return o[dup_pos], o[first_pos]
 
 
-def lookup_topics(query_id: np.ndarray, topics: np.ndarray) -> np.ndarray:
-    """Index into ``topics`` of each row's topic (int32), -1 if absent; one lookup per block."""
+def lookup_topics(query_id: np.ndarray, topics: np.ndarray,
+                  starts: np.ndarray | None = None) -> np.ndarray:
+    """Index into ``topics`` of each row's topic (int32), -1 if absent; one lookup per block
+    (``starts``: the blocks' :func:`block_starts`, when known)."""
     n = len(query_id)
     if n == 0 or len(topics) == 0:
         return np.full(n, -1, dtype=np.int32)
-    starts = block_starts(query_id)
+    starts = block_starts(query_id) if starts is None else starts
     block_qid = query_id[starts]
     pos = np.minimum(np.searchsorted(topics, block_qid), len(topics) - 1)
     block_topic = np.where(topics[pos] == block_qid, pos, -1).astype(np.int32)
     return np.repeat(block_topic, np.diff(np.append(starts, n)))
 
 
-def distinct(values: np.ndarray) -> np.ndarray:
+def distinct(values: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
     """``np.unique(values)``, sorting only the first of each block of equal neighbours: a
     run's topic ids come topic after topic, so a few dozen are sorted instead of every row
-    (and numpy's unique, which imports numpy.ma: 15 ms in each worker, is not called)."""
+    (and numpy's unique, which imports numpy.ma: 15 ms in each worker, is not called).
+    ``starts``: the blocks' :func:`block_starts`, when known."""
     if len(values) == 0:
         return np.sort(values)
-    firsts = np.sort(values[block_starts(values)])
+    firsts = np.sort(values[block_starts(values) if starts is None else starts])
     return firsts[block_starts(firsts)]
 
 

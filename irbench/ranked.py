@@ -404,7 +404,7 @@ def rank_rows(run: Run, prepared: PreparedQrels,
     docnos a step needs are read (tied rows, rows matching a judgment), so a column made wide
     by one long docno is never copied whole."""
     num_topics = len(prepared.topics)
-    topic = lookup_topics(run.query_id, prepared.topics)
+    topic = lookup_topics(run.query_id, prepared.topics, run.topic_starts)
     docs = _Docnos(run.doc_id)
     src = np.arange(len(topic), dtype=np.int64)
     score, line = run.score, run.line

@@ -207,6 +207,8 @@ LAZY_IMPORTS = {
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
     "irbench.stats.repro": "imports scipy; every config with reproductions: parses the "
                            "reproducibility measures' names (irbench.measures.reproduction)",
+    "irbench.measures.reproduction": "5 ms of irbench run's start-up (its families' "
+                                     "dataclasses); only a config with reproductions: needs it",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "
                        "analyses, which rebuild a pool only for the pool-bias section",
 }

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import IrbenchError
-from ..measures.reproduction import KINDS, expand, is_repro_name, parse_repro_measure
 from ..yamlfile import yaml_path
 
 KEYS = ("name", "kind", "baseline", "advanced", "measures", "qrels", "collections")
@@ -108,6 +107,8 @@ def build_reproductions(value: Any, *, systems: Iterable[str] | None, qrels: Ite
 
 def _entry(entry: dict, where: tuple, known: set | None, qrels: tuple, default_measures,
            collection: str, several: bool, problem: Problem) -> Reproduction | None:
+    from ..measures.reproduction import KINDS
+
     before = _Counter(problem)
     for key in entry:
         if key not in KEYS:
@@ -233,6 +234,8 @@ def _measures(entry: dict, where: tuple, kind: str, advanced: bool, default: tup
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         problem(where + ("measures",), "a list of measure names (AP, P@10, KTU@100, RMSE(AP))")
         return ()
+    from ..measures.reproduction import expand, is_repro_name, parse_repro_measure
+
     out = []
     for i, text in enumerate(value):
         try:

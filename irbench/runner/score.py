@@ -157,8 +157,8 @@ def score_system(task: Task, ctx: Context) -> Outcome:
     except FormatError as exc:
         return Outcome(**kept, checked=checked, error=str(exc))
     del kept["metadata"]
-    kept.update(run_tag=run.runid, topics=tuple(display(t) for t in distinct(run.query_id)),
-                num_docs=len(run))
+    topics = distinct(run.query_id, run.topic_starts)
+    kept.update(run_tag=run.runid, topics=tuple(display(t) for t in topics), num_docs=len(run))
     stray = unknown_topics(task.path, run.query_id, run.line, ctx.topic_set)
     if stray is not None:
         return Outcome(**kept, error=stray)

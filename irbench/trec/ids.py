@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from typing import IO, NamedTuple, Protocol, TypeGuard, Union
 
 import numpy as np
 
-from ..arrays import pair_order
+from ..arrays import block_starts, pair_order
 from ..errors import DuplicateError, FormatError
 
 
@@ -67,6 +68,12 @@ class Run:
 
     def __len__(self) -> int:
         return len(self.score)
+
+    @cached_property
+    def topic_starts(self) -> np.ndarray:
+        """The first row of each block of rows of one topic (ranking and the run's topics
+        both need them)."""
+        return block_starts(self.query_id) if len(self.query_id) else np.zeros(0, np.int64)
 
 
 @dataclass(frozen=True, eq=False)
