@@ -334,9 +334,9 @@ class Ranked:
         return segment_cumsum(self.rel.astype(np.int64), self.offsets)
 
     @cached_property
-    def rel_starts(self) -> np.ndarray:
-        """Where the relevant documents are (``rel_starts[0]``), in order, and where each
-        topic's first of them is in that array, and the end (``rel_starts[1]``, T+1)."""
+    def rel_starts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(where the relevant documents are, in order; where each topic's first of them is
+        in that array, and the end: T+1)."""
         where = np.flatnonzero(self.rel)
         return where, np.searchsorted(where, self.offsets)
 

@@ -207,6 +207,10 @@ LAZY_IMPORTS = {
     "irbench.analyses.reduction": "imports scipy (through irbench.stats)",
     "irbench.stats.repro": "imports scipy; every config with reproductions: parses the "
                            "reproducibility measures' names (irbench.measures.reproduction)",
+    "irbench.documents": "15 ms of irbench run's start-up (the index, the formats, the files); "
+                         "only answer runs checked against the documents open them",
+    "irbench.submissions": "6 ms of irbench run's start-up (the checks, the rules); only a "
+                           "config with validation: checks its runs",
     "irbench.measures.reproduction": "5 ms of irbench run's start-up (its families' "
                                      "dataclasses); only a config with reproductions: needs it",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "
@@ -221,6 +225,8 @@ LAZY_IMPORTS = {
 LOADED_BY_NAME = {
     "irbench": "the package's exports (irbench.evaluate ...)",
     "irbench.cli": "each command's module, so irbench run and eval start at once",
+    "irbench.documents": "the documents' exports (opening them imports the index)",
+    "irbench.submissions": "the submission checker's exports",
     "irbench.judgments": "the kinds' modules, by the registry, when a kind is used",
     "irbench.report": "the report's exports",
     "irbench.runner": "the runner's exports (the run stamp first)",

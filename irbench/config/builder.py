@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from .. import judgments
 from ..errors import ConfigError, IrbenchError
 from ..measures import Measure, parse_measure
-from ..submissions import Rules, build_rules, load_rules
 from ..yamlfile import parse_yaml, read_text, yaml_path
 from .collections import collection_names, view_data
 from .documents import build_documents
@@ -431,6 +430,8 @@ class Builder(SystemsBuilder):
         value = self.data.get("validation")
         if value is None:
             return None
+        from ..submissions import Rules, build_rules, load_rules
+
         if not isinstance(value, dict):
             self.problem(("validation",), "a mapping with rules (a file or a mapping) and "
                                           "on_error (fail or warn)")

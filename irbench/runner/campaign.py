@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import __version__, analyses
 from ..config import Config
-from ..documents import DocumentsSpec, open_documents
+from ..documents.spec import DocumentsSpec
 from ..errors import FormatError, IrbenchError, StoreError
 from ..store import Store, SystemRecord
 from . import shards
@@ -175,6 +175,8 @@ def answer_documents(config: Config, findings: Findings,
     kinds = {t.kind for t in tasks} if tasks is not None else {s.kind for s in config.systems}
     if spec is None or "answers" not in kinds:
         return None
+    from ..documents import open_documents
+
     try:
         open_documents(spec).close()
     except FormatError as exc:

@@ -18,14 +18,13 @@ from ..answers import AnswerRun, read_answers
 from ..answers.scored import references_run
 from ..arrays import distinct
 from ..config import Settings, Validation
-from ..documents import DocumentsSpec, open_documents
+from ..documents.spec import DocumentsSpec
 from ..errors import EvaluationError, FormatError, IrbenchError
 from ..judgments.answered import AnswerJudgments
 from ..measures import Measure
 from ..measures.compute import score_run
 from ..ranked import PreparedQrels
 from ..store import PROFILE_PREFIX, Evaluated, FileFacts
-from ..submissions import check_run, report_lines
 from ..submissions.ir_metadata import find_ir_metadata
 from ..topics import Topics
 from ..trec import GZIP_MAGIC, display, read_run
@@ -246,6 +245,8 @@ def unknown_ids(answers: AnswerRun, spec: DocumentsSpec | None) -> list[str]:
         return []
     c = answers.columns
     ids = np.concatenate([c.reference_ids, c.citation_ref]).tolist()
+    from ..documents import open_documents
+
     with open_documents(spec) as docs:
         missing = docs.missing(ids)
     if not missing:
@@ -288,6 +289,8 @@ def _check_submission(ctx: Context, path: str) -> Checked | None:
     """What the submission checks say of the run at ``path``, or None without checks."""
     if ctx.validation is None:
         return None
+    from ..submissions import check_run, report_lines
+
     check = check_run(path, ctx.validation.rules, ctx.topics)
     lines = tuple(report_lines(check, ctx.validation.rules.max_shown))
     problems = json.dumps([{"line": p.line, "check": p.check, "severity": p.severity,
