@@ -211,6 +211,10 @@ LAZY_IMPORTS = {
                          "only answer runs checked against the documents open them",
     "irbench.submissions": "6 ms of irbench run's start-up (the checks, the rules); only a "
                            "config with validation: checks its runs",
+    "irbench.runner.commands": "5 ms of irbench run's start-up (threads, shlex, the files' "
+                               "hashing); only systems given as commands need it",
+    "irbench.runner.produced": "imports irbench.runner.commands: a new store has no commands "
+                               "to execute (irbench run of a config without them)",
     "irbench.measures.reproduction": "5 ms of irbench run's start-up (its families' "
                                      "dataclasses); only a config with reproductions: needs it",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "

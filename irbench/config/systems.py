@@ -9,7 +9,6 @@ from typing import Any
 
 from ..answers import FORMATS, answer_tag
 from ..errors import CommandError, ConfigError
-from ..runner.commands import CommandSpec, placeholders_used
 from ..runner.stamp import glob_matches
 from ..system import SYSTEM_KINDS, System, source_of
 from ..trec import glob_url, is_url, run_name, run_tag
@@ -214,6 +213,8 @@ class SystemsBuilder(BuilderBase):
         """A system given as a command (``command``, ``inputs``, ``env``, ``timeout``): its run
         is written by ``irbench run`` (:mod:`irbench.runner.produced`) at a path of the
         store's (set by the builder once the store is known)."""
+        from ..runner.commands import CommandSpec, placeholders_used
+
         name = entry.get("name")
         if not isinstance(name, (str, int)) or not str(name).strip():
             self.problem(where + ("name",), "every system needs a name")

@@ -33,7 +33,6 @@ from . import shards
 from .engine import Cluster, Engine, InProcess, Processes, dask_client
 from .inputs import Inputs, options_key
 from .plan import for_system, plan, task_of, wanted_by_set
-from .produced import produce_runs, unproduced
 from .record import (
     FLUSH_VALUES,
     Writes,
@@ -87,6 +86,8 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
         try:
             if not early:  # the store's facts first: an unchanged qrels file is not read
                 camp.store = camp.inputs.store = opened()
+                from .produced import produce_runs
+
                 camp.config, report.executed = produce_runs(
                     config, camp.store, report.runner_id, progress, workers=workers,
                     client=client)
@@ -137,6 +138,8 @@ def check_campaign(config: Config, workers: int | None = None
     very functions it uses, without a store: the known documents, the topics, every qrels set
     and measure, every run (read, its topics, the submission checks, ranked against every
     usable qrels set, which finds duplicates). Nothing is scored or written."""
+    from .produced import unproduced
+
     findings = Findings()
     config, waiting = unproduced(config)
     findings.warnings.extend(waiting)
