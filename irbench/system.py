@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .answers import read_answers
-from .answers.scored import references_run
 from .registry import Registry
 from .trec import Loaded, Run, is_url, open_binary, read_run, read_url, url_stat
 
@@ -111,6 +110,8 @@ def run_of(system: System, data: Loaded) -> Run:
     """The ranked run in ``data``, the file of ``system`` read already: the file itself, or
     an answer run's references as a ranking."""
     if system.kind == "answers":
+        from .answers.scored import references_run  # answer runs only
+
         answers = read_answers(data, format=system.answer_format, name=system.name)
         return references_run(answers, system.name)
     return read_run(data, name=system.name)

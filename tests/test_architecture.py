@@ -215,6 +215,11 @@ LAZY_IMPORTS = {
                                "hashing); only systems given as commands need it",
     "irbench.runner.produced": "imports irbench.runner.commands: a new store has no commands "
                                "to execute (irbench run of a config without them)",
+    "irbench.topics": "4 ms of irbench run's start-up (with html); a config with topics: reads "
+                      "them",
+    "irbench.answers.scored": "answer runs' references as a ranking: answer runs only",
+    "irbench.judgments.answered": "3 ms of irbench run's start-up (the nugget and support "
+                                  "kinds); answer runs only",
     "irbench.measures.reproduction": "5 ms of irbench run's start-up (its families' "
                                      "dataclasses); only a config with reproductions: needs it",
     "irbench.pooling": "imports scipy (through irbench.stats); irbench run imports the "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,10 +17,12 @@ from ..errors import FormatError, IrbenchError
 from ..measures import Measure
 from ..store import FileFacts, QrelsRecord, Store
 from ..system import source_of
-from ..topics import Topics, read_topics
 from ..trec import Loaded, Qrels, display, is_url, read_qrels, read_url
 from ..trec.sources import Stream
 from .results import Findings
+
+if TYPE_CHECKING:  # read for a config with topics only
+    from ..topics import Topics
 
 # ---- hashing -------------------------------------------------------------------------------
 
@@ -165,6 +168,8 @@ class Inputs:
         path = self.config.topics
         if path is None:
             return [], None, "", None
+        from ..topics import read_topics  # a config with topics only
+
         try:
             facts, data = load(path)
             self.new_hashes.append(facts)

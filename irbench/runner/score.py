@@ -10,26 +10,26 @@ import hashlib
 import json
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from ..answers import AnswerRun, read_answers
-from ..answers.scored import references_run
 from ..arrays import distinct
 from ..config import Settings, Validation
 from ..documents.spec import DocumentsSpec
 from ..errors import EvaluationError, FormatError, IrbenchError
-from ..judgments.answered import AnswerJudgments
 from ..measures import Measure
 from ..measures.compute import score_run
 from ..ranked import PreparedQrels
 from ..store import PROFILE_PREFIX, Evaluated, FileFacts
 from ..submissions.ir_metadata import find_ir_metadata
-from ..topics import Topics
 from ..trec import GZIP_MAGIC, display, read_run
 from . import shards
 from .inputs import QrelsSets, load, open_stream, stat_of, unknown_topics
+
+if TYPE_CHECKING:  # a config with topics reads them (irbench.runner.inputs)
+    from ..topics import Topics
 
 
 @dataclass(frozen=True)
@@ -187,6 +187,9 @@ def score_answers(task: Task, ctx: Context) -> Outcome:
     answers; judgments of documents score its references as a ranked run, a topic it does not
     answer counting as trec_eval -c counts it. A set of answer judgments that does not know
     the run (NIST judged some runs only) gives it no value, with a warning."""
+    from ..answers.scored import references_run  # answer runs only: not imported for others
+    from ..judgments.answered import AnswerJudgments
+
     facts, data = load(task.path)
     todo, reused = _todo(task, ctx, facts.sha256)
     if todo is None:
