@@ -345,28 +345,30 @@ def _conclude(camp: _Campaign, store: Store, writes: Writes, qrels_names: list[s
 
 def _declare(camp: _Campaign, store: Store, runner_id: int, topics: list, records: list,
              shas: dict[str, str]) -> None:
-    """The campaign told to the store: its topics, measures, suites, systems and qrels sets,
-    each set's status, and each system whose run file is missing as failed."""
+    """The campaign told to the store in one commit: its topics, measures, suites, systems
+    and qrels sets, each set's status, and each system whose run file is missing as failed."""
     config, findings = camp.config, camp.findings
-    store.sync_declarations(
-        topics,
-        [(str(m), m.family, m.definition.aggregate, m.definition.description)
-         for m in config.measures],
-        [(suite, str(m), i) for suite, ms in config.suites.items() for i, m in enumerate(ms)],
-        [system_row(s, i) for i, s in enumerate(config.systems)],
-        records)
-    for record in records:
-        failure = findings.failure_of(f"qrels '{record.name}'")
-        store.set_status("qrels_sets", record.name, "ok" if record.name in shas else "failed",
-                         failure, runner_id)
-        # a failed set keeps its last good results (reported as stale): they are replaced
-        # only once the set reads again, never deleted by a typo in the topics or options
+    with store.transaction():
+        store.sync_declarations(
+            topics,
+            [(str(m), m.family, m.definition.aggregate, m.definition.description)
+             for m in config.measures],
+            [(suite, str(m), i) for suite, ms in config.suites.items()
+             for i, m in enumerate(ms)],
+            [system_row(s, i) for i, s in enumerate(config.systems)],
+            records)
+        for record in records:
+            failure = findings.failure_of(f"qrels '{record.name}'")
+            store.set_status("qrels_sets", record.name, "ok" if record.name in shas
+                             else "failed", failure, runner_id)
+            # a failed set keeps its last good results (reported as stale): they are
+            # replaced only once the set reads again, never deleted by a typo in the topics
+        for name, message in config.missing_runs.items():
+            store.record_system(SystemRecord(name=name, status="failed", error=message,
+                                             options=camp.options_key, version=__version__,
+                                             runner_id=runner_id, keep_current=True))
+            findings.fail(f"system '{name}'", message)
     store.release_memory()  # DuckDB's cache of the declarations is not needed while scoring
-    for name, message in config.missing_runs.items():
-        store.record_system(SystemRecord(name=name, status="failed", error=message,
-                                         options=camp.options_key, version=__version__,
-                                         runner_id=runner_id, keep_current=True))
-        findings.fail(f"system '{name}'", message)
 
 
 def _analyse(camp: _Campaign, store: Store) -> list[str]:

@@ -152,9 +152,12 @@ class Store(Reads, Judging, Nuggets, Commands, Assessing,
         return row[0] or 0
 
     def _tables(self) -> set[str]:
-        rows = self.con.execute("SELECT table_name FROM information_schema.tables "
-                                "WHERE table_catalog = current_database() AND "
-                                "table_schema = current_schema()").fetchall()
+        # DuckDB's own catalog functions: information_schema's view costs 5 ms to bind
+        rows = self.con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND schema_name = current_schema() UNION ALL SELECT view_name FROM duckdb_views() "
+            "WHERE NOT internal AND database_name = current_database() "
+            "AND schema_name = current_schema()").fetchall()
         return {r[0] for r in rows}
 
     def _migrate(self) -> None:
