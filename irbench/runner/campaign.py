@@ -75,10 +75,11 @@ def run_campaign(config: Config, workers: int | None = None, fail_fast: bool = F
 
         def open_store() -> Store:
             store = stack.enter_context(Store(config.store, scope=config.scope, wait=wait))
-            store.claim(config.name, os.path.abspath(config.path))
-            report.runner_id = store.start_runner(os.path.abspath(config.path),
-                                                  config.sha256, __version__,
-                                                  camp.options_key, _environment(camp))
+            with store.transaction():  # one commit
+                store.claim(config.name, os.path.abspath(config.path))
+                report.runner_id = store.start_runner(os.path.abspath(config.path),
+                                                      config.sha256, __version__,
+                                                      camp.options_key, _environment(camp))
             return store
 
         opened = _once(open_store) if early else _now(open_store)
