@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 
+from .registry import exported
+
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -31,12 +33,7 @@ __all__ = ["__version__", *_EXPORTS]
 def __getattr__(name: str):
     if name in SUBPACKAGES:
         return importlib.import_module(f".{name}", __name__)  # the import binds it here
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'irbench' has no attribute '{name}'")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    return exported(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

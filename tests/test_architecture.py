@@ -232,14 +232,12 @@ LAZY_IMPORTS = {
 # judgment kinds' modules (the registry loads a kind's when it is used: 4 ms of irbench eval's
 # start-up on ad hoc qrels).
 LOADED_BY_NAME = {
-    "irbench": "the package's exports (irbench.evaluate ...)",
+    "irbench": "the package's subpackage irbench.stats on first use",
     "irbench.cli": "each command's module, so irbench run and eval start at once",
-    "irbench.documents": "the documents' exports (opening them imports the index)",
-    "irbench.submissions": "the submission checker's exports",
     "irbench.judgments": "the kinds' modules, by the registry, when a kind is used",
-    "irbench.report": "the report's exports",
-    "irbench.runner": "the runner's exports (the run stamp first)",
-    "irbench.stats": "the statistics' exports (scipy)",
+    "irbench.registry": "the packages' exports when first asked for (irbench, irbench.runner, "
+                        "irbench.judgments, irbench.documents, irbench.submissions, "
+                        "irbench.report, irbench.stats)",
 }
 
 

@@ -24,7 +24,9 @@ run``'s start-up otherwise).
 
 from __future__ import annotations
 
-import importlib
+from typing import Any
+
+from ..registry import exported
 
 _EXPORTS = {"Documents": "opened", "open_documents": "opened", "checked_hashes": "opened",
             "collection_name": "opened", "Document": "spec", "DocumentError": "spec",
@@ -33,10 +35,5 @@ _EXPORTS = {"Documents": "opened", "open_documents": "opened", "checked_hashes":
 __all__ = ["Document", "DocumentError", "Documents", "DocumentsSpec", "open_documents"]
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'irbench.documents' has no attribute '{name}'")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+def __getattr__(name: str) -> Any:
+    return exported(__name__, _EXPORTS, name)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..measures import Measure
 from ..ranked import EvalOptions, PreparedQrels, Ranked
-from ..registry import Registry
+from ..registry import Registry, exported
 from ..trec import Qrels, Run, read_qrels
 
 
@@ -278,9 +278,4 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    module = EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    return exported(__name__, EXPORTS, name)

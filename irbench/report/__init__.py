@@ -3,7 +3,9 @@
 ``irbench analyse``). Submodules are imported when first used: ``irbench run`` asks
 ``analyses`` what the config wants without importing the report's statistics and charts."""
 
-from importlib import import_module
+from typing import Any
+
+from ..registry import exported
 
 _EXPORTS = {"ReportContext": "contract", "build_context": "context",
             "undocumented_fields": "contract", "render": "render", "write_report": "render"}
@@ -11,7 +13,5 @@ _EXPORTS = {"ReportContext": "contract", "build_context": "context",
 __all__ = ["ReportContext", "build_context", "render", "write_report", "undocumented_fields"]
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'irbench.report' has no attribute {name!r}")
-    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+def __getattr__(name: str) -> Any:
+    return exported(__name__, _EXPORTS, name)

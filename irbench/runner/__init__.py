@@ -16,7 +16,9 @@ Submodules are imported when first used: the command line's fast path imports ``
 
 from __future__ import annotations
 
-import importlib
+from typing import Any
+
+from ..registry import exported
 
 _EXPORTS = {"run_campaign": "campaign", "check_campaign": "campaign",
             "RunReport": "results", "Failure": "results"}
@@ -24,10 +26,5 @@ _EXPORTS = {"run_campaign": "campaign", "check_campaign": "campaign",
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'irbench.runner' has no attribute '{name}'")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+def __getattr__(name: str) -> Any:
+    return exported(__name__, _EXPORTS, name)

@@ -10,7 +10,9 @@ size design. Every function returns one frozen result type; every resampling is 
 seed 0) and recorded in its result.
 """
 
-from importlib import import_module as _import_module
+from typing import Any
+
+from ..registry import exported
 
 # Imported on first use (PEP 562), so that the command line starts without loading scipy.
 _EXPORTS = {
@@ -76,12 +78,8 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(_import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    return exported(__name__, _EXPORTS, name)
 
 
 # every export, in the order above: what ``from irbench.stats import *`` and dir() give

@@ -17,7 +17,9 @@ run's ir_metadata block (``ir_metadata.py``) and checks its runs only when a con
 
 from __future__ import annotations
 
-import importlib
+from typing import Any
+
+from ..registry import exported
 
 _EXPORTS = {"DEFAULT_RULES": "check", "check_run": "check", "check_submissions": "check",
             "run_name": "check", "KEEP_PER_CHECK": "problems", "Problem": "problems",
@@ -30,10 +32,5 @@ __all__ = ["CHECKS", "DEFAULT_RULES", "KEEP_PER_CHECK", "Problem", "Rules", "Run
            "report_lines", "rules_from_mapping", "run_name", "verdict_line"]
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'irbench.submissions' has no attribute '{name}'")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+def __getattr__(name: str) -> Any:
+    return exported(__name__, _EXPORTS, name)
