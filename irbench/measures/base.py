@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -68,8 +69,13 @@ class Measure:
     family: str
     params: tuple = ()
 
-    def __str__(self) -> str:
+    @cached_property
+    def canonical_name(self) -> str:
+        """The canonical name, computed once (stores and reports ask for it often)."""
         return REGISTRY[self.family].canonical(self)
+
+    def __str__(self) -> str:
+        return self.canonical_name
 
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
