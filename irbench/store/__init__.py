@@ -135,8 +135,8 @@ class Store(Reads, Judging, Nuggets, Commands, Assessing,
                                                                "pg_catalog"):
             raise ValueError(f"not a store scope: {scope!r}")
         catalog = self.con.execute("SELECT current_database()").fetchone()[0]
-        found = self.con.execute("SELECT count(*) FROM information_schema.schemata WHERE "
-                                 "catalog_name = ? AND schema_name = ?",
+        found = self.con.execute("SELECT count(*) FROM duckdb_schemas() WHERE "  # as _tables
+                                 "database_name = ? AND schema_name = ?",
                                  [catalog, scope]).fetchone()[0]
         if not found:
             if self.read_only:
