@@ -209,7 +209,7 @@ class _Worker:
         process = context.Process(target=_serve,
                                   args=(fn, shared, there, os.getpid(), inherited),
                                   daemon=True)
-        with _stops_blocked():  # the worker starts with them blocked: see _serve
+        with stops_blocked():  # the worker starts with them blocked: see _serve
             process.start()
         there.close()
         return cls(process, here)
@@ -261,7 +261,7 @@ def _serve(fn: Fn, shared: Any, pipe: Connection, parent: int, inherited: list) 
         except OSError:
             pass
     die_with_parent(parent)
-    # Ctrl-C and SIGTERM were blocked from the fork until here (_stops_blocked), so neither
+    # Ctrl-C and SIGTERM were blocked from the fork until here (stops_blocked), so neither
     # lands in what a child runs first (random's reseeding, multiprocessing's bootstrap) with
     # the parent's handlers, as a traceback; now Ctrl-C is ignored (the parent's to handle)
     # and SIGTERM ends the worker through every ``finally`` (its spill folder removed), then
@@ -294,10 +294,12 @@ def _worker_terminated(signum: int, frame: Any) -> None:
 
 
 @contextmanager
-def _stops_blocked() -> Iterator[None]:
-    """SIGINT and SIGTERM blocked in this thread while a worker is started: the worker
-    inherits the mask and lets them in once its own handlers are set; one that came for this
-    process meanwhile is delivered as the block ends. Nothing where there is no signal mask."""
+def stops_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread while a worker is started (the worker
+    inherits the mask and lets them in once its own handlers are set) or a native extension
+    is imported (a handler's exception raised inside its set-up aborts the process); one that
+    came for this process meanwhile is delivered as the block ends. Nothing where there is no
+    signal mask."""
     import signal
 
     if not hasattr(signal, "pthread_sigmask"):

@@ -13,6 +13,7 @@ from typing import Any
 from ..cache import alive
 from ..errors import OutputError, StoreError, StoreValueError
 from ..files import replacing_name
+from ..runner.engine import stops_blocked
 from .reads import sql_string
 
 
@@ -52,7 +53,7 @@ class Transaction:
         self.store._ids, self.store._created = None, set()  # ids made inside are gone
         try:
             self.store.con.execute("ROLLBACK")
-        except (StoreError, _duckdb().Error):
+        except (StoreError, imported_duckdb().Error):
             pass
 
 
@@ -63,10 +64,11 @@ NO_EXTENSIONS: dict[str, str | bool | int | float | list[str]] = {
     "autoload_known_extensions": False, "autoinstall_known_extensions": False}
 
 
-def _duckdb():
+def imported_duckdb():
     """DuckDB, imported when a store is first opened (90 ms: ``irbench run`` forks its workers
     and has them scoring before it opens a new store)."""
-    import duckdb
+    with stops_blocked():  # a kill during the import: delivered after it, not inside it
+        import duckdb
 
     return duckdb
 
@@ -76,7 +78,7 @@ def _caught() -> tuple:
     """DuckDB's errors that :class:`Connection` turns into a StoreError: damage (an I/O,
     internal, serialization, invalid input, fatal, catalog, transaction or out-of-memory
     error) and :func:`value_errors`."""
-    d = _duckdb()
+    d = imported_duckdb()
     return (d.IOException, d.InternalException, d.SerializationException,
             d.InvalidInputException, d.FatalException, d.CatalogException,
             d.TransactionException, d.OutOfMemoryException, *value_errors())
@@ -84,7 +86,7 @@ def _caught() -> tuple:
 
 def value_errors() -> tuple:
     """A write refused for a value it was given: the store is fine (not damage)."""
-    d = _duckdb()
+    d = imported_duckdb()
     return (d.ConversionException, d.ConstraintException, d.OutOfRangeException,
             d.TypeMismatchException)
 
@@ -141,7 +143,7 @@ def check_file(path: str) -> None:
 
 
 def connect(path: str, read_only: bool, wait: float):
-    duckdb = _duckdb()
+    duckdb = imported_duckdb()
     check_file(path)
     deadline = time.monotonic() + max(wait, 0.0)
     while True:
@@ -179,7 +181,7 @@ def storage_error(path: str, exc: BaseException) -> StoreError:
     store is intact), a database DuckDB stopped using after such a failure, part of the
     schema dropped, or a truly damaged file. A value a write could not store (a conversion,
     encoding, range or constraint error) is a :class:`StoreValueError`, never damage."""
-    duckdb, text = _duckdb(), first_line(exc)
+    duckdb, text = imported_duckdb(), first_line(exc)
     if is_value_error(exc):
         return StoreValueError(f"{path}: a write to the score store was refused: a value "
                                f"could not be stored ({text}); {INTACT}")
@@ -203,7 +205,7 @@ def is_value_error(exc: BaseException) -> bool:
     """Whether a DuckDB error is a value a write could not store, not the file's fault."""
     if isinstance(exc, value_errors()):
         return True
-    return (isinstance(exc, _duckdb().InvalidInputException)
+    return (isinstance(exc, imported_duckdb().InvalidInputException)
             and any(word in str(exc) for word in VALUE_WORDS))
 
 
@@ -217,7 +219,7 @@ def rescue_judgments(path: str) -> str:
         target = f"{path}.judgments-{k}.tsv"
     unreadable = ("its judgments could not be read ({}): keep the file, a backup of it may "
                   "still hold them")
-    duckdb = _duckdb()
+    duckdb = imported_duckdb()
     try:
         con = duckdb.connect(path, read_only=True, config=NO_EXTENSIONS)
     except duckdb.Error as exc:
@@ -271,7 +273,7 @@ class Connection:
         file and its cause (an :class:`OutputError`), not the store."""
         try:
             self._con.execute(sql, params)
-        except _duckdb().Error as exc:
+        except imported_duckdb().Error as exc:
             found = cause(str(exc))
             why = (f"{found[0]} ({first_line(exc)}); {found[1]}" if found is not None
                    else first_line(exc))

@@ -18,15 +18,14 @@ import os
 
 from ..cache import cache_folder
 from ..files import write_file
+from .connection import imported_duckdb
 from .schema import MIGRATIONS
 
 MAX_BYTES = 16 << 20  # an empty store is ~0.8 MB; anything bigger is not one
 
 
 def _key() -> str:
-    import duckdb  # as the store's connection does: when a store is first made
-
-    text = json.dumps([duckdb.__version__, MIGRATIONS])
+    text = json.dumps([imported_duckdb().__version__, MIGRATIONS])  # imported when a store is made
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
